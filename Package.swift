@@ -1,0 +1,75 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "StreamCache",
+    platforms: [.macOS(.v14), .iOS(.v17), .tvOS(.v17), .visionOS(.v1)],
+    products: [
+        .library(name: "StreamCache", targets: ["StreamCache"]),
+        .library(name: "StreamCacheHTTP", targets: ["StreamCacheHTTP"]),
+        .library(name: "StreamCacheHLS", targets: ["StreamCacheHLS"]),
+        .library(name: "StreamCacheServer", targets: ["StreamCacheServer"]),
+        .library(name: "StreamCacheAVFoundation", targets: ["StreamCacheAVFoundation"]),
+        .library(name: "StreamCacheTesting", targets: ["StreamCacheTesting"]),
+        .executable(name: "streamcache", targets: ["streamcache"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+    ],
+    targets: [
+        .target(
+            name: "StreamCache",
+            dependencies: [
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(
+            name: "StreamCacheHTTP",
+            dependencies: [
+                "StreamCache",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+        .target(name: "StreamCacheHLS", dependencies: ["StreamCache"]),
+        .target(name: "StreamCacheServer", dependencies: ["StreamCache", "StreamCacheHTTP"]),
+        .target(name: "StreamCacheAVFoundation", dependencies: ["StreamCache"]),
+        .target(
+            name: "StreamCacheTesting",
+            dependencies: [
+                "StreamCache",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "streamcache",
+            dependencies: [
+                "StreamCache",
+                "StreamCacheHTTP",
+                "StreamCacheTesting",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(
+            name: "StreamCacheTests",
+            dependencies: ["StreamCache", "StreamCacheHTTP", "StreamCacheTesting"]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: ["StreamCache", "StreamCacheTesting"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,24 @@
+import Foundation
+
+/// How a ``CacheEngine`` behaves. The defaults suit a media player.
+public struct CacheConfiguration: Sendable {
+    /// The byte budget of the whole cache (least recently used resources go first).
+    public var maxSize: Int64 = 2 << 30
+    /// How long a confirmation from the origin that cached bytes are current stays good.
+    public var revalidationInterval: Duration = .seconds(60)
+    /// A reader joins an in-flight fetch whose next byte is at most this far behind its position.
+    public var joinDistance: Int64 = 256 << 10
+    /// The largest chunk a reader is handed at once.
+    public var readChunkSize: Int = 256 << 10
+    /// Fetched bytes are synced and recorded every this many bytes...
+    public var syncBytes: Int64 = 8 << 20
+    /// ...or after this long, whichever comes first.
+    public var syncInterval: Duration = .seconds(1)
+    /// Attempts at a range without progress before a read fails on a transient origin error.
+    public var maxAttempts: Int = 3
+    /// The cache key of a URL; by default the URL itself. Supply one for signed URLs with rotating tokens.
+    public var key: @Sendable (URL) -> String = { $0.absoluteString }
+
+    /// The default configuration.
+    public init() {}
+}

@@ -1,0 +1,45 @@
+import Foundation
+
+/// The layout of a cache directory: `index.sqlite` and `data/<id>` files.
+public struct CacheDirectory: Sendable, Hashable {
+    /// The directory itself.
+    public let path: String
+
+    /// Uses `path` as the cache directory (created on ``prepare()``).
+    public init(path: String) {
+        self.path = (path as NSString).standardizingPath
+    }
+
+    /// The default directory: `$STREAMCACHE_DIR`, else `$XDG_CACHE_HOME/streamcache`,
+    /// else `~/.cache/streamcache`.
+    public static func `default`(environment: [String: String] = ProcessInfo.processInfo.environment) -> CacheDirectory {
+        if let dir = environment["STREAMCACHE_DIR"], !dir.isEmpty { return CacheDirectory(path: dir) }
+        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return CacheDirectory(path: xdg + "/streamcache") }
+        let home = environment["HOME"] ?? NSHomeDirectory()
+        return CacheDirectory(path: home + "/.cache/streamcache")
+    }
+
+    /// The path of the index database.
+    public var indexPath: String { path + "/index.sqlite" }
+
+    /// The folder of data files.
+    public var dataDirectory: String { path + "/data" }
+
+    /// The data file of resource `id`. Named by id, never by URL text.
+    public func dataPath(id: Int64) -> String { dataDirectory + "/\(id)" }
+
+    /// Creates the directory and its `data` folder if needed, and checks they are writable.
+    ///
+    /// - Throws: ``StreamCacheError/Kind/storage`` with the reason.
+    public func prepare() throws {
+        do {
+            try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        } catch {
+            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
+            throw StreamCacheError(.storage, "cannot create cache directory \(path): \(reason)")
+        }
+        guard access(path, W_OK) == 0, access(dataDirectory, W_OK) == 0 else {
+            throw StreamCacheError(.storage, "cache directory \(path) is not writable")
+        }
+    }
+}

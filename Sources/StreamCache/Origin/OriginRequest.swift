@@ -1,0 +1,86 @@
+import Foundation
+
+/// One GET the cache sends to an origin.
+public struct OriginRequest: Sendable, Hashable {
+    /// The URL to fetch.
+    public var url: URL
+    /// The first byte wanted, and the last (inclusive) or `nil` for "to the end".
+    public var range: (first: Int64, last: Int64?)?
+    /// Per-resource headers (for example `Authorization`); never stored or logged.
+    public var headers: [HeaderField]
+    /// `If-Range` validator.
+    public var ifRange: String?
+    /// `If-None-Match` validator, for revalidation.
+    public var ifNoneMatch: String?
+    /// `If-Modified-Since` validator, for revalidation.
+    public var ifModifiedSince: String?
+
+    /// Creates a request.
+    public init(
+        url: URL,
+        range: (first: Int64, last: Int64?)? = nil,
+        headers: [HeaderField] = [],
+        ifRange: String? = nil,
+        ifNoneMatch: String? = nil,
+        ifModifiedSince: String? = nil
+    ) {
+        self.url = url
+        self.range = range
+        self.headers = headers
+        self.ifRange = ifRange
+        self.ifNoneMatch = ifNoneMatch
+        self.ifModifiedSince = ifModifiedSince
+    }
+
+    /// All headers to send, including the ones the cache decides on.
+    public var allHeaders: [HeaderField] {
+        var fields = headers
+        if let range { fields.append(HeaderField("Range", "bytes=\(range.first)-\(range.last.map(String.init) ?? "")")) }
+        if let ifRange { fields.append(HeaderField("If-Range", ifRange)) }
+        if let ifNoneMatch { fields.append(HeaderField("If-None-Match", ifNoneMatch)) }
+        if let ifModifiedSince { fields.append(HeaderField("If-Modified-Since", ifModifiedSince)) }
+        fields.append(HeaderField("Accept-Encoding", "identity"))
+        return fields
+    }
+
+    public static func == (lhs: OriginRequest, rhs: OriginRequest) -> Bool {
+        lhs.url == rhs.url && lhs.range?.first == rhs.range?.first && lhs.range?.last == rhs.range?.last
+            && lhs.headers == rhs.headers && lhs.ifRange == rhs.ifRange && lhs.ifNoneMatch == rhs.ifNoneMatch
+            && lhs.ifModifiedSince == rhs.ifModifiedSince
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(url)
+        hasher.combine(range?.first)
+        hasher.combine(range?.last)
+    }
+}
+
+/// One HTTP header field.
+public struct HeaderField: Hashable, Sendable {
+    /// The field name as written.
+    public var name: String
+    /// The field value.
+    public var value: String
+
+    /// Creates a header field.
+    public init(_ name: String, _ value: String) {
+        self.name = name
+        self.value = value
+    }
+
+    /// Parses `Name: value`, rejecting empty names and CR/LF anywhere.
+    ///
+    /// - Throws: ``StreamCacheError/Kind/invalidRange``-free ``StreamCacheError`` of kind `invalidURL`
+    ///   is not used here; a malformed header is reported as a plain message.
+    public init?(parsing line: String) {
+        guard let colon = line.firstIndex(of: ":") else { return nil }
+        let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+        let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        let tokenCharacters = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        guard !name.isEmpty, name.unicodeScalars.allSatisfy(tokenCharacters.contains),
+            !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+        else { return nil }
+        self.init(name, value)
+    }
+}

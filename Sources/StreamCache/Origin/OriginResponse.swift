@@ -1,0 +1,112 @@
+import Foundation
+
+/// The status line and headers of an origin's answer, after redirects.
+public struct OriginResponseHead: Sendable, Hashable {
+    /// The HTTP status code.
+    public var status: Int
+    /// The header fields, in order received.
+    public var headers: [HeaderField]
+    /// The URL that answered (after following redirects).
+    public var url: URL
+
+    /// Creates a response head.
+    public init(status: Int, headers: [HeaderField], url: URL) {
+        self.status = status
+        self.headers = headers
+        self.url = url
+    }
+
+    /// The value of header `name` (case-insensitive); repeated fields are joined with `, `.
+    public subscript(_ name: String) -> String? {
+        let values = headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        return values.isEmpty ? nil : values.joined(separator: ", ")
+    }
+
+    /// `Content-Length`, if present and a valid number.
+    public var contentLength: Int64? {
+        self["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil }
+    }
+
+    /// The content information this head carries (length from `Content-Range` or `Content-Length`).
+    public var contentInfo: ContentInfo {
+        var length: Int64?
+        if status == 206 || status == 416 {
+            length = self["Content-Range"].flatMap(ContentRange.init(parsing:))?.total
+        } else if status == 200 {
+            length = contentLength
+        }
+        return ContentInfo(
+            length: length,
+            contentType: self["Content-Type"],
+            etag: self["ETag"],
+            lastModified: self["Last-Modified"],
+            byteRangeAccess: status == 206
+        )
+    }
+}
+
+/// A response body, delivered chunk by chunk as the origin sends it.
+///
+/// Pulling the next chunk is what lets the origin send more (backpressure). A body is read once,
+/// by one task, inside the closure given to ``OriginClient/fetch(_:_:)``.
+public struct OriginBody: AsyncSequence, Sendable {
+    public typealias Element = [UInt8]
+
+    private let nextChunk: @Sendable () async throws -> [UInt8]?
+
+    /// Creates a body whose chunks `next` returns in order, then `nil`.
+    public init(next: @escaping @Sendable () async throws -> [UInt8]?) {
+        self.nextChunk = next
+    }
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        fileprivate let nextChunk: @Sendable () async throws -> [UInt8]?
+
+        public mutating func next() async throws -> [UInt8]? {
+            try await nextChunk()
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(nextChunk: nextChunk)
+    }
+}
+
+/// A `Content-Range` header: `bytes first-last/total`, `bytes first-last/*` or `bytes */total`.
+public struct ContentRange: Hashable, Sendable {
+    /// The bytes carried, if any (half-open).
+    public var range: ByteRange?
+    /// The complete length, if the origin said it.
+    public var total: Int64?
+
+    /// Parses a header value; `nil` if it is malformed.
+    public init?(parsing value: String) {
+        let text = value.trimmingCharacters(in: .whitespaces)
+        guard text.lowercased().hasPrefix("bytes ") else { return nil }
+        let rest = text.dropFirst(6).trimmingCharacters(in: .whitespaces)
+        let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2 else { return nil }
+        if parts[1] == "*" {
+            total = nil
+        } else {
+            guard let total = Self.number(parts[1]) else { return nil }
+            self.total = total
+        }
+        if parts[0] == "*" {
+            guard total != nil else { return nil }
+            range = nil
+        } else {
+            let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+            guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]),
+                first <= last, last < Int64.max
+            else { return nil }
+            if let total, last >= total { return nil }
+            range = ByteRange(first, last + 1)
+        }
+    }
+
+    private static func number(_ text: Substring) -> Int64? {
+        guard !text.isEmpty, text.count <= 18, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) else { return nil }
+        return Int64(text)
+    }
+}

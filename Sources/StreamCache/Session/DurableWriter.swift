@@ -1,0 +1,45 @@
+import Foundation
+
+/// Applies the write protocol for one fetch: bytes are already in the file; they are made durable
+/// with `fdatasync` in batches, and only then recorded in the index, in one transaction.
+final class DurableWriter: @unchecked Sendable {
+    // Used by one fetch task at a time; not shared.
+    private let file: CacheFile
+    private let recordID: Int64
+    private let index: CacheIndex
+    private let configuration: CacheConfiguration
+    private var pending = RangeSet()
+    private var pendingBytes: Int64 = 0
+    private var lastSync = ContinuousClock.now
+
+    init(file: CacheFile, recordID: Int64, index: CacheIndex, configuration: CacheConfiguration) {
+        self.file = file
+        self.recordID = recordID
+        self.index = index
+        self.configuration = configuration
+    }
+
+    /// Notes bytes written to the file but not yet durable.
+    func wrote(_ range: ByteRange) {
+        pending.insert(range)
+        pendingBytes += range.count
+    }
+
+    /// Syncs and records if enough bytes or time have passed since the last batch.
+    func synchronizeIfDue() async throws {
+        if pendingBytes >= configuration.syncBytes || lastSync.duration(to: .now) >= configuration.syncInterval {
+            try await finish()
+        }
+    }
+
+    /// Syncs and records everything pending.
+    func finish() async throws {
+        lastSync = .now
+        guard !pending.isEmpty else { return }
+        let batch = pending
+        pending = RangeSet()
+        pendingBytes = 0
+        try await file.synchronizeOffPool()
+        try await index.addRanges(batch, to: recordID)
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+
+/// Where and how a fetch writes the body it was accepted with.
+struct FetchTarget: Sendable {
+    let file: CacheFile
+    let recordID: Int64
+    /// Bytes at the start of the body to drop (a `200` answer to a request that starts later).
+    let skip: Int64
+    /// The offset the body must end at, if the response said.
+    let expectedEnd: Int64?
+    /// Where to stop writing for now.
+    let limit: Int64
+    /// Whether a body that ends before `expectedEnd` is known tells the resource's length (`200`).
+    let endIsLength: Bool
+}
+
+extension ResourceSession {
+    /// Runs fetch `id` to its end and reports how it ended.
+    nonisolated func run(fetchID id: Int, request: OriginRequest) async {
+        var failure: Error?
+        do {
+            try await transfer(fetchID: id, request: request)
+        } catch {
+            failure = error
+        }
+        await fetchEnded(id, error: failure)
+    }
+
+    nonisolated private func transfer(fetchID id: Int, request: OriginRequest) async throws {
+        let first = request.range?.first ?? 0
+        try await origin.fetch(request) { head, body in
+            let answer = try OriginAnswer.judge(head, first: first, last: request.range?.last)
+            guard let target = try await self.accept(answer, fetchID: id, sentIfRange: request.ifRange != nil) else {
+                return
+            }
+            let writer = DurableWriter(file: target.file, recordID: target.recordID, index: index, configuration: configuration)
+            do {
+                var offset = first
+                var toSkip = target.skip
+                var limit = target.limit
+                var endedEarly = false
+                for try await chunk in body {
+                    var bytes = chunk[...]
+                    if toSkip > 0 {
+                        let dropped = min(Int64(bytes.count), toSkip)
+                        bytes = bytes.dropFirst(Int(dropped))
+                        toSkip -= dropped
+                        if bytes.isEmpty { continue }
+                    }
+                    if let expectedEnd = target.expectedEnd, offset + Int64(bytes.count) > expectedEnd {
+                        throw StreamCacheError(
+                            .originProtocolViolation,
+                            "origin \(head.url.host ?? "") sent more bytes than its Content-Range/Content-Length said"
+                        )
+                    }
+                    let usable = bytes.prefix(Int(min(Int64(bytes.count), limit - offset)))
+                    try usable.withUnsafeBytes { try target.file.write($0, at: offset) }
+                    writer.wrote(ByteRange(offset, offset + Int64(usable.count)))
+                    offset += Int64(usable.count)
+                    try await writer.synchronizeIfDue()
+                    guard let newLimit = await self.fetch(id, wroteUpTo: offset) else {
+                        endedEarly = true
+                        break
+                    }
+                    limit = newLimit
+                    if offset >= limit {
+                        endedEarly = true
+                        break
+                    }
+                }
+                if !endedEarly {
+                    if let expectedEnd = target.expectedEnd, offset < expectedEnd {
+                        throw StreamCacheError(
+                            .originUnreachable,
+                            "origin \(head.url.host ?? "") ended the body after \(offset - first) of \(expectedEnd - first) bytes"
+                        )
+                    }
+                    if target.endIsLength && target.expectedEnd == nil { try await self.learnLength(offset) }
+                }
+                try await writer.finish()
+            } catch {
+                try? await writer.finish()
+                throw error
+            }
+        }
+    }
+
+    /// Decides what fetch `id` does with an origin answer, learning or replacing content info.
+    ///
+    /// - Returns: where to write the body, or `nil` if there is nothing to write.
+    func accept(_ answer: OriginAnswer, fetchID id: Int, sentIfRange: Bool) async throws -> FetchTarget? {
+        guard let fetch = fetches[id], fetch.generation == generation else { throw CancellationError() }
+        switch answer {
+        case .notModified:
+            throw StreamCacheError(.originProtocolViolation, "origin answered 304 to an unconditional request")
+        case .endOfResource(let total, let newInfo):
+            var info = record.info.length == nil ? newInfo : record.info
+            info.length = total
+            if record.info.length == nil {
+                try await learn(info)
+            } else if record.info.length != total {
+                try await replaceVersion(with: info, survivor: nil)
+            }
+            return nil
+        case .partial(let range, let newInfo):
+            if record.info.length == nil {
+                try await learn(newInfo)
+            } else if record.info.isDifferentVersion(from: newInfo) {
+                try await replaceVersion(with: newInfo, survivor: id)
+            }
+            return try target(for: id, skip: 0, expectedEnd: range.upperBound, endIsLength: false)
+        case .full(let newInfo):
+            var info = newInfo
+            let changed = record.info.length != nil && record.info.isDifferentVersion(from: newInfo)
+            info.byteRangeAccess = changed && sentIfRange
+            if record.info.length == nil {
+                try await learn(info)
+            } else if changed {
+                try await replaceVersion(with: info, survivor: id)
+            } else if record.info.byteRangeAccess {
+                info = record.info
+                info.byteRangeAccess = false
+                try await learn(info)
+            }
+            return try target(for: id, skip: fetch.start, expectedEnd: newInfo.length, endIsLength: true)
+        }
+    }
+
+    private func target(for id: Int, skip: Int64, expectedEnd: Int64?, endIsLength: Bool) throws -> FetchTarget {
+        guard let fetch = fetches[id], fetch.generation == generation else { throw CancellationError() }
+        return FetchTarget(
+            file: file, recordID: record.id, skip: skip, expectedEnd: expectedEnd, limit: limit(of: fetch),
+            endIsLength: endIsLength
+        )
+    }
+
+    /// Stores the length learned when a `200` body without `Content-Length` ended.
+    func learnLength(_ length: Int64) async throws {
+        guard record.info.length == nil else { return }
+        var info = record.info
+        info.length = length
+        try await learn(info)
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// One resource's sparse data file: bytes live at their own offset, holes are never read.
+///
+/// Reads and writes are positional (`pread`/`pwrite`), so any number of tasks may use one
+/// `CacheFile` at once. While open it holds a shared `flock`, which tells eviction in this or any
+/// other process that the resource is in use.
+public final class CacheFile: Sendable {
+    /// The path of the file.
+    public let path: String
+    private let descriptor: Int32
+
+    /// Opens (creating if needed) the file at `path` and takes a shared lock on it.
+    ///
+    /// - Throws: ``StreamCacheError/Kind/storage`` if the file cannot be opened.
+    public init(path: String) throws {
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw StreamCacheError.storage("cannot open", path: path, errno: errno) }
+        guard flock(fd, LOCK_SH) == 0 else {
+            let code = errno
+            close(fd)
+            throw StreamCacheError.storage("cannot lock", path: path, errno: code)
+        }
+        self.path = path
+        self.descriptor = fd
+    }
+
+    deinit {
+        close(descriptor)
+    }
+
+    /// The size of the file in bytes (the end of the highest byte ever written).
+    public func size() throws -> Int64 {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { throw StreamCacheError.storage("cannot stat", path: path, errno: errno) }
+        return Int64(info.st_size)
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        var done = 0
+        while done < bytes.count {
+            let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw StreamCacheError.storage("cannot write", path: path, errno: errno)
+            }
+            done += result
+        }
+    }
+
+    /// Writes all of `bytes` at `offset`.
+    public func write(_ bytes: [UInt8], at offset: Int64) throws {
+        try bytes.withUnsafeBytes { try write($0, at: offset) }
+    }
+
+    /// Reads `count` bytes at `offset`; fewer only at the end of the file.
+    public func read(at offset: Int64, count: Int) throws -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: count)
+        let got = try buffer.withUnsafeMutableBytes { raw -> Int in
+            var done = 0
+            while done < count {
+                let result = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    throw StreamCacheError.storage("cannot read", path: path, errno: errno)
+                }
+                if result == 0 { break }
+                done += result
+            }
+            return done
+        }
+        if got < count { buffer.removeLast(count - got) }
+        return buffer
+    }
+
+    /// Makes every byte written so far durable (`fdatasync`).
+    public func synchronize() throws {
+        #if canImport(Darwin)
+        let result = fsync(descriptor)
+        #else
+        let result = fdatasync(descriptor)
+        #endif
+        guard result == 0 else { throw StreamCacheError.storage("cannot sync", path: path, errno: errno) }
+    }
+
+    /// Makes every byte written so far durable, on a thread outside Swift's cooperative pool.
+    public func synchronizeOffPool() async throws {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
+            CacheFile.syncQueue.async {
+                continuation.resume(with: Result { try self.synchronize() })
+            }
+        }
+    }
+
+    /// Cuts the file to `length` bytes.
+    public func truncate(to length: Int64) throws {
+        guard ftruncate(descriptor, off_t(length)) == 0 else {
+            throw StreamCacheError.storage("cannot truncate", path: path, errno: errno)
+        }
+    }
+
+    private static let syncQueue = DispatchQueue(label: "StreamCache.CacheFile.sync", attributes: .concurrent)
+
+    /// Whether some process holds the file open as a cache file, tested by trying an exclusive lock.
+    ///
+    /// If nobody does, `body` runs while the lock is held, so nobody can open it meanwhile.
+    /// - Returns: `nil` if the file is in use, otherwise what `body` returned.
+    public static func withExclusiveLockIfUnused<R>(path: String, _ body: () throws -> R) throws -> R? {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        if fd < 0 {
+            if errno == ENOENT { return try body() }
+            throw StreamCacheError.storage("cannot open", path: path, errno: errno)
+        }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return nil }
+        return try body()
+    }
+}

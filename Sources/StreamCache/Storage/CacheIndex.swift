@@ -1,0 +1,278 @@
+import Foundation
+import GRDB
+
+/// The `index.sqlite` of a cache directory: resources, their present byte ranges, their state.
+///
+/// The index may know less than the data files, never more: ranges are recorded only after their
+/// bytes are durable (see ``ResourceSession``). Several processes may share one index; every
+/// write is one immediate transaction, and a busy database is waited for, not failed.
+public final class CacheIndex: Sendable {
+    private let pool: DatabasePool
+
+    /// Opens (creating and migrating if needed) the index at `path`.
+    ///
+    /// - Throws: ``StreamCacheError/Kind/index`` if the database cannot be opened.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(30)
+        configuration.foreignKeysEnabled = true
+        configuration.label = "StreamCache.index"
+        do {
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch {
+            throw StreamCacheError(.index, "cannot open cache index \(path): \(Self.describe(error))")
+        }
+    }
+
+    static func describe(_ error: Error) -> String {
+        if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
+        return "\(error)"
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE resource (
+                        id INTEGER PRIMARY KEY AUTOINCREMENT,
+                        key TEXT NOT NULL UNIQUE,
+                        url TEXT NOT NULL,
+                        length INTEGER,
+                        contentType TEXT,
+                        etag TEXT,
+                        lastModified TEXT,
+                        byteRangeAccess INTEGER NOT NULL DEFAULT 1,
+                        createdAt REAL NOT NULL,
+                        lastAccess REAL NOT NULL,
+                        pinned INTEGER NOT NULL DEFAULT 0,
+                        cachedBytes INTEGER NOT NULL DEFAULT 0
+                    );
+                    CREATE INDEX resource_lastAccess ON resource(lastAccess);
+                    CREATE TABLE cachedRange (
+                        resourceId INTEGER NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
+                        start INTEGER NOT NULL,
+                        "end" INTEGER NOT NULL,
+                        PRIMARY KEY (resourceId, start)
+                    ) WITHOUT ROWID;
+                    """
+            )
+        }
+        return migrator
+    }
+
+    private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(body)
+        } catch let error as StreamCacheError {
+            throw error
+        } catch {
+            throw StreamCacheError(.index, "cache index write failed: \(Self.describe(error))")
+        }
+    }
+
+    private func read<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.read(body)
+        } catch {
+            throw StreamCacheError(.index, "cache index read failed: \(Self.describe(error))")
+        }
+    }
+
+    // MARK: Resources
+
+    /// The resource stored under `key`, created (empty, with `url`) if there is none.
+    public func resource(forKey key: String, creatingWithURL url: String) async throws -> ResourceRecord {
+        try await write { db in
+            if let existing = try Self.fetchResource(db, key: key) { return existing }
+            let now = Date().timeIntervalSince1970
+            try db.execute(
+                sql: "INSERT INTO resource (key, url, createdAt, lastAccess) VALUES (?, ?, ?, ?)",
+                arguments: [key, url, now, now]
+            )
+            return try Self.fetchResource(db, id: db.lastInsertedRowID)!
+        }
+    }
+
+    /// The resource stored under `key`, if any.
+    public func resource(forKey key: String) async throws -> ResourceRecord? {
+        try await read { db in try Self.fetchResource(db, key: key) }
+    }
+
+    /// The resource with row id `id`, if it still exists.
+    public func resource(id: Int64) async throws -> ResourceRecord? {
+        try await read { db in try Self.fetchResource(db, id: id) }
+    }
+
+    /// Every resource with its present ranges, most recently used first.
+    public func allResources() async throws -> [(ResourceRecord, RangeSet)] {
+        try await read { db in
+            let rows = try Row.fetchAll(db, sql: "SELECT * FROM resource ORDER BY lastAccess DESC, id DESC")
+            return try rows.map { row in
+                let record = Self.record(row)
+                return (record, try Self.fetchRanges(db, id: record.id))
+            }
+        }
+    }
+
+    /// Stores what the origin said about resource `id`.
+    public func update(id: Int64, info: ContentInfo) async throws {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    UPDATE resource SET length = ?, contentType = ?, etag = ?, lastModified = ?, byteRangeAccess = ?
+                    WHERE id = ?
+                    """,
+                arguments: [info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess, id]
+            )
+        }
+    }
+
+    /// Replaces resource `oldID` (a version the origin no longer serves) by a new, empty one under
+    /// the same key, in one transaction. The old row and its ranges are gone afterwards.
+    ///
+    /// - Returns: the new record; its id is new, so writers of the old version can record nothing in it.
+    public func replaceVersion(of oldID: Int64, key: String, url: String, info: ContentInfo) async throws -> ResourceRecord {
+        try await write { db in
+            let pinned = try Bool.fetchOne(db, sql: "SELECT pinned FROM resource WHERE key = ?", arguments: [key]) ?? false
+            try db.execute(sql: "DELETE FROM resource WHERE id = ? OR key = ?", arguments: [oldID, key])
+            let now = Date().timeIntervalSince1970
+            try db.execute(
+                sql: """
+                    INSERT INTO resource (key, url, length, contentType, etag, lastModified, byteRangeAccess,
+                                          createdAt, lastAccess, pinned)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    key, url, info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess,
+                    now, now, pinned,
+                ]
+            )
+            return try Self.fetchResource(db, id: db.lastInsertedRowID)!
+        }
+    }
+
+    /// Marks resource `id` as used now.
+    public func touch(id: Int64) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE resource SET lastAccess = ? WHERE id = ?",
+                arguments: [Date().timeIntervalSince1970, id]
+            )
+        }
+    }
+
+    /// Pins or unpins resource `id`; pinned resources are never evicted.
+    public func setPinned(_ pinned: Bool, id: Int64) async throws {
+        try await write { db in
+            try db.execute(sql: "UPDATE resource SET pinned = ? WHERE id = ?", arguments: [pinned, id])
+        }
+    }
+
+    /// Deletes resource `id` and its ranges. The caller removes the data file afterwards.
+    public func delete(id: Int64) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM resource WHERE id = ?", arguments: [id])
+        }
+    }
+
+    // MARK: Ranges
+
+    /// The byte ranges of resource `id` the index holds.
+    public func ranges(of id: Int64) async throws -> RangeSet {
+        try await read { db in try Self.fetchRanges(db, id: id) }
+    }
+
+    /// Adds `ranges` (already durable in the data file) to resource `id`.
+    ///
+    /// - Returns: `false` if the resource no longer exists (removed, evicted or replaced meanwhile);
+    ///   then nothing is recorded.
+    @discardableResult
+    public func addRanges(_ ranges: RangeSet, to id: Int64) async throws -> Bool {
+        guard !ranges.isEmpty else { return true }
+        return try await write { db in
+            guard try Self.fetchResource(db, id: id) != nil else { return false }
+            try Self.storeRanges(db, id: id, ranges: try Self.fetchRanges(db, id: id).union(ranges))
+            return true
+        }
+    }
+
+    /// Replaces all ranges of resource `id` by `ranges` (used when the data file holds less).
+    public func setRanges(_ ranges: RangeSet, of id: Int64) async throws {
+        try await write { db in
+            guard try Self.fetchResource(db, id: id) != nil else { return }
+            try Self.storeRanges(db, id: id, ranges: ranges)
+        }
+    }
+
+    /// The bytes all resources hold together.
+    public func totalCachedBytes() async throws -> Int64 {
+        try await read { db in
+            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(cachedBytes), 0) FROM resource") ?? 0
+        }
+    }
+
+    /// Resources that may be evicted, least recently used first.
+    public func evictionCandidates() async throws -> [ResourceRecord] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: "SELECT * FROM resource WHERE pinned = 0 AND cachedBytes > 0 ORDER BY lastAccess ASC, id ASC"
+            ).map(Self.record)
+        }
+    }
+
+    // MARK: Rows
+
+    private static func storeRanges(_ db: Database, id: Int64, ranges: RangeSet) throws {
+        try db.execute(sql: "DELETE FROM cachedRange WHERE resourceId = ?", arguments: [id])
+        for range in ranges.ranges {
+            try db.execute(
+                sql: "INSERT INTO cachedRange (resourceId, start, \"end\") VALUES (?, ?, ?)",
+                arguments: [id, range.lowerBound, range.upperBound]
+            )
+        }
+        try db.execute(sql: "UPDATE resource SET cachedBytes = ? WHERE id = ?", arguments: [ranges.count, id])
+    }
+
+    private static func fetchRanges(_ db: Database, id: Int64) throws -> RangeSet {
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT start, \"end\" FROM cachedRange WHERE resourceId = ? ORDER BY start",
+            arguments: [id]
+        )
+        return RangeSet(rows.compactMap { row -> ByteRange? in
+            let start: Int64 = row["start"]
+            let end: Int64 = row["end"]
+            return start < end ? ByteRange(start, end) : nil
+        })
+    }
+
+    private static func fetchResource(_ db: Database, key: String) throws -> ResourceRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM resource WHERE key = ?", arguments: [key]).map(record)
+    }
+
+    private static func fetchResource(_ db: Database, id: Int64) throws -> ResourceRecord? {
+        try Row.fetchOne(db, sql: "SELECT * FROM resource WHERE id = ?", arguments: [id]).map(record)
+    }
+
+    private static func record(_ row: Row) -> ResourceRecord {
+        ResourceRecord(
+            id: row["id"],
+            key: row["key"],
+            url: row["url"],
+            info: ContentInfo(
+                length: row["length"],
+                contentType: row["contentType"],
+                etag: row["etag"],
+                lastModified: row["lastModified"],
+                byteRangeAccess: row["byteRangeAccess"]
+            ),
+            createdAt: Date(timeIntervalSince1970: row["createdAt"]),
+            lastAccess: Date(timeIntervalSince1970: row["lastAccess"]),
+            pinned: row["pinned"],
+            cachedBytes: row["cachedBytes"]
+        )
+    }
+}

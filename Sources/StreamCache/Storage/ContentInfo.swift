@@ -1,0 +1,45 @@
+/// What the origin said about a resource: its size, type, validators and range support.
+public struct ContentInfo: Hashable, Sendable {
+    /// Total length in bytes, once known.
+    public var length: Int64?
+    /// The MIME type from `Content-Type`.
+    public var contentType: String?
+    /// The `ETag` validator, verbatim (weak ones keep their `W/` prefix).
+    public var etag: String?
+    /// The `Last-Modified` validator, verbatim.
+    public var lastModified: String?
+    /// Whether the origin answered a range request with a real `206`.
+    public var byteRangeAccess: Bool
+
+    /// Creates content information.
+    public init(
+        length: Int64? = nil,
+        contentType: String? = nil,
+        etag: String? = nil,
+        lastModified: String? = nil,
+        byteRangeAccess: Bool = true
+    ) {
+        self.length = length
+        self.contentType = contentType
+        self.etag = etag
+        self.lastModified = lastModified
+        self.byteRangeAccess = byteRangeAccess
+    }
+
+    /// The validator to send in `If-Range`: a strong ETag, else `Last-Modified`.
+    public var ifRangeValidator: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+
+    /// Whether `newer` describes a different version of the resource than this.
+    ///
+    /// Validators are compared where both sides have them; without any, the total length decides.
+    public func isDifferentVersion(from newer: ContentInfo) -> Bool {
+        if let length, let newLength = newer.length, length != newLength { return true }
+        if let etag, let newETag = newer.etag { return etag != newETag }
+        if let lastModified, let newLastModified = newer.lastModified { return lastModified != newLastModified }
+        if (etag != nil) != (newer.etag != nil) { return true }
+        return false
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// One resource as the index knows it.
+public struct ResourceRecord: Hashable, Sendable {
+    /// The row id; names the data file. Never reused, so a stale id can never reach a new resource.
+    public var id: Int64
+    /// The cache key (the original URL unless an app supplies its own key).
+    public var key: String
+    /// The origin URL the bytes come from.
+    public var url: String
+    /// What the origin said about the resource; `length == nil` until the first response.
+    public var info: ContentInfo
+    /// When the resource was first cached.
+    public var createdAt: Date
+    /// When a reader last used it (drives least-recently-used eviction).
+    public var lastAccess: Date
+    /// Pinned resources are never evicted.
+    public var pinned: Bool
+    /// The bytes the index holds for it.
+    public var cachedBytes: Int64
+
+    /// Whether every byte of the resource is cached.
+    public var isComplete: Bool {
+        guard let length = info.length else { return false }
+        return cachedBytes >= length
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// An error from StreamCache, with a one-line message fit for a user.
+///
+/// Compare errors by ``code``-like static members: `error.kind == .originProtocolViolation`.
+public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertible, LocalizedError {
+    /// What went wrong, as a category callers can branch on.
+    public struct Kind: Hashable, Sendable, CustomStringConvertible {
+        fileprivate enum Code: String, Hashable, Sendable {
+            case invalidURL = "invalid URL"
+            case unsupportedScheme = "unsupported URL scheme"
+            case invalidRange = "invalid range"
+            case originUnreachable = "origin unreachable"
+            case originStatus = "origin error status"
+            case originProtocolViolation = "origin protocol violation"
+            case originTimeout = "origin timeout"
+            case tooManyRedirects = "too many redirects"
+            case resourceChanged = "resource changed"
+            case rangeNotSatisfiable = "range not satisfiable"
+            case storage = "storage error"
+            case index = "index error"
+        }
+        fileprivate let code: Code
+
+        public static let invalidURL = Kind(code: .invalidURL)
+        public static let unsupportedScheme = Kind(code: .unsupportedScheme)
+        public static let invalidRange = Kind(code: .invalidRange)
+        public static let originUnreachable = Kind(code: .originUnreachable)
+        public static let originStatus = Kind(code: .originStatus)
+        public static let originProtocolViolation = Kind(code: .originProtocolViolation)
+        public static let originTimeout = Kind(code: .originTimeout)
+        public static let tooManyRedirects = Kind(code: .tooManyRedirects)
+        public static let resourceChanged = Kind(code: .resourceChanged)
+        public static let rangeNotSatisfiable = Kind(code: .rangeNotSatisfiable)
+        public static let storage = Kind(code: .storage)
+        public static let index = Kind(code: .index)
+
+        public var description: String { code.rawValue }
+    }
+
+    /// The category of the error.
+    public let kind: Kind
+    /// A one-line explanation for a user.
+    public let message: String
+    /// The HTTP status the origin answered with, for ``Kind/originStatus``.
+    public let status: Int?
+
+    /// Creates an error of `kind` with a one-line `message`.
+    public init(_ kind: Kind, _ message: String, status: Int? = nil) {
+        self.kind = kind
+        self.message = message
+        self.status = status
+    }
+
+    /// Whether trying the same request again may succeed.
+    public var isTransient: Bool {
+        switch kind {
+        case .originUnreachable, .originTimeout, .originProtocolViolation: return true
+        case .originStatus: return (status ?? 0) >= 500
+        default: return false
+        }
+    }
+
+    public var description: String { message }
+    public var errorDescription: String? { message }
+
+    static func storage(_ what: String, path: String, errno code: Int32) -> StreamCacheError {
+        StreamCacheError(.storage, "\(what) \(path): \(String(cString: strerror(code)))")
+    }
+}

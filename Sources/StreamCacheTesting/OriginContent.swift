@@ -1,0 +1,123 @@
+import Foundation
+
+/// What the ``TestOrigin`` serves: files of a directory, or byte arrays held in memory.
+final class OriginContent: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private let directory: String?
+    private var memory: [String: (bytes: [UInt8], version: Int)] = [:]
+    private var versionCounter = 0
+
+    init(directory: String?) {
+        self.directory = directory.map { ($0 as NSString).standardizingPath }
+    }
+
+    /// Sets (or replaces, with a new ETag) the bytes served at `path`.
+    func set(_ bytes: [UInt8], at path: String) {
+        lock.withLock {
+            versionCounter += 1
+            memory[path] = (bytes, versionCounter)
+        }
+    }
+
+    /// The resource at a request path, if any.
+    func resource(at path: String) -> OriginResource? {
+        if let entry = lock.withLock({ memory[path] }) {
+            return OriginResource(
+                length: Int64(entry.bytes.count),
+                etag: "\"m\(entry.version)-\(entry.bytes.count)\"",
+                lastModified: Date(timeIntervalSince1970: 1_700_000_000 + Double(entry.version)),
+                contentType: OriginResource.mimeType(for: path),
+                source: .memory(entry.bytes)
+            )
+        }
+        guard let directory, let relative = path.removingPercentEncoding, !relative.contains("\0") else { return nil }
+        let components = relative.split(separator: "/")
+        guard !components.contains(where: { $0 == ".." || $0 == "." }) else { return nil }
+        let filePath = directory + "/" + components.joined(separator: "/")
+        guard let attributes = try? FileManager.default.attributesOfItem(atPath: filePath),
+            attributes[.type] as? FileAttributeType == .typeRegular,
+            let size = (attributes[.size] as? NSNumber)?.int64Value,
+            let modified = attributes[.modificationDate] as? Date
+        else { return nil }
+        let mtime = modified.timeIntervalSince1970
+        return OriginResource(
+            length: size,
+            etag: "\"f\(String(size, radix: 16))-\(String(Int64(mtime * 1e6), radix: 16))\"",
+            lastModified: Date(timeIntervalSince1970: mtime.rounded(.down)),
+            contentType: OriginResource.mimeType(for: path),
+            source: .file(filePath)
+        )
+    }
+}
+
+/// One resource the origin can send.
+struct OriginResource: Sendable {
+    enum Source: Sendable {
+        case memory([UInt8])
+        case file(String)
+    }
+
+    let length: Int64
+    let etag: String
+    let lastModified: Date
+    let contentType: String
+    let source: Source
+
+    /// Opens a reader of the resource's bytes.
+    func reader() throws -> OriginResourceReader {
+        switch source {
+        case .memory(let bytes): return OriginResourceReader(bytes: bytes)
+        case .file(let path): return try OriginResourceReader(path: path)
+        }
+    }
+
+    static func mimeType(for path: String) -> String {
+        switch (path as NSString).pathExtension.lowercased() {
+        case "mp3": "audio/mpeg"
+        case "mp4", "m4v": "video/mp4"
+        case "m4a": "audio/mp4"
+        case "m3u8": "application/vnd.apple.mpegurl"
+        case "ts": "video/mp2t"
+        case "aac": "audio/aac"
+        case "vtt": "text/vtt"
+        case "txt": "text/plain"
+        case "json": "application/json"
+        default: "application/octet-stream"
+        }
+    }
+}
+
+/// Reads chunks of a resource at offsets.
+final class OriginResourceReader {
+    private let bytes: [UInt8]?
+    private let descriptor: Int32
+
+    init(bytes: [UInt8]) {
+        self.bytes = bytes
+        descriptor = -1
+    }
+
+    init(path: String) throws {
+        bytes = nil
+        descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Up to `count` bytes at `offset`, into `buffer`'s writable space; returns how many.
+    func read(at offset: Int64, count: Int, into pointer: UnsafeMutableRawBufferPointer) -> Int {
+        if let bytes {
+            let available = max(0, min(count, bytes.count - Int(offset)))
+            bytes.withUnsafeBytes { source in
+                pointer.baseAddress!.copyMemory(from: source.baseAddress! + Int(offset), byteCount: available)
+            }
+            return available
+        }
+        let result = pread(descriptor, pointer.baseAddress!, count, off_t(offset))
+        return max(0, result)
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import StreamCache
+
+/// What the ``TestOrigin`` sent, per request and per path, so tests can assert "each byte once".
+public struct OriginStatistics: Sendable, Hashable, Codable {
+    /// One answered request.
+    public struct Request: Sendable, Hashable, Codable {
+        public var path: String
+        public var range: String?
+        public var status: Int
+        /// Body bytes actually written to the connection.
+        public var bodyBytes: Int64
+    }
+
+    /// Every request answered, in order of completion.
+    public var requests: [Request] = []
+    /// Body bytes sent, over all requests.
+    public var bodyBytes: Int64 = 0
+    /// Body bytes sent that had been sent before (same path, same offset).
+    public var duplicateBytes: Int64 = 0
+
+    var sentRanges: [String: RangeSetBox] = [:]
+
+    enum CodingKeys: String, CodingKey { case requests, bodyBytes, duplicateBytes }
+
+    /// Body bytes sent for `path`.
+    public func bodyBytes(path: String) -> Int64 {
+        requests.filter { $0.path == path }.reduce(0) { $0 + $1.bodyBytes }
+    }
+}
+
+/// A `RangeSet` in a hashable, codable-neutral box (only the counters are encoded).
+struct RangeSetBox: Sendable, Hashable {
+    var set = RangeSet()
+}
+
+/// Thread-safe accumulation of ``OriginStatistics``.
+final class StatisticsRecorder: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var statistics = OriginStatistics()
+
+    var snapshot: OriginStatistics { lock.withLock { statistics } }
+
+    func reset() { lock.withLock { statistics = OriginStatistics() } }
+
+    /// Records body bytes `range` of `path` as sent.
+    func sent(path: String, range: ByteRange) {
+        guard !range.isEmpty else { return }
+        lock.withLock {
+            var box = statistics.sentRanges[path] ?? RangeSetBox()
+            let before = box.set.count
+            box.set.insert(range)
+            statistics.duplicateBytes += range.count - (box.set.count - before)
+            statistics.sentRanges[path] = box
+            statistics.bodyBytes += range.count
+        }
+    }
+
+    func finished(_ request: OriginStatistics.Request) {
+        lock.withLock { statistics.requests.append(request) }
+    }
+}

@@ -1,0 +1,78 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StreamCache
+import StreamCacheHTTP
+
+/// Options every cache command shares.
+struct CacheOptions: ParsableArguments {
+    @Option(name: .long, help: "The cache directory (default: $STREAMCACHE_DIR, else $XDG_CACHE_HOME/streamcache, else ~/.cache/streamcache).")
+    var cacheDir: String?
+
+    @Option(name: .long, help: "The cache's byte budget, e.g. 512M or 2G (default 2G).", transform: ByteCount.parse)
+    var maxSize: Int64?
+
+    var directory: CacheDirectory {
+        cacheDir.map { CacheDirectory(path: $0) } ?? .default()
+    }
+
+    /// Runs `body` with an engine on this cache directory, and closes the HTTP client afterwards.
+    func withEngine<Result>(_ body: (CacheEngine) async throws -> Result) async throws -> Result {
+        var logger = Logger(label: "streamcache")
+        logger.logLevel = ProcessInfo.processInfo.environment["STREAMCACHE_DEBUG"] == nil ? .error : .debug
+        let client = HTTPOriginClient(logger: logger)
+        var configuration = CacheConfiguration()
+        if let maxSize { configuration.maxSize = maxSize }
+        do {
+            let engine = try CacheEngine(directory: directory, origin: client, configuration: configuration, logger: logger)
+            let result = try await body(engine)
+            await engine.evictIfNeeded()
+            try? await client.shutdown()
+            return result
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+}
+
+/// Sizes as people write them: `1048576`, `512K`, `512M`, `2G`, `1.5G` (powers of 1024).
+enum ByteCount {
+    static func parse(_ text: String) throws -> Int64 {
+        let units: [Character: Double] = ["K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024, "T": 1024 * 1024 * 1024 * 1024]
+        var number = text.trimmingCharacters(in: .whitespaces).uppercased()
+        if number.hasSuffix("IB") { number.removeLast(2) } else if number.hasSuffix("B") { number.removeLast() }
+        var factor = 1.0
+        if let last = number.last, let unit = units[last] {
+            factor = unit
+            number.removeLast()
+        }
+        guard let value = Double(number), value >= 0, value * factor < 9e18 else {
+            throw ValidationError("invalid size '\(text)': expected a number of bytes, optionally with K, M, G or T (e.g. 512M)")
+        }
+        return Int64(value * factor)
+    }
+
+    /// `12.3 MiB`.
+    static func format(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}
+
+/// Parsing an origin URL argument.
+enum URLArgument {
+    static func parse(_ text: String) throws -> URL {
+        guard let url = URL(string: text), url.scheme != nil else {
+            throw StreamCacheError(.invalidURL, "not an absolute URL: \(text)")
+        }
+        try CacheEngine.validate(url)
+        return url
+    }
+}
