@@ -30,6 +30,9 @@ public final class HTTPOriginClient: OriginClient {
         configuration.timeout = .init(connect: TimeAmount(connectTimeout), read: TimeAmount(readTimeout))
         configuration.decompression = .disabled
         configuration.httpVersion = .http1Only
+        // The cache retries on its own terms; a refused connection should fail fast.
+        configuration.connectionPool.retryConnectionEstablishment = false
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.logger = logger
     }
@@ -73,6 +76,7 @@ public final class HTTPOriginClient: OriginClient {
     static func translate(_ error: Error, url: URL) -> Error {
         if error is CancellationError || error is StreamCacheError { return error }
         let host = url.host ?? url.absoluteString
+        let hostAndPort = url.port.map { "\(host):\($0)" } ?? host
         if let error = error as? HTTPClientError {
             switch error {
             case .cancelled: return CancellationError()
@@ -91,10 +95,10 @@ public final class HTTPOriginClient: OriginClient {
         if let error = error as? NIOConnectionError {
             let reason = error.connectionErrors.first.map { "\($0.error)" } ?? error.dnsAAAAError.map { "\($0)" }
                 ?? "cannot connect"
-            return StreamCacheError(.originUnreachable, "cannot connect to \(host): \(reason)")
+            return StreamCacheError(.originUnreachable, "cannot connect to \(hostAndPort): \(reason)")
         }
         if let error = error as? IOError {
-            return StreamCacheError(.originUnreachable, "origin \(host): \(error.description)")
+            return StreamCacheError(.originUnreachable, "cannot connect to \(hostAndPort): \(String(cString: strerror(error.errnoCode)))")
         }
         if error is NIOCore.ChannelError || error is HTTPParserError {
             return StreamCacheError(.originUnreachable, "origin \(host): \(error)")

@@ -6,12 +6,12 @@ import StreamCache
 
 /// Serves the requests of one connection to the ``TestOrigin``, one after another.
 struct OriginConnection {
-    let connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPPart<HTTPResponseHead, ByteBuffer>>
+    let connection: NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>
     let content: OriginContent
     let state: OriginState
     let recorder: StatisticsRecorder
 
-    typealias Outbound = NIOAsyncChannelOutboundWriter<HTTPPart<HTTPResponseHead, ByteBuffer>>
+    typealias Outbound = NIOAsyncChannelOutboundWriter<HTTPServerResponsePart>
 
     func run() async {
         try? await connection.executeThenClose { inbound, outbound in
@@ -148,7 +148,7 @@ struct OriginConnection {
                 reader.read(at: offset, count: count, into: UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]))
             }
             guard got > 0 else { break }
-            try await outbound.write(.body(buffer))
+            try await outbound.write(.body(.byteBuffer(buffer)))
             recorder.sent(path: path, range: ByteRange(offset, offset + Int64(got)))
             offset += Int64(got)
             if let rate {
@@ -164,7 +164,7 @@ struct OriginConnection {
         headers.add(name: "Content-Type", value: type)
         headers.add(name: "Content-Length", value: "\(body.count)")
         try await outbound.write(.head(HTTPResponseHead(version: request.version, status: status, headers: headers)))
-        if request.method != .HEAD { try await outbound.write(.body(ByteBuffer(bytes: body))) }
+        if request.method != .HEAD { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }
         try await outbound.write(.end(nil))
         let path = String(request.uri.split(separator: "?").first ?? "")
         if path != "/_origin/stats" { record(request, path: path, status: Int(status.code), bytes: 0) }

@@ -14,7 +14,7 @@ public final class TestOrigin: Sendable {
     private let content: OriginContent
     private let state: OriginState
     private let recorder = StatisticsRecorder()
-    private let serverChannel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPPart<HTTPResponseHead, ByteBuffer>>, Never>
+    private let serverChannel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let acceptTask: Task<Void, Never>
 
     /// The port the origin listens on.
@@ -45,7 +45,7 @@ public final class TestOrigin: Sendable {
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPPart<HTTPResponseHead, ByteBuffer>>(
+                    return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
                         wrappingChannelSynchronously: channel
                     )
                 }

@@ -25,8 +25,14 @@ struct CacheOptions: ParsableArguments {
         if let maxSize { configuration.maxSize = maxSize }
         do {
             let engine = try CacheEngine(directory: directory, origin: client, configuration: configuration, logger: logger)
-            let result = try await body(engine)
-            await engine.evictIfNeeded()
+            let result: Result
+            do {
+                result = try await body(engine)
+            } catch {
+                await engine.shutdown()
+                throw error
+            }
+            await engine.shutdown()
             try? await client.shutdown()
             return result
         } catch {

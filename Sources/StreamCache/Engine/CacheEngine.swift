@@ -136,6 +136,15 @@ public actor CacheEngine {
         await evictIfNeeded()
     }
 
+    /// Waits until every fetch has ended and its bytes are durable and recorded, then enforces
+    /// the budget. Call before the process exits; reads still running are not waited for.
+    public func shutdown() async {
+        for entry in sessions.values {
+            if case .open(let session) = entry { await session.drain() }
+        }
+        await evictIfNeeded()
+    }
+
     /// Ids of the resources this engine has open sessions on.
     private func resourcesInUse() async -> Set<Int64> {
         var ids = Set<Int64>()

@@ -33,13 +33,20 @@ final class DurableWriter: @unchecked Sendable {
     }
 
     /// Syncs and records everything pending.
+    ///
+    /// Runs to completion even if the fetch was cancelled: bytes already written are worth keeping.
     func finish() async throws {
         lastSync = .now
         guard !pending.isEmpty else { return }
         let batch = pending
         pending = RangeSet()
         pendingBytes = 0
-        try await file.synchronizeOffPool()
-        try await index.addRanges(batch, to: recordID)
+        let file = file
+        let index = index
+        let recordID = recordID
+        try await Task {
+            try await file.synchronizeOffPool()
+            try await index.addRanges(batch, to: recordID)
+        }.value
     }
 }

@@ -313,5 +313,12 @@ actor ResourceSession {
         if readers.isEmpty && fetches.isEmpty { onIdle(key) }
     }
 
+    /// Waits until every fetch has ended and recorded what it wrote.
+    func drain() async {
+        while let fetch = fetches.values.first {
+            await fetch.task?.value
+        }
+    }
+
     var isIdle: Bool { readers.isEmpty && fetches.isEmpty && validation == nil && reset == nil }
 }
