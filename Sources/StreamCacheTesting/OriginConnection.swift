@@ -51,6 +51,15 @@ struct OriginConnection {
             try await sendSimple(status: HTTPResponseStatus(statusCode: code), type: "text/plain", body: Data("fault \(code)\n".utf8), request: request, outbound: outbound)
             return keepAlive
         }
+        if let redirect = content.redirect(at: path) {
+            var headers = HTTPHeaders()
+            headers.add(name: "Location", value: redirect.location)
+            headers.add(name: "Content-Length", value: "0")
+            try await outbound.write(.head(HTTPResponseHead(version: request.version, status: HTTPResponseStatus(statusCode: redirect.status), headers: headers)))
+            try await outbound.write(.end(nil))
+            record(request, path: path, status: redirect.status, bytes: 0)
+            return keepAlive
+        }
         guard let resource = content.resource(at: path) else {
             try await sendSimple(status: .notFound, type: "text/plain", body: Data("not found\n".utf8), request: request, outbound: outbound)
             return keepAlive

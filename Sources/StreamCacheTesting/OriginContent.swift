@@ -7,6 +7,7 @@ final class OriginContent: @unchecked Sendable {
     private let directory: String?
     private var memory: [String: (bytes: [UInt8], version: Int)] = [:]
     private var versionCounter = 0
+    private var redirects: [String: (location: String, status: Int)] = [:]
 
     init(directory: String?) {
         self.directory = directory.map { ($0 as NSString).standardizingPath }
@@ -18,6 +19,16 @@ final class OriginContent: @unchecked Sendable {
             versionCounter += 1
             memory[path] = (bytes, versionCounter)
         }
+    }
+
+    /// Makes `path` answer with a redirect to `location` (absolute or relative).
+    func setRedirect(_ path: String, to location: String, status: Int) {
+        lock.withLock { redirects[path] = (location, status) }
+    }
+
+    /// The redirect configured for `path`, if any.
+    func redirect(at path: String) -> (location: String, status: Int)? {
+        lock.withLock { redirects[path] }
     }
 
     /// The resource at a request path, if any.

@@ -76,6 +76,11 @@ public final class TestOrigin: Sendable {
         content.set(bytes, at: path)
     }
 
+    /// Makes `path` redirect to `location` (absolute or relative) with `status`.
+    public func setRedirect(_ path: String, to location: String, status: Int = 302) {
+        content.setRedirect(path, to: location, status: status)
+    }
+
     /// Changes how the origin behaves from the next request on.
     public func setConditions(_ conditions: OriginConditions) {
         state.conditions = conditions

@@ -69,17 +69,15 @@ public struct HeaderField: Hashable, Sendable {
         self.value = value
     }
 
-    /// Parses `Name: value`, rejecting empty names and CR/LF anywhere.
-    ///
-    /// - Throws: ``StreamCacheError/Kind/invalidRange``-free ``StreamCacheError`` of kind `invalidURL`
-    ///   is not used here; a malformed header is reported as a plain message.
+    /// Parses `Name: value`; `nil` for a missing colon, a name that is not an HTTP token, or a
+    /// value with CR, LF or NUL (header injection).
     public init?(parsing line: String) {
         guard let colon = line.firstIndex(of: ":") else { return nil }
         let name = line[..<colon].trimmingCharacters(in: .whitespaces)
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
         let tokenCharacters = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
         guard !name.isEmpty, name.unicodeScalars.allSatisfy(tokenCharacters.contains),
-            !value.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+            !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
         else { return nil }
         self.init(name, value)
     }

@@ -1,0 +1,235 @@
+import Foundation
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// An ``OriginClient`` on `URLSession`: the one an iOS or macOS app uses (no SwiftNIO needed).
+///
+/// The body streams through a delegate; when the reader falls more than a few MiB behind, the
+/// task is suspended until it catches up, so memory stays bounded.
+public final class URLSessionOriginClient: OriginClient {
+    private let session: URLSession
+    private let delegate: SessionDelegate
+
+    /// Creates a client with an ephemeral session (no cookies, no URL cache).
+    ///
+    /// - Parameter timeout: how long the origin may stay silent before the request fails.
+    public init(timeout: TimeInterval = 30) {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = timeout
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        configuration.urlCache = nil
+        configuration.httpShouldSetCookies = false
+        delegate = SessionDelegate()
+        session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+    }
+
+    deinit {
+        session.invalidateAndCancel()
+    }
+
+    public func fetch<Result: Sendable>(
+        _ request: OriginRequest,
+        _ handle: @Sendable (OriginResponseHead, OriginBody) async throws -> Result
+    ) async throws -> Result {
+        var urlRequest = URLRequest(url: request.url)
+        urlRequest.httpMethod = "GET"
+        for field in request.allHeaders { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
+        let task = session.dataTask(with: urlRequest)
+        let transfer = Transfer(task: task, url: request.url)
+        delegate.register(transfer, for: task)
+        defer {
+            task.cancel()
+            delegate.unregister(task)
+        }
+        return try await withTaskCancellationHandler {
+            task.resume()
+            let head = try await transfer.head()
+            return try await handle(head, OriginBody { try await transfer.nextChunk() })
+        } onCancel: {
+            task.cancel()
+        }
+    }
+}
+
+/// Routes `URLSession` delegate callbacks to the transfer of each task.
+private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var transfers: [Int: Transfer] = [:]
+
+    func register(_ transfer: Transfer, for task: URLSessionTask) {
+        lock.withLock { transfers[task.taskIdentifier] = transfer }
+    }
+
+    func unregister(_ task: URLSessionTask) {
+        _ = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) }
+    }
+
+    private func transfer(_ task: URLSessionTask) -> Transfer? {
+        lock.withLock { transfers[task.taskIdentifier] }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
+    ) {
+        transfer(dataTask)?.received(response)
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfer(dataTask)?.received(data)
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        transfer(task)?.completed(error)
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+    ) {
+        completionHandler(transfer(task)?.allowRedirect() == true ? request : nil)
+    }
+}
+
+/// The state of one `URLSession` transfer, shared by the delegate queue and the reading task.
+private final class Transfer: @unchecked Sendable {
+    private static let highWater = 4 << 20
+    private static let lowWater = 1 << 20
+    private static let maxRedirects = 10
+
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private let task: URLSessionDataTask
+    private let url: URL
+    private var response: OriginResponseHead?
+    private var chunks: [Data] = []
+    private var buffered = 0
+    private var suspended = false
+    private var finished = false
+    private var failure: Error?
+    private var redirects = 0
+    private var headWaiter: CheckedContinuation<OriginResponseHead, Error>?
+    private var chunkWaiter: CheckedContinuation<[UInt8]?, Error>?
+
+    init(task: URLSessionDataTask, url: URL) {
+        self.task = task
+        self.url = url
+    }
+
+    func allowRedirect() -> Bool {
+        lock.withLock {
+            redirects += 1
+            return redirects <= Self.maxRedirects
+        }
+    }
+
+    func received(_ urlResponse: URLResponse) {
+        guard let http = urlResponse as? HTTPURLResponse else { return }
+        var fields: [HeaderField] = []
+        for (name, value) in http.allHeaderFields {
+            fields.append(HeaderField("\(name)", "\(value)"))
+        }
+        let head = OriginResponseHead(status: http.statusCode, headers: fields, url: http.url ?? url)
+        let waiter = lock.withLock { () -> CheckedContinuation<OriginResponseHead, Error>? in
+            response = head
+            defer { headWaiter = nil }
+            return headWaiter
+        }
+        waiter?.resume(returning: head)
+    }
+
+    func received(_ data: Data) {
+        let waiter = lock.withLock { () -> CheckedContinuation<[UInt8]?, Error>? in
+            if let waiter = chunkWaiter {
+                chunkWaiter = nil
+                return waiter
+            }
+            chunks.append(data)
+            buffered += data.count
+            if buffered > Self.highWater && !suspended {
+                suspended = true
+                task.suspend()
+            }
+            return nil
+        }
+        waiter?.resume(returning: [UInt8](data))
+    }
+
+    func completed(_ error: Error?) {
+        let (head, chunk, response) = lock.withLock { () -> (CheckedContinuation<OriginResponseHead, Error>?, CheckedContinuation<[UInt8]?, Error>?, OriginResponseHead?) in
+            finished = true
+            failure = error.map(translate)
+            defer {
+                headWaiter = nil
+                chunkWaiter = nil
+            }
+            return (headWaiter, chunkWaiter, self.response)
+        }
+        if let head {
+            if let response {
+                head.resume(returning: response)
+            } else {
+                head.resume(throwing: failure ?? StreamCacheError(.originUnreachable, "origin \(url.host ?? "") sent no response"))
+            }
+        }
+        if let chunk {
+            if let failure { chunk.resume(throwing: failure) } else { chunk.resume(returning: nil) }
+        }
+    }
+
+    func head() async throws -> OriginResponseHead {
+        try await withCheckedThrowingContinuation { continuation in
+            lock.withLock {
+                if let response {
+                    continuation.resume(returning: response)
+                } else if finished {
+                    continuation.resume(throwing: failure ?? StreamCacheError(.originUnreachable, "origin \(url.host ?? "") sent no response"))
+                } else {
+                    headWaiter = continuation
+                }
+            }
+        }
+    }
+
+    func nextChunk() async throws -> [UInt8]? {
+        try await withCheckedThrowingContinuation { continuation in
+            lock.withLock {
+                if !chunks.isEmpty {
+                    let data = chunks.removeFirst()
+                    buffered -= data.count
+                    if suspended && buffered < Self.lowWater {
+                        suspended = false
+                        task.resume()
+                    }
+                    continuation.resume(returning: [UInt8](data))
+                } else if finished {
+                    if let failure { continuation.resume(throwing: failure) } else { continuation.resume(returning: nil) }
+                } else {
+                    chunkWaiter = continuation
+                }
+            }
+        }
+    }
+
+    private func translate(_ error: Error) -> Error {
+        let host = url.port.map { "\(url.host ?? ""):\($0)" } ?? (url.host ?? "")
+        guard let urlError = error as? URLError else {
+            return StreamCacheError(.originUnreachable, "origin \(host): \(error.localizedDescription)")
+        }
+        switch urlError.code {
+        case .cancelled: return CancellationError()
+        case .timedOut: return StreamCacheError(.originTimeout, "origin \(host) timed out")
+        case .httpTooManyRedirects: return StreamCacheError(.tooManyRedirects, "origin \(host): too many redirects")
+        case .cannotConnectToHost, .cannotFindHost, .dnsLookupFailed, .notConnectedToInternet:
+            return StreamCacheError(.originUnreachable, "cannot connect to \(host)")
+        case .networkConnectionLost:
+            return StreamCacheError(.originUnreachable, "origin \(host) closed the connection early")
+        default:
+            return StreamCacheError(.originUnreachable, "origin \(host): \(urlError.localizedDescription)")
+        }
+    }
+}

@@ -1,0 +1,30 @@
+import Foundation
+
+/// Deterministic test bytes and scratch directories.
+public enum TestData {
+    /// `count` pseudo-random bytes, the same for the same `seed`.
+    public static func bytes(count: Int, seed: UInt64) -> [UInt8] {
+        var state = seed &+ 0x9E37_79B9_7F4A_7C15
+        var result = [UInt8](repeating: 0, count: count)
+        result.withUnsafeMutableBytes { raw in
+            var index = 0
+            while index < count {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                var word = (state ^ (state >> 29)) &* 0xBF58_476D_1CE4_E5B9
+                for _ in 0..<8 where index < count {
+                    raw[index] = UInt8(truncatingIfNeeded: word)
+                    word >>= 8
+                    index += 1
+                }
+            }
+        }
+        return result
+    }
+
+    /// A new empty directory under the system's temporary directory.
+    public static func temporaryDirectory(_ label: String = "streamcache") -> String {
+        let path = NSTemporaryDirectory() + "/\(label)-\(UUID().uuidString)"
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import StreamCache
+import Testing
+
+@Suite struct HeaderParsingTests {
+    @Test(arguments: [
+        ("bytes=0-499", [RangeSpecifier.from(first: 0, last: 499)]),
+        ("bytes=500-", [.from(first: 500, last: nil)]),
+        ("bytes=-200", [.suffix(count: 200)]),
+        ("bytes=0-0, -1", [.from(first: 0, last: 0), .suffix(count: 1)]),
+        ("BYTES=1-2", [.from(first: 1, last: 2)]),
+    ])
+    func parsesValidRanges(value: String, expected: [RangeSpecifier]) {
+        #expect(RangeSpecifier.parse(value) == expected)
+    }
+
+    @Test(arguments: ["bytes=5-1", "bytes=a-b", "items=0-1", "bytes=", "bytes=--1", "bytes=1", "0-1", "bytes=-"])
+    func rejectsInvalidRanges(value: String) {
+        #expect(RangeSpecifier.parse(value) == nil)
+    }
+
+    @Test func resolvesAgainstLength() {
+        #expect(RangeSpecifier.from(first: 0, last: 9999).resolve(length: 100) == ByteRange(0, 100))
+        #expect(RangeSpecifier.from(first: 100, last: nil).resolve(length: 100) == nil)
+        #expect(RangeSpecifier.suffix(count: 500).resolve(length: 100) == ByteRange(0, 100))
+        #expect(RangeSpecifier.suffix(count: 0).resolve(length: 100) == nil)
+        let absurd = RangeSpecifier.parse("bytes=99999999999999999999-")
+        #expect(absurd != nil)
+        #expect(absurd?.first?.resolve(length: 1 << 40) == nil)
+    }
+
+    @Test func parsesContentRange() {
+        #expect(ContentRange(parsing: "bytes 0-9/100") == ContentRange(parsing: "bytes 0-9/100"))
+        #expect(ContentRange(parsing: "bytes 0-9/100")?.range == ByteRange(0, 10))
+        #expect(ContentRange(parsing: "bytes 0-9/100")?.total == 100)
+        #expect(ContentRange(parsing: "bytes */100")?.range == nil)
+        #expect(ContentRange(parsing: "bytes */100")?.total == 100)
+        #expect(ContentRange(parsing: "bytes 0-9/*")?.total == nil)
+        for bad in ["bytes 9-0/100", "bytes 0-100/100", "0-9/100", "bytes x-9/100", "bytes */*", "bytes 0-9"] {
+            #expect(ContentRange(parsing: bad) == nil, "\(bad)")
+        }
+    }
+
+    private func head(_ status: Int, _ fields: [(String, String)]) -> OriginResponseHead {
+        OriginResponseHead(status: status, headers: fields.map { HeaderField($0.0, $0.1) }, url: URL(string: "http://origin.test/a")!)
+    }
+
+    @Test func judgesStrictly() throws {
+        let good = head(206, [("Content-Range", "bytes 10-19/100"), ("Content-Length", "10"), ("ETag", "\"v1\"")])
+        #expect(try OriginAnswer.judge(good, first: 10, last: 19) == .partial(
+            range: ByteRange(10, 20), info: ContentInfo(length: 100, etag: "\"v1\"", byteRangeAccess: true)))
+        // Shorter than asked is allowed (e ≤ b).
+        #expect(throws: Never.self) { try OriginAnswer.judge(good, first: 10, last: 50) }
+        // Wrong start, longer than asked, lying Content-Length, no total: violations.
+        for (response, first, last) in [
+            (good, Int64(11), Int64?(19)),
+            (good, 10, 15),
+            (head(206, [("Content-Range", "bytes 10-19/100"), ("Content-Length", "5")]), 10, 19),
+            (head(206, [("Content-Range", "bytes 10-19/*")]), 10, 19),
+            (head(206, []), 10, 19),
+        ] {
+            #expect(throws: StreamCacheError.self) { try OriginAnswer.judge(response, first: first, last: last) }
+        }
+        #expect(try OriginAnswer.judge(head(200, [("Content-Length", "100")]), first: 10, last: 19)
+            == .full(info: ContentInfo(length: 100, byteRangeAccess: false)))
+        #expect(try OriginAnswer.judge(head(416, [("Content-Range", "bytes */100")]), first: 100, last: nil)
+            == .endOfResource(total: 100, info: ContentInfo(length: 100, byteRangeAccess: false)))
+        #expect(throws: StreamCacheError.self) {
+            try OriginAnswer.judge(head(416, [("Content-Range", "bytes */100")]), first: 50, last: nil)
+        }
+        do {
+            _ = try OriginAnswer.judge(head(503, []), first: 0, last: nil)
+            Issue.record("503 accepted")
+        } catch let error as StreamCacheError {
+            #expect(error.kind == .originStatus)
+            #expect(error.status == 503)
+            #expect(error.isTransient)
+        }
+    }
+
+    @Test func detectsNewVersions() {
+        let stored = ContentInfo(length: 100, etag: "\"v1\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT")
+        #expect(!stored.isDifferentVersion(from: ContentInfo(length: 100, etag: "\"v1\"")))
+        #expect(stored.isDifferentVersion(from: ContentInfo(length: 100, etag: "\"v2\"")))
+        #expect(stored.isDifferentVersion(from: ContentInfo(length: 101, etag: "\"v1\"")))
+        let bare = ContentInfo(length: 100)
+        #expect(!bare.isDifferentVersion(from: ContentInfo(length: 100)))
+        #expect(bare.isDifferentVersion(from: ContentInfo(length: 99)))
+    }
+
+    @Test func parsesHeaderFields() {
+        #expect(HeaderField(parsing: "Authorization: Bearer x") == HeaderField("Authorization", "Bearer x"))
+        #expect(HeaderField(parsing: "no colon") == nil)
+        #expect(HeaderField(parsing: ": empty") == nil)
+        #expect(HeaderField(parsing: "Bad Name: v") == nil)
+        #expect(HeaderField(parsing: "X: a\r\nInjected: b") == nil)
+    }
+}

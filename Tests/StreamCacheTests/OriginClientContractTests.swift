@@ -1,0 +1,117 @@
+import Foundation
+import StreamCache
+import StreamCacheHTTP
+import StreamCacheTesting
+import Testing
+
+/// The contract every ``OriginClient`` keeps, run against both implementations.
+@Suite struct OriginClientContractTests {
+    enum Kind: String, CaseIterable, CustomTestStringConvertible {
+        case asyncHTTPClient, urlSession
+        var testDescription: String { rawValue }
+    }
+
+    private func withClient(_ kind: Kind, _ body: (any OriginClient) async throws -> Void) async throws {
+        switch kind {
+        case .asyncHTTPClient:
+            let client = HTTPOriginClient()
+            do {
+                try await body(client)
+            } catch {
+                try await client.shutdown()
+                throw error
+            }
+            try await client.shutdown()
+        case .urlSession:
+            try await body(URLSessionOriginClient())
+        }
+    }
+
+    private func collect(_ client: any OriginClient, _ request: OriginRequest) async throws -> (OriginResponseHead, [UInt8]) {
+        try await client.fetch(request) { head, body in
+            var bytes: [UInt8] = []
+            for try await chunk in body { bytes += chunk }
+            return (head, bytes)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func fetchesRangesWithHeaders(kind: Kind) async throws {
+        let origin = try await TestOrigin()
+        defer { Task { await origin.shutdown() } }
+        let data = TestData.bytes(count: 300_000, seed: 1)
+        origin.setResource(data, at: "/ep.mp3")
+        try await withClient(kind) { client in
+            let (head, bytes) = try await collect(client, OriginRequest(url: origin.url("/ep.mp3"), range: (1000, 1999)))
+            #expect(head.status == 206)
+            #expect(head["content-range"] == "bytes 1000-1999/300000")
+            #expect(head["Content-Type"] == "audio/mpeg")
+            #expect(head["ETag"] != nil)
+            #expect(bytes == Array(data[1000..<2000]))
+            let (whole, all) = try await collect(client, OriginRequest(url: origin.url("/ep.mp3")))
+            #expect(whole.status == 200)
+            #expect(all == data)
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func followsRedirectsAndReportsTheFinalURL(kind: Kind) async throws {
+        let origin = try await TestOrigin()
+        defer { Task { await origin.shutdown() } }
+        origin.setResource(TestData.bytes(count: 1000, seed: 2), at: "/real.mp3")
+        origin.setRedirect("/short", to: "/hop")
+        origin.setRedirect("/hop", to: origin.url("/real.mp3").absoluteString, status: 307)
+        for hop in 0..<11 { origin.setRedirect("/loop\(hop)", to: "/loop\(hop + 1)") }
+        try await withClient(kind) { client in
+            let (head, bytes) = try await collect(client, OriginRequest(url: origin.url("/short"), range: (0, 9)))
+            #expect(head.status == 206)
+            #expect(head.url.path == "/real.mp3")
+            #expect(bytes.count == 10)
+            // More than 10 redirects: the client throws, or hands back the 3xx the cache rejects.
+            do {
+                let (loopHead, _) = try await collect(client, OriginRequest(url: origin.url("/loop0"), range: (0, 9)))
+                _ = try OriginAnswer.judge(loopHead, first: 0, last: 9)
+                Issue.record("a redirect loop was followed to an answer")
+            } catch let error as StreamCacheError {
+                #expect(error.kind == .tooManyRedirects)
+            }
+        }
+    }
+
+    @Test(arguments: Kind.allCases)
+    func stopsTheTransferWhenTheHandlerReturnsEarly(kind: Kind) async throws {
+        let origin = try await TestOrigin(conditions: OriginConditions(bytesPerSecond: 4 << 20))
+        defer { Task { await origin.shutdown() } }
+        origin.setResource(TestData.bytes(count: 16 << 20, seed: 3), at: "/big.bin")
+        try await withClient(kind) { client in
+            let got = try await client.fetch(OriginRequest(url: origin.url("/big.bin"))) { _, body in
+                var count = 0
+                for try await chunk in body {
+                    count += chunk.count
+                    if count >= 256 << 10 { break }
+                }
+                return count
+            }
+            #expect(got >= 256 << 10)
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        // 16 MiB at 4 MiB/s would take 4 s; the origin must have stopped far earlier.
+        #expect(origin.statistics.bodyBytes < 8 << 20)
+    }
+
+    @Test(arguments: Kind.allCases)
+    func reportsAnUnreachableOriginAsOneClearError(kind: Kind) async throws {
+        let origin = try await TestOrigin()
+        let url = origin.url("/gone.mp3")
+        await origin.shutdown()
+        try await withClient(kind) { client in
+            do {
+                _ = try await collect(client, OriginRequest(url: url, range: (0, 1)))
+                Issue.record("fetch from a closed port succeeded")
+            } catch let error as StreamCacheError {
+                #expect(error.kind == .originUnreachable)
+                #expect(!error.message.contains("\n"))
+            }
+        }
+    }
+}
