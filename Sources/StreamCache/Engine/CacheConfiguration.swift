@@ -8,6 +8,8 @@ public struct CacheConfiguration: Sendable {
     public var revalidationInterval: Duration = .seconds(60)
     /// A reader joins an in-flight fetch whose next byte is at most this far behind its position.
     public var joinDistance: Int64 = 256 << 10
+    /// ...or whose next byte is at most this long away at the rate the fetch has shown.
+    public var joinWait: Duration = .milliseconds(500)
     /// The largest chunk a reader is handed at once.
     public var readChunkSize: Int = 256 << 10
     /// Fetched bytes are synced and recorded every this many bytes...

@@ -22,7 +22,7 @@ public actor CacheEngine {
     private var sessions: [String: Entry] = [:]
     private var leases: [String: Int] = [:]
     private var validatedAt: [String: ContinuousClock.Instant] = [:]
-    private var evicting = false
+    private var eviction: Task<Void, Never>?
 
     /// Opens the cache in `directory`, creating it if needed.
     ///
@@ -84,11 +84,10 @@ public actor CacheEngine {
             releaseLease(key)
             throw error
         }
-        let readerID = await session.addReader(offset: offset, end: length.map { offset + $0 })
-        let lease = ReaderLease(session: session, readerID: readerID, initialInfo: await session.info) { [weak self] in
+        let lease = SessionLease(session: session) { [weak self] in
             await self?.releaseLease(key)
         }
-        return ByteStream(lease: lease, offset: offset, configuration: configuration)
+        return ByteStream(lease: lease, offset: offset, length: length, configuration: configuration)
     }
 
     private func session(key: String, url: URL, headers: [HeaderField]) async throws -> ResourceSession {
@@ -139,8 +138,10 @@ public actor CacheEngine {
     /// Waits until every fetch has ended and its bytes are durable and recorded, then enforces
     /// the budget. Call before the process exits; reads still running are not waited for.
     public func shutdown() async {
-        for entry in sessions.values {
-            if case .open(let session) = entry { await session.drain() }
+        for (key, entry) in sessions {
+            guard case .open(let session) = entry else { continue }
+            await session.drain()
+            if leases[key] == nil, case .open(let current) = sessions[key], current === session { sessions[key] = nil }
         }
         await evictIfNeeded()
     }
@@ -159,18 +160,30 @@ public actor CacheEngine {
     /// Resources open in this or another process, and pinned ones, are kept. A resource that is
     /// alone over the budget is cut down to the budget (its first bytes are kept).
     public func evictIfNeeded() async {
-        guard !evicting else { return }
-        evicting = true
-        defer { evicting = false }
+        // One pass at a time; a caller arriving during a pass runs another after it.
+        let previous = eviction
+        let pass = Task {
+            await previous?.value
+            await self.evictionPass()
+        }
+        eviction = pass
+        await pass.value
+    }
+
+    private func evictionPass() async {
         do {
             var total = try await index.totalCachedBytes()
             guard total > configuration.maxSize else { return }
             let inUse = await resourcesInUse()
-            for candidate in try await index.evictionCandidates() where total > configuration.maxSize {
-                guard !inUse.contains(candidate.id) else { continue }
-                let excess = total - configuration.maxSize
-                if try await remove(candidate, keeping: candidate.cachedBytes > excess ? candidate.cachedBytes - excess : 0) {
-                    total -= min(excess, candidate.cachedBytes)
+            let candidates = try await index.evictionCandidates().filter { !inUse.contains($0.id) }
+            for (position, candidate) in candidates.enumerated() where total > configuration.maxSize {
+                // Whole resources, least recently used first; only the most recent one, if it
+                // alone is over the budget, is cut down instead of removed.
+                let isLast = position == candidates.count - 1
+                let rest = total - candidate.cachedBytes
+                let keep = isLast && rest < configuration.maxSize ? configuration.maxSize - rest : 0
+                if try await remove(candidate, keeping: keep) {
+                    total = rest + keep
                 }
             }
         } catch {
@@ -184,8 +197,8 @@ public actor CacheEngine {
     private func remove(_ record: ResourceRecord, keeping keep: Int64) async throws -> Bool {
         let path = directory.dataPath(id: record.id)
         let index = index
-        let done = try await Self.withExclusiveLock(path: path) {
-            if keep <= 0 || !record.isComplete && keep <= 0 {
+        let done = try await Self.withExclusiveLock(path: path) { descriptor in
+            if keep <= 0 {
                 try await index.delete(id: record.id)
                 unlink(path)
                 return
@@ -198,24 +211,27 @@ public actor CacheEngine {
                 budget -= take
             }
             try await index.setRanges(kept, of: record.id)
-            let file = try CacheFile(path: path)
-            try file.truncate(to: kept.ranges.last?.upperBound ?? 0)
+            // Through the locked descriptor: opening the file again would wait for our own lock.
+            if let descriptor, ftruncate(descriptor, off_t(kept.ranges.last?.upperBound ?? 0)) != 0 {
+                throw StreamCacheError.storage("cannot truncate", path: path, errno: errno)
+            }
         }
         if done { logger.debug("evicted", metadata: ["url": "\(record.url)", "kept": "\(keep)"]) }
         return done
     }
 
     /// Runs `body` while holding an exclusive lock on the data file at `path`, if nobody has it open.
-    private static func withExclusiveLock(path: String, _ body: () async throws -> Void) async throws -> Bool {
+    /// `body` gets the locked descriptor, or `nil` if the file does not exist.
+    private static func withExclusiveLock(path: String, _ body: (Int32?) async throws -> Void) async throws -> Bool {
         let fd = open(path, O_RDWR | O_CLOEXEC)
         if fd < 0 {
             guard errno == ENOENT else { throw StreamCacheError.storage("cannot open", path: path, errno: errno) }
-            try await body()
+            try await body(nil)
             return true
         }
         defer { close(fd) }
         guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
-        try await body()
+        try await body(fd)
         return true
     }
 

@@ -3,36 +3,38 @@ import Foundation
 /// The bytes of one read, delivered in order and progressively: from the cache file where they
 /// are present, from the origin (through the shared ``ResourceSession``) where they are not.
 ///
-/// Iterate it once. Cancelling the iterating task, or dropping the iterator, ends the read and
-/// stops the origin fetches no other reader needs.
+/// Iterate it once. The read starts with the first `next()`; cancelling the iterating task, or
+/// leaving the loop (dropping the iterator), ends it and stops the origin fetches no other reader
+/// needs.
 public struct ByteStream: AsyncSequence, Sendable {
     public typealias Element = [UInt8]
 
-    let lease: ReaderLease
+    let lease: SessionLease
     let offset: Int64
+    let length: Int64?
     let configuration: CacheConfiguration
-
-    /// What the origin said about the resource, as known when the read started.
-    public var contentInfo: ContentInfo { lease.initialInfo }
 
     /// What the origin has said about the resource so far (length, type, validators).
     public func currentInfo() async -> ContentInfo { await lease.session.info }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(lease: lease, position: offset, configuration: configuration)
+        Iterator(lease: lease, offset: offset, length: length, configuration: configuration)
     }
 
     /// Pulls the next chunk of the read.
     public struct Iterator: AsyncIteratorProtocol {
-        let lease: ReaderLease
-        var position: Int64
-        let configuration: CacheConfiguration
+        private let lease: SessionLease
+        private var position: Int64
+        private let length: Int64?
+        private let configuration: CacheConfiguration
+        private var reader: ReaderRegistration?
         private var failures = 0
         private var finished = false
 
-        init(lease: ReaderLease, position: Int64, configuration: CacheConfiguration) {
+        init(lease: SessionLease, offset: Int64, length: Int64?, configuration: CacheConfiguration) {
             self.lease = lease
-            self.position = position
+            self.position = offset
+            self.length = length
             self.configuration = configuration
         }
 
@@ -42,30 +44,33 @@ public struct ByteStream: AsyncSequence, Sendable {
         ///   progress (or at once for errors a retry cannot fix), or `CancellationError`.
         public mutating func next() async throws -> [UInt8]? {
             guard !finished else { return nil }
+            let session = lease.session
+            if reader == nil {
+                let id = await session.addReader(offset: position, end: length.map { position + $0 })
+                reader = ReaderRegistration(session: session, id: id)
+            }
+            guard let reader else { return nil }
             while true {
                 let span: Span
                 do {
-                    span = try await lease.session.nextSpan(reader: lease.readerID, at: position)
+                    span = try await session.nextSpan(reader: reader.id, at: position)
                 } catch let error as StreamCacheError where error.isTransient && failures + 1 < configuration.maxAttempts {
                     failures += 1
                     try await Task.sleep(for: .milliseconds(200 << failures))
                     continue
                 } catch {
-                    finished = true
-                    await lease.release()
+                    await finish()
                     throw error
                 }
                 switch span {
                 case .end:
-                    finished = true
-                    await lease.release()
+                    await finish()
                     return nil
                 case .bytes(let range, let file):
                     let count = Int(Swift.min(range.count, Int64(configuration.readChunkSize)))
                     let bytes = try file.read(at: range.lowerBound, count: count)
                     guard bytes.count == count else {
-                        finished = true
-                        await lease.release()
+                        await finish()
                         throw StreamCacheError(.storage, "cache file \(file.path) is shorter than its index says")
                     }
                     position += Int64(count)
@@ -74,38 +79,48 @@ public struct ByteStream: AsyncSequence, Sendable {
                 }
             }
         }
+
+        private mutating func finish() async {
+            finished = true
+            await reader?.remove()
+            reader = nil
+        }
     }
 }
 
-/// A reader's registration with a session; released once, explicitly or when dropped.
-final class ReaderLease: Sendable {
+/// A reader's registration with its session; removed once, explicitly or when the iterator goes.
+final class ReaderRegistration: Sendable {
     let session: ResourceSession
-    let readerID: Int
-    let initialInfo: ContentInfo
-    private let onRelease: @Sendable () async -> Void
-    private let released = Flag()
+    let id: Int
+    private let removed = Flag()
 
-    init(session: ResourceSession, readerID: Int, initialInfo: ContentInfo, onRelease: @escaping @Sendable () async -> Void) {
+    init(session: ResourceSession, id: Int) {
         self.session = session
-        self.readerID = readerID
-        self.initialInfo = initialInfo
-        self.onRelease = onRelease
+        self.id = id
     }
 
-    func release() async {
-        guard released.set() else { return }
-        await session.removeReader(readerID)
-        await onRelease()
+    func remove() async {
+        guard removed.set() else { return }
+        await session.removeReader(id)
     }
 
     deinit {
-        guard released.set() else { return }
-        let session = session
-        let readerID = readerID
-        let onRelease = onRelease
-        Task {
-            await session.removeReader(readerID)
-            await onRelease()
-        }
+        guard removed.set() else { return }
+        Task { [session, id] in await session.removeReader(id) }
+    }
+}
+
+/// Keeps a session open in its engine while a stream of it exists.
+final class SessionLease: Sendable {
+    let session: ResourceSession
+    private let onRelease: @Sendable () async -> Void
+
+    init(session: ResourceSession, onRelease: @escaping @Sendable () async -> Void) {
+        self.session = session
+        self.onRelease = onRelease
+    }
+
+    deinit {
+        Task { [onRelease] in await onRelease() }
     }
 }

@@ -13,6 +13,8 @@ struct Fetch: Sendable {
     var frontier: Int64
     /// The end asked of the origin (exclusive), or `nil` for "to the end of the resource".
     let requestedEnd: Int64?
+    /// When the fetch started (to judge its rate).
+    let startedAt = ContinuousClock.now
     /// The task running the transfer.
     var task: Task<Void, Never>? = nil
 }

@@ -68,7 +68,7 @@ actor ResourceSession {
         while true {
             let created = try await index.resource(forKey: key, creatingWithURL: url.absoluteString)
             let path = directory.dataPath(id: created.id)
-            let file = try CacheFile(path: path)
+            let file = try await CacheFile.openLocked(path: path)
             // Holding the shared lock, the row can no longer be evicted; check it survived until now.
             guard let record = try await index.resource(id: created.id) else {
                 unlink(path)
@@ -179,8 +179,19 @@ actor ResourceSession {
     private func joinableFetch(at position: Int64) -> Int? {
         fetches.values.first { fetch in
             fetch.generation == generation && fetch.frontier <= position
-                && position - fetch.frontier <= configuration.joinDistance && position < limit(of: fetch)
+                && position - fetch.frontier <= joinDistance(of: fetch) && position < limit(of: fetch)
         }?.id
+    }
+
+    /// How far ahead of its frontier `fetch` is worth waiting for: what it delivers in
+    /// `joinWait` at the rate seen so far, and at least `joinDistance`.
+    private func joinDistance(of fetch: Fetch) -> Int64 {
+        let elapsed = fetch.startedAt.duration(to: .now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        guard seconds > 0.05 else { return configuration.joinDistance }
+        let rate = Double(fetch.frontier - fetch.start) / seconds
+        let wait = Double(configuration.joinWait.components.seconds) + Double(configuration.joinWait.components.attoseconds) / 1e18
+        return max(configuration.joinDistance, Int64(rate * wait))
     }
 
     /// Where `fetch` must stop: its requested end, the resource's end, the next cached byte, or
@@ -285,7 +296,7 @@ actor ResourceSession {
         let oldRecord = record
         let task = Task {
             let newRecord = try await index.replaceVersion(of: oldRecord.id, key: key, url: url.absoluteString, info: newInfo)
-            let newFile = try CacheFile(path: directory.dataPath(id: newRecord.id))
+            let newFile = try await CacheFile.openLocked(path: directory.dataPath(id: newRecord.id))
             unlink(directory.dataPath(id: oldRecord.id))
             self.install(record: newRecord, file: newFile)
         }

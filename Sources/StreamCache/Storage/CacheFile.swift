@@ -20,13 +20,24 @@ public final class CacheFile: Sendable {
 
     /// Opens (creating if needed) the file at `path` and takes a shared lock on it.
     ///
+    /// Eviction holds an exclusive lock for a moment while it deletes a file; opening waits for
+    /// it without blocking a thread.
     /// - Throws: ``StreamCacheError/Kind/storage`` if the file cannot be opened.
-    public init(path: String) throws {
+    public static func openLocked(path: String) async throws -> CacheFile {
+        while true {
+            if let file = try CacheFile(path: path) { return file }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    /// Opens the file and takes a shared lock, or returns `nil` if someone holds an exclusive one.
+    private init?(path: String) throws {
         let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
         guard fd >= 0 else { throw StreamCacheError.storage("cannot open", path: path, errno: errno) }
-        guard flock(fd, LOCK_SH) == 0 else {
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
             let code = errno
             close(fd)
+            if code == EWOULDBLOCK { return nil }
             throw StreamCacheError.storage("cannot lock", path: path, errno: code)
         }
         self.path = path
@@ -101,27 +112,5 @@ public final class CacheFile: Sendable {
         }
     }
 
-    /// Cuts the file to `length` bytes.
-    public func truncate(to length: Int64) throws {
-        guard ftruncate(descriptor, off_t(length)) == 0 else {
-            throw StreamCacheError.storage("cannot truncate", path: path, errno: errno)
-        }
-    }
-
     private static let syncQueue = DispatchQueue(label: "StreamCache.CacheFile.sync", attributes: .concurrent)
-
-    /// Whether some process holds the file open as a cache file, tested by trying an exclusive lock.
-    ///
-    /// If nobody does, `body` runs while the lock is held, so nobody can open it meanwhile.
-    /// - Returns: `nil` if the file is in use, otherwise what `body` returned.
-    public static func withExclusiveLockIfUnused<R>(path: String, _ body: () throws -> R) throws -> R? {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        if fd < 0 {
-            if errno == ENOENT { return try body() }
-            throw StreamCacheError.storage("cannot open", path: path, errno: errno)
-        }
-        defer { close(fd) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return nil }
-        return try body()
-    }
 }
