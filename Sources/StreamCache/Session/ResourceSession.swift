@@ -113,6 +113,7 @@ actor ResourceSession {
     func nextSpan(reader id: Int, at position: Int64) async throws -> Span {
         guard readers[id] != nil else { throw CancellationError() }
         readers[id]?.position = position
+        var validated = false
         while true {
             try Task.checkCancellation()
             guard var reader = readers[id] else { throw CancellationError() }
@@ -124,8 +125,9 @@ actor ResourceSession {
                 try await reset.value
                 continue
             }
-            if needsValidation {
+            if needsValidation && !validated {
                 try await validate()
+                validated = true
                 continue
             }
             let end = min(reader.end ?? Int64.max, record.info.length ?? Int64.max)
