@@ -18,7 +18,7 @@ extension StreamCacheCommand {
         @OptionGroup var cache: CacheOptions
 
         func validate() throws {
-            if all != urls.isEmpty { return }
+            if all == urls.isEmpty { return }
             throw ValidationError(all ? "give either URLs or --all, not both" : "give the URLs to remove, or --all")
         }
 

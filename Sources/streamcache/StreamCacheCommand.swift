@@ -30,7 +30,11 @@ struct StreamCacheCommand: AsyncParsableCommand {
         } catch is CancellationError {
             Terminal.fail("cancelled")
         } catch {
-            exit(withError: error)
+            // Help and version print as usual; a usage error becomes one line, like every other error.
+            guard exitCode(for: error) != .success else { exit(withError: error) }
+            let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
+            Terminal.printError("streamcache: error: \(message) (see 'streamcache --help')")
+            Foundation.exit(exitCode(for: error).rawValue)
         }
     }
 }

@@ -68,6 +68,7 @@ import Testing
         #expect(throws: StreamCacheError.self) {
             try OriginAnswer.judge(head(416, [("Content-Range", "bytes */100")]), first: 50, last: nil)
         }
+        #expect(throws: StreamCacheError.self) { try OriginAnswer.judge(head(416, []), first: 500, last: nil) }
         do {
             _ = try OriginAnswer.judge(head(503, []), first: 0, last: nil)
             Issue.record("503 accepted")

@@ -6,7 +6,7 @@ public enum OriginAnswer: Hashable, Sendable {
     case partial(range: ByteRange, info: ContentInfo)
     /// A `200` carrying the whole resource from byte 0 (the origin ignored `Range`, or `If-Range` failed).
     case full(info: ContentInfo)
-    /// A `416` at an offset equal to the total length: there is nothing past `total`.
+    /// A `416` at an offset at or past the total length: there is nothing past `total`.
     case endOfResource(total: Int64, info: ContentInfo)
     /// A `304`: the validators sent still match.
     case notModified
@@ -52,7 +52,7 @@ public enum OriginAnswer: Hashable, Sendable {
         case 304:
             return .notModified
         case 416:
-            if let value = head["Content-Range"], let total = ContentRange(parsing: value)?.total, total == first {
+            if let value = head["Content-Range"], let total = ContentRange(parsing: value)?.total, total <= first {
                 return .endOfResource(total: total, info: info)
             }
             throw StreamCacheError(.originStatus, "origin \(host) answered 416 Range Not Satisfiable", status: 416)
