@@ -68,7 +68,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["StreamCache", "StreamCacheTesting"]
+            dependencies: ["streamcache", "StreamCacheTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]
