@@ -93,12 +93,16 @@ public final class HTTPOriginClient: OriginClient {
             }
         }
         if let error = error as? NIOConnectionError {
-            let reason = error.connectionErrors.first.map { "\($0.error)" } ?? error.dnsAAAAError.map { "\($0)" }
+            let reason =
+                error.connectionErrors.first.map { "\($0.error)" } ?? error.dnsAAAAError.map { "\($0)" }
                 ?? "cannot connect"
             return StreamCacheError(.originUnreachable, "cannot connect to \(hostAndPort): \(reason)")
         }
         if let error = error as? IOError {
-            return StreamCacheError(.originUnreachable, "cannot connect to \(hostAndPort): \(String(cString: strerror(error.errnoCode)))")
+            return StreamCacheError(
+                .originUnreachable,
+                "cannot connect to \(hostAndPort): \(String(cString: strerror(error.errnoCode)))"
+            )
         }
         if error is NIOCore.ChannelError || error is HTTPParserError {
             return StreamCacheError(.originUnreachable, "origin \(host): \(error)")

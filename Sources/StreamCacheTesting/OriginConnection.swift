@@ -40,34 +40,69 @@ struct OriginConnection {
 
         if path == "/_origin/stats" {
             let json = try JSONEncoder().encode(recorder.snapshot)
-            try await sendSimple(status: .ok, type: "application/json", body: json, request: request, outbound: outbound)
+            try await sendSimple(
+                status: .ok,
+                type: "application/json",
+                body: json,
+                request: request,
+                outbound: outbound
+            )
             return keepAlive
         }
         guard request.method == .GET || request.method == .HEAD else {
-            try await sendSimple(status: .methodNotAllowed, type: "text/plain", body: Data("method not allowed\n".utf8), request: request, outbound: outbound)
+            try await sendSimple(
+                status: .methodNotAllowed,
+                type: "text/plain",
+                body: Data("method not allowed\n".utf8),
+                request: request,
+                outbound: outbound
+            )
             return keepAlive
         }
-        if let code = conditions.faults.lazy.compactMap({ if case .status(let code) = $0 { code } else { nil } }).first {
-            try await sendSimple(status: HTTPResponseStatus(statusCode: code), type: "text/plain", body: Data("fault \(code)\n".utf8), request: request, outbound: outbound)
+        if let code = conditions.faults.lazy.compactMap({ if case .status(let code) = $0 { code } else { nil } }).first
+        {
+            try await sendSimple(
+                status: HTTPResponseStatus(statusCode: code),
+                type: "text/plain",
+                body: Data("fault \(code)\n".utf8),
+                request: request,
+                outbound: outbound
+            )
             return keepAlive
         }
         if let redirect = content.redirect(at: path) {
             var headers = HTTPHeaders()
             headers.add(name: "Location", value: redirect.location)
             headers.add(name: "Content-Length", value: "0")
-            try await outbound.write(.head(HTTPResponseHead(version: request.version, status: HTTPResponseStatus(statusCode: redirect.status), headers: headers)))
+            try await outbound.write(
+                .head(
+                    HTTPResponseHead(
+                        version: request.version,
+                        status: HTTPResponseStatus(statusCode: redirect.status),
+                        headers: headers
+                    )
+                )
+            )
             try await outbound.write(.end(nil))
             record(request, path: path, status: redirect.status, bytes: 0)
             return keepAlive
         }
         guard let resource = content.resource(at: path) else {
-            try await sendSimple(status: .notFound, type: "text/plain", body: Data("not found\n".utf8), request: request, outbound: outbound)
+            try await sendSimple(
+                status: .notFound,
+                type: "text/plain",
+                body: Data("not found\n".utf8),
+                request: request,
+                outbound: outbound
+            )
             return keepAlive
         }
 
         let withValidators = !conditions.faults.contains(.noValidators)
         var etag = resource.etag
-        if conditions.faults.contains(.changingETag) { etag = "\"\(etag.dropFirst().dropLast())-c\(state.nextETagSuffix())\"" }
+        if conditions.faults.contains(.changingETag) {
+            etag = "\"\(etag.dropFirst().dropLast())-c\(state.nextETagSuffix())\""
+        }
         let lastModified = HTTPDate.format(resource.lastModified)
 
         var headers = HTTPHeaders()
@@ -79,7 +114,9 @@ struct OriginConnection {
         }
 
         if withValidators, Self.notModified(request.headers, etag: etag, lastModified: lastModified) {
-            try await outbound.write(.head(HTTPResponseHead(version: request.version, status: .notModified, headers: headers)))
+            try await outbound.write(
+                .head(HTTPResponseHead(version: request.version, status: .notModified, headers: headers))
+            )
             try await outbound.write(.end(nil))
             record(request, path: path, status: 304, bytes: 0)
             return keepAlive
@@ -90,12 +127,18 @@ struct OriginConnection {
         var announced = body
         if let value = request.headers.first(name: "Range"), !conditions.faults.contains(.ignoreRange),
             let specifiers = RangeSpecifier.parse(value), specifiers.count == 1,
-            Self.ifRangeMatches(request.headers, etag: withValidators ? etag : nil, lastModified: withValidators ? lastModified : nil)
+            Self.ifRangeMatches(
+                request.headers,
+                etag: withValidators ? etag : nil,
+                lastModified: withValidators ? lastModified : nil
+            )
         {
             guard let range = specifiers[0].resolve(length: resource.length) else {
                 headers.add(name: "Content-Range", value: "bytes */\(resource.length)")
                 headers.add(name: "Content-Length", value: "0")
-                try await outbound.write(.head(HTTPResponseHead(version: request.version, status: .rangeNotSatisfiable, headers: headers)))
+                try await outbound.write(
+                    .head(HTTPResponseHead(version: request.version, status: .rangeNotSatisfiable, headers: headers))
+                )
                 try await outbound.write(.end(nil))
                 record(request, path: path, status: 416, bytes: 0)
                 return keepAlive
@@ -107,7 +150,10 @@ struct OriginConnection {
                 body = ByteRange(range.lowerBound + 1, range.upperBound)
                 announced = body
             }
-            headers.add(name: "Content-Range", value: "bytes \(announced.lowerBound)-\(announced.upperBound - 1)/\(resource.length)")
+            headers.add(
+                name: "Content-Range",
+                value: "bytes \(announced.lowerBound)-\(announced.upperBound - 1)/\(resource.length)"
+            )
         }
         headers.add(name: "Content-Length", value: "\(announced.count)")
         try await outbound.write(.head(HTTPResponseHead(version: request.version, status: status, headers: headers)))
@@ -129,11 +175,18 @@ struct OriginConnection {
             }
         }
         let sendEnd = cutAfter.map { min(body.upperBound, body.lowerBound + $0) } ?? body.upperBound
-        let sent = try await sendBody(resource, range: ByteRange(body.lowerBound, sendEnd), path: path, rate: conditions.bytesPerSecond, outbound: outbound)
+        let sent = try await sendBody(
+            resource,
+            range: ByteRange(body.lowerBound, sendEnd),
+            path: path,
+            rate: conditions.bytesPerSecond,
+            outbound: outbound
+        )
         record(request, path: path, status: Int(status.code), bytes: sent)
         if sendEnd < body.upperBound {
             if reset {
-                try? await (connection.channel as? SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0)).get()
+                try? await (connection.channel as? SocketOptionProvider)?.setSoLinger(linger(l_onoff: 1, l_linger: 0))
+                    .get()
             }
             try? await connection.channel.close()
             keepAlive = false
@@ -144,7 +197,13 @@ struct OriginConnection {
     }
 
     /// Sends bytes `range` of `resource`, paced to `rate` bytes per second if given.
-    private func sendBody(_ resource: OriginResource, range: ByteRange, path: String, rate: Int?, outbound: Outbound) async throws -> Int64 {
+    private func sendBody(
+        _ resource: OriginResource,
+        range: ByteRange,
+        path: String,
+        rate: Int?,
+        outbound: Outbound
+    ) async throws -> Int64 {
         let reader = try resource.reader()
         let chunkSize = rate.map { max(1024, min(64 << 10, $0 / 50)) } ?? (256 << 10)
         let clock = ContinuousClock()
@@ -168,7 +227,13 @@ struct OriginConnection {
         return offset - range.lowerBound
     }
 
-    private func sendSimple(status: HTTPResponseStatus, type: String, body: Data, request: HTTPRequestHead, outbound: Outbound) async throws {
+    private func sendSimple(
+        status: HTTPResponseStatus,
+        type: String,
+        body: Data,
+        request: HTTPRequestHead,
+        outbound: Outbound
+    ) async throws {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: type)
         headers.add(name: "Content-Length", value: "\(body.count)")
@@ -180,12 +245,15 @@ struct OriginConnection {
     }
 
     private func record(_ request: HTTPRequestHead, path: String, status: Int, bytes: Int64) {
-        recorder.finished(.init(path: path, range: request.headers.first(name: "Range"), status: status, bodyBytes: bytes))
+        recorder.finished(
+            .init(path: path, range: request.headers.first(name: "Range"), status: status, bodyBytes: bytes)
+        )
     }
 
     static func notModified(_ headers: HTTPHeaders, etag: String, lastModified: String) -> Bool {
         if let match = headers.first(name: "If-None-Match") {
-            return match == "*" || match.split(separator: ",").contains { Self.weakStrip($0) == Self.weakStrip(Substring(etag)) }
+            return match == "*"
+                || match.split(separator: ",").contains { Self.weakStrip($0) == Self.weakStrip(Substring(etag)) }
         }
         if let since = headers.first(name: "If-Modified-Since") { return since == lastModified }
         return false

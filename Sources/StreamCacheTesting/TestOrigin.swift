@@ -57,7 +57,12 @@ public final class TestOrigin: Sendable {
                 try await server.executeThenClose { inbound in
                     for try await connection in inbound {
                         group.addTask {
-                            await OriginConnection(connection: connection, content: content, state: state, recorder: recorder).run()
+                            await OriginConnection(
+                                connection: connection,
+                                content: content,
+                                state: state,
+                                recorder: recorder
+                            ).run()
                         }
                     }
                 }

@@ -6,7 +6,11 @@ import StreamCacheHTTP
 
 /// Options every cache command shares.
 struct CacheOptions: ParsableArguments {
-    @Option(name: .long, help: "The cache directory (default: $STREAMCACHE_DIR, else $XDG_CACHE_HOME/streamcache, else ~/.cache/streamcache).")
+    @Option(
+        name: .long,
+        help:
+            "The cache directory (default: $STREAMCACHE_DIR, else $XDG_CACHE_HOME/streamcache, else ~/.cache/streamcache)."
+    )
     var cacheDir: String?
 
     @Option(name: .long, help: "The cache's byte budget, e.g. 512M or 2G (default 2G).", transform: ByteCount.parse)
@@ -24,7 +28,12 @@ struct CacheOptions: ParsableArguments {
         var configuration = CacheConfiguration()
         if let maxSize { configuration.maxSize = maxSize }
         do {
-            let engine = try CacheEngine(directory: directory, origin: client, configuration: configuration, logger: logger)
+            let engine = try CacheEngine(
+                directory: directory,
+                origin: client,
+                configuration: configuration,
+                logger: logger
+            )
             let result: Result
             do {
                 result = try await body(engine)
@@ -45,7 +54,9 @@ struct CacheOptions: ParsableArguments {
 /// Sizes as people write them: `1048576`, `512K`, `512M`, `2G`, `1.5G` (powers of 1024).
 enum ByteCount {
     static func parse(_ text: String) throws -> Int64 {
-        let units: [Character: Double] = ["K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024, "T": 1024 * 1024 * 1024 * 1024]
+        let units: [Character: Double] = [
+            "K": 1024, "M": 1024 * 1024, "G": 1024 * 1024 * 1024, "T": 1024 * 1024 * 1024 * 1024,
+        ]
         var number = text.trimmingCharacters(in: .whitespaces).uppercased()
         if number.hasSuffix("IB") { number.removeLast(2) } else if number.hasSuffix("B") { number.removeLast() }
         var factor = 1.0
@@ -54,7 +65,9 @@ enum ByteCount {
             number.removeLast()
         }
         guard let value = Double(number), value >= 0, value * factor < 9e18 else {
-            throw ValidationError("invalid size '\(text)': expected a number of bytes, optionally with K, M, G or T (e.g. 512M)")
+            throw ValidationError(
+                "invalid size '\(text)': expected a number of bytes, optionally with K, M, G or T (e.g. 512M)"
+            )
         }
         return Int64(value * factor)
     }

@@ -14,7 +14,10 @@ extension StreamCacheCommand {
         @Argument(help: "The file to write.")
         var file: String
 
-        @Option(name: [.customShort("H"), .long], help: "A request header for the origin, 'Name: value' (repeatable; never stored).")
+        @Option(
+            name: [.customShort("H"), .long],
+            help: "A request header for the origin, 'Name: value' (repeatable; never stored)."
+        )
         var header: [String] = []
 
         @OptionGroup var cache: CacheOptions
@@ -75,7 +78,9 @@ struct Progress {
     }
 
     func finish(done: Int64) {
-        let seconds = Double(started.duration(to: .now).components.attoseconds) / 1e18 + Double(started.duration(to: .now).components.seconds)
+        let seconds =
+            Double(started.duration(to: .now).components.attoseconds) / 1e18
+            + Double(started.duration(to: .now).components.seconds)
         if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
         Terminal.printError("\(label): \(ByteCount.format(done)) in \(String(format: "%.1f", seconds)) s")
     }

@@ -6,19 +6,26 @@ extension StreamCacheCommand {
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write bytes of a URL, from the cache where present and from the origin where not.",
-            discussion: "Exit status 0 on success; on any failure a non-zero status, one line on stderr, and no output file."
+            discussion:
+                "Exit status 0 on success; on any failure a non-zero status, one line on stderr, and no output file."
         )
 
         @Argument(help: "The http(s) URL of the resource.")
         var url: String
 
-        @Option(name: .long, help: "Inclusive byte range A-B, or A- for all from A to the end (default: the whole resource).")
+        @Option(
+            name: .long,
+            help: "Inclusive byte range A-B, or A- for all from A to the end (default: the whole resource)."
+        )
         var range: String?
 
         @Option(name: [.short, .long], help: "Output file, or - for stdout.")
         var output: String = "-"
 
-        @Option(name: [.customShort("H"), .long], help: "A request header for the origin, 'Name: value' (repeatable; never stored).")
+        @Option(
+            name: [.customShort("H"), .long],
+            help: "A request header for the origin, 'Name: value' (repeatable; never stored)."
+        )
         var header: [String] = []
 
         @OptionGroup var cache: CacheOptions
@@ -40,8 +47,13 @@ extension StreamCacheCommand {
                     try output.write(chunk)
                     written += Int64(chunk.count)
                 }
-                if written == 0, length != 0, let total = await stream.currentInfo().length, offset >= total, total > 0 || offset > 0 {
-                    throw StreamCacheError(.rangeNotSatisfiable, "range starts at \(offset), past the end of the \(total)-byte resource")
+                if written == 0, length != 0, let total = await stream.currentInfo().length, offset >= total,
+                    total > 0 || offset > 0
+                {
+                    throw StreamCacheError(
+                        .rangeNotSatisfiable,
+                        "range starts at \(offset), past the end of the \(total)-byte resource"
+                    )
                 }
                 try output.commit()
             }
@@ -50,11 +62,18 @@ extension StreamCacheCommand {
         /// Parses `A-B` (inclusive) or `A-` into an offset and a length (`nil`: to the end).
         static func parseRange(_ text: String?) throws -> (Int64, Int64?) {
             guard let text else { return (0, nil) }
-            let invalid = StreamCacheError(.invalidRange, "invalid --range '\(text)': expected A-B or A- with 0 ≤ A ≤ B")
+            let invalid = StreamCacheError(
+                .invalidRange,
+                "invalid --range '\(text)': expected A-B or A- with 0 ≤ A ≤ B"
+            )
             let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, let first = Int64(parts[0]), first >= 0, parts[0].allSatisfy(\.isNumber) else { throw invalid }
+            guard parts.count == 2, let first = Int64(parts[0]), first >= 0, parts[0].allSatisfy(\.isNumber) else {
+                throw invalid
+            }
             if parts[1].isEmpty { return (first, nil) }
-            guard parts[1].allSatisfy(\.isNumber), let last = Int64(parts[1]), last >= first, last < Int64.max else { throw invalid }
+            guard parts[1].allSatisfy(\.isNumber), let last = Int64(parts[1]), last >= first, last < Int64.max else {
+                throw invalid
+            }
             return (first, last - first + 1)
         }
     }

@@ -86,7 +86,8 @@ struct ResourceListing: Encodable {
 
     func encode(to encoder: Encoder) throws {
         enum Keys: String, CodingKey {
-            case url, key, length, cachedBytes, complete, ranges, contentType, etag, lastModified, byteRangeAccess, created, lastAccess, pinned
+            case url, key, length, cachedBytes, complete, ranges, contentType, etag, lastModified, byteRangeAccess,
+                created, lastAccess, pinned
         }
         var container = encoder.container(keyedBy: Keys.self)
         try container.encode(url, forKey: .url)
@@ -109,7 +110,9 @@ struct ResourceListing: Encodable {
 enum RangeBar {
     /// `#` for a fully cached cell, `+` for a partly cached one, `.` for an empty one.
     static func render(_ ranges: RangeSet, length: Int64?, width: Int = 40) -> String {
-        guard let length, length > 0 else { return "[" + String(repeating: ranges.isEmpty ? "." : "?", count: width) + "]" }
+        guard let length, length > 0 else {
+            return "[" + String(repeating: ranges.isEmpty ? "." : "?", count: width) + "]"
+        }
         var cells = ""
         for cell in 0..<Int64(width) {
             let cellRange = ByteRange(cell * length / Int64(width), (cell + 1) * length / Int64(width))

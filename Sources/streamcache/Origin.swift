@@ -21,7 +21,11 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "The port (0: any free port).")
         var port: Int = 0
 
-        @Option(name: .long, help: "Body bytes per second per connection, e.g. 100M (default: unlimited).", transform: ByteCount.parse)
+        @Option(
+            name: .long,
+            help: "Body bytes per second per connection, e.g. 100M (default: unlimited).",
+            transform: ByteCount.parse
+        )
         var rate: Int64?
 
         @Option(name: .long, help: "Milliseconds added before each response.")
@@ -32,13 +36,16 @@ extension StreamCacheCommand {
 
         func validate() throws {
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
+            else {
                 throw ValidationError("not a directory: \(directory)")
             }
             guard (0...65535).contains(port) else { throw ValidationError("invalid port \(port)") }
             guard latency >= 0 else { throw ValidationError("invalid latency \(latency)") }
             if let rate, rate <= 0 { throw ValidationError("invalid rate \(rate)") }
-            for kind in fault where OriginFault(argument: kind) == nil { throw ValidationError("unknown fault '\(kind)'") }
+            for kind in fault where OriginFault(argument: kind) == nil {
+                throw ValidationError("unknown fault '\(kind)'")
+            }
         }
 
         func run() async throws {
@@ -88,5 +95,9 @@ enum SignalWaiter {
 final class OnceFlag: @unchecked Sendable {
     private let lock = NSLock()
     private var isSet = false
-    func set() -> Bool { lock.withLock { defer { isSet = true }; return !isSet } }
+    func set() -> Bool {
+        lock.withLock {
+            defer { isSet = true }; return !isSet
+        }
+    }
 }

@@ -20,8 +20,12 @@ final class OutputFile {
             return
         }
         let url = URL(fileURLWithPath: path)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).partial").path
-        guard FileManager.default.createFile(atPath: temporary, contents: nil), let handle = FileHandle(forWritingAtPath: temporary) else {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(
+            ".\(url.lastPathComponent).\(getpid()).partial"
+        ).path
+        guard FileManager.default.createFile(atPath: temporary, contents: nil),
+            let handle = FileHandle(forWritingAtPath: temporary)
+        else {
             throw StreamCacheError(.storage, "cannot write \(path): \(String(cString: strerror(errno)))")
         }
         self.handle = handle

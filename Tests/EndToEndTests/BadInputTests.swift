@@ -4,7 +4,12 @@ import Testing
 
 /// Bad input gets one clear line on stderr, a non-zero exit, and no output file.
 @Suite struct BadInputTests {
-    private func expectCleanFailure(_ arguments: [String], cacheDir: String, mentions: String, output: String? = nil) throws {
+    private func expectCleanFailure(
+        _ arguments: [String],
+        cacheDir: String,
+        mentions: String,
+        output: String? = nil
+    ) throws {
         let result = try CLI.run(arguments, cacheDir: cacheDir)
         #expect(result.status != 0, "\(arguments) succeeded")
         let lines = result.stderr.split(separator: "\n")
@@ -21,15 +26,39 @@ import Testing
         let origin = try OriginProcess(directory: workspace.originDirectory)
         let output = workspace.output("x")
         let cache = workspace.cacheDirectory
-        try expectCleanFailure(["get", "file:///etc/passwd", "-o", output], cacheDir: cache, mentions: "scheme", output: output)
+        try expectCleanFailure(
+            ["get", "file:///etc/passwd", "-o", output],
+            cacheDir: cache,
+            mentions: "scheme",
+            output: output
+        )
         try expectCleanFailure(["get", "ftp://example.com/a.mp3"], cacheDir: cache, mentions: "scheme")
         try expectCleanFailure(["get", "not a url"], cacheDir: cache, mentions: "url")
         for range in ["5-1", "abc", "-5", "1-2-3", "99999999999999999999-"] {
-            try expectCleanFailure(["get", origin.url("a.mp3"), "--range", range, "-o", output], cacheDir: cache, mentions: "range", output: output)
+            try expectCleanFailure(
+                ["get", origin.url("a.mp3"), "--range", range, "-o", output],
+                cacheDir: cache,
+                mentions: "range",
+                output: output
+            )
         }
-        try expectCleanFailure(["get", origin.url("a.mp3"), "--range", "5000-6000", "-o", output], cacheDir: cache, mentions: "past the end", output: output)
-        try expectCleanFailure(["get", origin.url("missing.mp3"), "-o", output], cacheDir: cache, mentions: "404", output: output)
-        try expectCleanFailure(["get", origin.url("a.mp3"), "--header", "Bad\r\nInjected: yes"], cacheDir: cache, mentions: "header")
+        try expectCleanFailure(
+            ["get", origin.url("a.mp3"), "--range", "5000-6000", "-o", output],
+            cacheDir: cache,
+            mentions: "past the end",
+            output: output
+        )
+        try expectCleanFailure(
+            ["get", origin.url("missing.mp3"), "-o", output],
+            cacheDir: cache,
+            mentions: "404",
+            output: output
+        )
+        try expectCleanFailure(
+            ["get", origin.url("a.mp3"), "--header", "Bad\r\nInjected: yes"],
+            cacheDir: cache,
+            mentions: "header"
+        )
 
         // An origin that is not there: a closed port.
         let closed = try OriginProcess(directory: workspace.originDirectory)
@@ -46,12 +75,20 @@ import Testing
         let origin = try OriginProcess(directory: workspace.originDirectory)
         let blocker = workspace.outputDirectory + "/file-not-dir"
         FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
-        try expectCleanFailure(["get", origin.url("a.mp3"), "--cache-dir", blocker + "/cache"], cacheDir: workspace.cacheDirectory, mentions: "cache directory")
+        try expectCleanFailure(
+            ["get", origin.url("a.mp3"), "--cache-dir", blocker + "/cache"],
+            cacheDir: workspace.cacheDirectory,
+            mentions: "cache directory"
+        )
         if getuid() != 0 {
             let readOnly = workspace.outputDirectory + "/ro"
             try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
             chmod(readOnly, 0o555)
-            try expectCleanFailure(["get", origin.url("a.mp3"), "--cache-dir", readOnly + "/cache"], cacheDir: workspace.cacheDirectory, mentions: "cache directory")
+            try expectCleanFailure(
+                ["get", origin.url("a.mp3"), "--cache-dir", readOnly + "/cache"],
+                cacheDir: workspace.cacheDirectory,
+                mentions: "cache directory"
+            )
         }
     }
 
@@ -64,11 +101,18 @@ import Testing
         _ = try CLI.run(["get", origin.url("a.mp3"), "--range", "750000-999999"], cacheDir: workspace.cacheDirectory)
         let text = try CLI.run(["ls"], cacheDir: workspace.cacheDirectory).output
         #expect(text.contains("[##########....................##########]"), "\(text)")
-        let json = try JSONSerialization.jsonObject(with: try CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).stdout) as? [[String: Any]]
+        let json =
+            try JSONSerialization.jsonObject(
+                with: try CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).stdout
+            ) as? [[String: Any]]
         let ranges = json?.first?["ranges"] as? [[String: Int]]
         #expect(ranges == [["offset": 0, "length": 250_000], ["offset": 750_000, "length": 250_000]])
         #expect(json?.first?["cachedBytes"] as? Int == 500_000)
         #expect(try CLI.run(["rm", origin.url("a.mp3")], cacheDir: workspace.cacheDirectory).status == 0)
-        #expect(try CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).output.trimmingCharacters(in: .whitespacesAndNewlines) == "[\n\n]")
+        #expect(
+            try CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).output.trimmingCharacters(
+                in: .whitespacesAndNewlines
+            ) == "[\n\n]"
+        )
     }
 }

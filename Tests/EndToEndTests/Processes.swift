@@ -24,7 +24,11 @@ enum CLI {
     }
 
     /// Starts `streamcache ARGS` with the cache in `cacheDir`.
-    static func start(_ arguments: [String], cacheDir: String?, stdout: FileHandle? = nil) throws -> (Process, Pipe, Pipe) {
+    static func start(
+        _ arguments: [String],
+        cacheDir: String?,
+        stdout: FileHandle? = nil
+    ) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -45,7 +49,11 @@ enum CLI {
         let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
         let stderrData = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: stdoutData, stderr: String(decoding: stderrData, as: UTF8.self))
+        return Result(
+            status: process.terminationStatus,
+            stdout: stdoutData,
+            stderr: String(decoding: stderrData, as: UTF8.self)
+        )
     }
 }
 
@@ -66,7 +74,9 @@ final class OriginProcess {
             line += byte
         }
         let text = String(decoding: line, as: UTF8.self)
-        guard text.hasPrefix("listening on http://127.0.0.1:"), let port = Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") else {
+        guard text.hasPrefix("listening on http://127.0.0.1:"),
+            let port = Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
+        else {
             process.terminate()
             throw POSIXError(.EIO)
         }
@@ -109,6 +119,8 @@ struct Workspace {
     }
 
     func remove() {
-        for path in [originDirectory, cacheDirectory, outputDirectory] { try? FileManager.default.removeItem(atPath: path) }
+        for path in [originDirectory, cacheDirectory, outputDirectory] {
+            try? FileManager.default.removeItem(atPath: path)
+        }
     }
 }

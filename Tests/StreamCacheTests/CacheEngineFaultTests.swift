@@ -24,7 +24,9 @@ import Testing
 
         fixture.origin.setConditions(OriginConditions(faults: [fault]))
         for (offset, length) in [(0, 1_000_000), (250_000, 400_000), (1_500_000, 500_000)] {
-            let faulty = try fixture.engine { $0.maxAttempts = 2; $0.revalidationInterval = .zero }
+            let faulty = try fixture.engine {
+                $0.maxAttempts = 2; $0.revalidationInterval = .zero
+            }
             do {
                 let bytes = try await readAll(faulty, url, offset: Int64(offset), length: Int64(length))
                 #expect(bytes == slice(data, offset, length), "wrong bytes under \(fault)")

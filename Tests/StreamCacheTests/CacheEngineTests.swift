@@ -10,7 +10,9 @@ import Testing
         let data = TestData.bytes(count: 3_000_000, seed: 10)
         fixture.origin.setResource(data, at: "/ep.mp3")
         let url = fixture.origin.url("/ep.mp3")
-        let reads: [(Int, Int)] = [(1_000_000, 500_000), (900_000, 800_000), (0, 50_000), (2_999_000, 5_000), (40_000, 2_000_000)]
+        let reads: [(Int, Int)] = [
+            (1_000_000, 500_000), (900_000, 800_000), (0, 50_000), (2_999_000, 5_000), (40_000, 2_000_000),
+        ]
         for (offset, length) in reads {
             // A new engine each time: a new process's view of the same cache directory.
             let engine = try fixture.engine()
@@ -56,7 +58,10 @@ import Testing
         let stats = fixture.origin.statistics
         // The constant: what a connection has in flight when its fetch stops at bytes another
         // fetch already brings, once per starting point, not growing with the file.
-        #expect(stats.bodyBytes <= Int64(size) + (4 << 20), "origin sent \(stats.bodyBytes) bytes for a \(size)-byte file")
+        #expect(
+            stats.bodyBytes <= Int64(size) + (4 << 20),
+            "origin sent \(stats.bodyBytes) bytes for a \(size)-byte file"
+        )
         await fixture.tearDown()
     }
 

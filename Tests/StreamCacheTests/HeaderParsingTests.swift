@@ -42,13 +42,22 @@ import Testing
     }
 
     private func head(_ status: Int, _ fields: [(String, String)]) -> OriginResponseHead {
-        OriginResponseHead(status: status, headers: fields.map { HeaderField($0.0, $0.1) }, url: URL(string: "http://origin.test/a")!)
+        OriginResponseHead(
+            status: status,
+            headers: fields.map { HeaderField($0.0, $0.1) },
+            url: URL(string: "http://origin.test/a")!
+        )
     }
 
     @Test func judgesStrictly() throws {
         let good = head(206, [("Content-Range", "bytes 10-19/100"), ("Content-Length", "10"), ("ETag", "\"v1\"")])
-        #expect(try OriginAnswer.judge(good, first: 10, last: 19) == .partial(
-            range: ByteRange(10, 20), info: ContentInfo(length: 100, etag: "\"v1\"", byteRangeAccess: true)))
+        #expect(
+            try OriginAnswer.judge(good, first: 10, last: 19)
+                == .partial(
+                    range: ByteRange(10, 20),
+                    info: ContentInfo(length: 100, etag: "\"v1\"", byteRangeAccess: true)
+                )
+        )
         // Shorter than asked is allowed (e ≤ b).
         #expect(throws: Never.self) { try OriginAnswer.judge(good, first: 10, last: 50) }
         // Wrong start, longer than asked, lying Content-Length, no total: violations.
@@ -61,10 +70,14 @@ import Testing
         ] {
             #expect(throws: StreamCacheError.self) { try OriginAnswer.judge(response, first: first, last: last) }
         }
-        #expect(try OriginAnswer.judge(head(200, [("Content-Length", "100")]), first: 10, last: 19)
-            == .full(info: ContentInfo(length: 100, byteRangeAccess: false)))
-        #expect(try OriginAnswer.judge(head(416, [("Content-Range", "bytes */100")]), first: 100, last: nil)
-            == .endOfResource(total: 100, info: ContentInfo(length: 100, byteRangeAccess: false)))
+        #expect(
+            try OriginAnswer.judge(head(200, [("Content-Length", "100")]), first: 10, last: 19)
+                == .full(info: ContentInfo(length: 100, byteRangeAccess: false))
+        )
+        #expect(
+            try OriginAnswer.judge(head(416, [("Content-Range", "bytes */100")]), first: 100, last: nil)
+                == .endOfResource(total: 100, info: ContentInfo(length: 100, byteRangeAccess: false))
+        )
         #expect(throws: StreamCacheError.self) {
             try OriginAnswer.judge(head(416, [("Content-Range", "bytes */100")]), first: 50, last: nil)
         }

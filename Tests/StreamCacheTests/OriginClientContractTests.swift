@@ -27,7 +27,10 @@ import Testing
         }
     }
 
-    private func collect(_ client: any OriginClient, _ request: OriginRequest) async throws -> (OriginResponseHead, [UInt8]) {
+    private func collect(
+        _ client: any OriginClient,
+        _ request: OriginRequest
+    ) async throws -> (OriginResponseHead, [UInt8]) {
         try await client.fetch(request) { head, body in
             var bytes: [UInt8] = []
             for try await chunk in body { bytes += chunk }
@@ -42,7 +45,10 @@ import Testing
         let data = TestData.bytes(count: 300_000, seed: 1)
         origin.setResource(data, at: "/ep.mp3")
         try await withClient(kind) { client in
-            let (head, bytes) = try await collect(client, OriginRequest(url: origin.url("/ep.mp3"), range: (1000, 1999)))
+            let (head, bytes) = try await collect(
+                client,
+                OriginRequest(url: origin.url("/ep.mp3"), range: (1000, 1999))
+            )
             #expect(head.status == 206)
             #expect(head["content-range"] == "bytes 1000-1999/300000")
             #expect(head["Content-Type"] == "audio/mpeg")

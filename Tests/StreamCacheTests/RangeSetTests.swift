@@ -5,8 +5,12 @@ import Testing
 private struct OffsetModel {
     var offsets = Set<Int64>()
 
-    mutating func insert(_ range: ByteRange) { for offset in range.lowerBound..<range.upperBound { offsets.insert(offset) } }
-    mutating func remove(_ range: ByteRange) { for offset in range.lowerBound..<range.upperBound { offsets.remove(offset) } }
+    mutating func insert(_ range: ByteRange) {
+        for offset in range.lowerBound..<range.upperBound { offsets.insert(offset) }
+    }
+    mutating func remove(_ range: ByteRange) {
+        for offset in range.lowerBound..<range.upperBound { offsets.remove(offset) }
+    }
 }
 
 private struct SeededGenerator: RandomNumberGenerator {

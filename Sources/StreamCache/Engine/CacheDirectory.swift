@@ -12,7 +12,8 @@ public struct CacheDirectory: Sendable, Hashable {
 
     /// The default directory: `$STREAMCACHE_DIR`, else `$XDG_CACHE_HOME/streamcache`,
     /// else `~/.cache/streamcache`.
-    public static func `default`(environment: [String: String] = ProcessInfo.processInfo.environment) -> CacheDirectory {
+    public static func `default`(environment: [String: String] = ProcessInfo.processInfo.environment) -> CacheDirectory
+    {
         if let dir = environment["STREAMCACHE_DIR"], !dir.isEmpty { return CacheDirectory(path: dir) }
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return CacheDirectory(path: xdg + "/streamcache") }
         let home = environment["HOME"] ?? NSHomeDirectory()

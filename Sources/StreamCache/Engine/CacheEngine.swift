@@ -54,7 +54,10 @@ public actor CacheEngine {
             throw StreamCacheError(.invalidURL, "not an absolute URL: \(url.absoluteString)")
         }
         guard scheme == "http" || scheme == "https" else {
-            throw StreamCacheError(.unsupportedScheme, "unsupported URL scheme '\(scheme)' (only http and https): \(url.absoluteString)")
+            throw StreamCacheError(
+                .unsupportedScheme,
+                "unsupported URL scheme '\(scheme)' (only http and https): \(url.absoluteString)"
+            )
         }
         guard let host = url.host, !host.isEmpty else {
             throw StreamCacheError(.invalidURL, "URL has no host: \(url.absoluteString)")
@@ -70,10 +73,18 @@ public actor CacheEngine {
     ///   - headers: per-resource request headers for the origin (sent, never stored).
     /// - Returns: a stream of the bytes, in order, delivered as they become available.
     /// - Throws: ``StreamCacheError`` for an invalid URL or range, or an unusable cache.
-    public func read(_ url: URL, offset: Int64 = 0, length: Int64? = nil, headers: [HeaderField] = []) async throws -> ByteStream {
+    public func read(
+        _ url: URL,
+        offset: Int64 = 0,
+        length: Int64? = nil,
+        headers: [HeaderField] = []
+    ) async throws -> ByteStream {
         try Self.validate(url)
         guard offset >= 0, (length ?? 0) >= 0, length.map({ offset <= Int64.max - $0 }) ?? true else {
-            throw StreamCacheError(.invalidRange, "invalid range: offset \(offset), length \(length.map(String.init) ?? "to end")")
+            throw StreamCacheError(
+                .invalidRange,
+                "invalid range: offset \(offset), length \(length.map(String.init) ?? "to end")"
+            )
         }
         let key = configuration.key(url)
         leases[key, default: 0] += 1
@@ -99,8 +110,15 @@ public actor CacheEngine {
         case nil:
             let task = Task { [directory, index, origin, configuration, logger, validatedAt] in
                 try await ResourceSession.open(
-                    key: key, url: url, headers: headers, configuration: configuration, index: index,
-                    directory: directory, origin: origin, logger: logger, validatedAt: validatedAt[key]
+                    key: key,
+                    url: url,
+                    headers: headers,
+                    configuration: configuration,
+                    index: index,
+                    directory: directory,
+                    origin: origin,
+                    logger: logger,
+                    validatedAt: validatedAt[key]
                 ) { [weak self] key in
                     Task { await self?.sessionMayBeIdle(key) }
                 }

@@ -23,7 +23,10 @@ public enum OriginAnswer: Hashable, Sendable {
             guard let value = head["Content-Range"], let contentRange = ContentRange(parsing: value),
                 let range = contentRange.range
             else {
-                throw StreamCacheError(.originProtocolViolation, "origin \(host) sent 206 without a valid Content-Range")
+                throw StreamCacheError(
+                    .originProtocolViolation,
+                    "origin \(host) sent 206 without a valid Content-Range"
+                )
             }
             guard range.lowerBound == first else {
                 throw StreamCacheError(
@@ -57,7 +60,10 @@ public enum OriginAnswer: Hashable, Sendable {
             }
             throw StreamCacheError(.originStatus, "origin \(host) answered 416 Range Not Satisfiable", status: 416)
         case 300..<400:
-            throw StreamCacheError(.tooManyRedirects, "origin \(host) answered \(head.status) without a usable redirect")
+            throw StreamCacheError(
+                .tooManyRedirects,
+                "origin \(host) answered \(head.status) without a usable redirect"
+            )
         default:
             throw StreamCacheError(
                 .originStatus,

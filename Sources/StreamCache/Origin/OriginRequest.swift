@@ -35,7 +35,9 @@ public struct OriginRequest: Sendable, Hashable {
     /// All headers to send, including the ones the cache decides on.
     public var allHeaders: [HeaderField] {
         var fields = headers
-        if let range { fields.append(HeaderField("Range", "bytes=\(range.first)-\(range.last.map(String.init) ?? "")")) }
+        if let range {
+            fields.append(HeaderField("Range", "bytes=\(range.first)-\(range.last.map(String.init) ?? "")"))
+        }
         if let ifRange { fields.append(HeaderField("If-Range", ifRange)) }
         if let ifNoneMatch { fields.append(HeaderField("If-None-Match", ifNoneMatch)) }
         if let ifModifiedSince { fields.append(HeaderField("If-Modified-Since", ifModifiedSince)) }
@@ -75,7 +77,9 @@ public struct HeaderField: Hashable, Sendable {
         guard let colon = line.firstIndex(of: ":") else { return nil }
         let name = line[..<colon].trimmingCharacters(in: .whitespaces)
         let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-        let tokenCharacters = CharacterSet(charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+        let tokenCharacters = CharacterSet(
+            charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+        )
         guard !name.isEmpty, name.unicodeScalars.allSatisfy(tokenCharacters.contains),
             !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
         else { return nil }

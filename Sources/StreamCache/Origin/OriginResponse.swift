@@ -106,7 +106,9 @@ public struct ContentRange: Hashable, Sendable {
     }
 
     private static func number(_ text: Substring) -> Int64? {
-        guard !text.isEmpty, text.count <= 18, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) else { return nil }
+        guard !text.isEmpty, text.count <= 18, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) else {
+            return nil
+        }
         return Int64(text)
     }
 }

@@ -72,7 +72,9 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(
-        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        _ session: URLSession,
+        dataTask: URLSessionDataTask,
+        didReceive response: URLResponse,
         completionHandler: @escaping (URLSession.ResponseDisposition) -> Void
     ) {
         transfer(dataTask)?.received(response)
@@ -88,8 +90,11 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
     }
 
     func urlSession(
-        _ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse,
-        newRequest request: URLRequest, completionHandler: @escaping (URLRequest?) -> Void
+        _ session: URLSession,
+        task: URLSessionTask,
+        willPerformHTTPRedirection response: HTTPURLResponse,
+        newRequest request: URLRequest,
+        completionHandler: @escaping (URLRequest?) -> Void
     ) {
         completionHandler(transfer(task)?.allowRedirect() == true ? request : nil)
     }
@@ -160,7 +165,11 @@ private final class Transfer: @unchecked Sendable {
     }
 
     func completed(_ error: Error?) {
-        let (head, chunk, response) = lock.withLock { () -> (CheckedContinuation<OriginResponseHead, Error>?, CheckedContinuation<[UInt8]?, Error>?, OriginResponseHead?) in
+        let (head, chunk, response) = lock.withLock {
+            () -> (
+                CheckedContinuation<OriginResponseHead, Error>?, CheckedContinuation<[UInt8]?, Error>?,
+                OriginResponseHead?
+            ) in
             finished = true
             failure = error.map(translate)
             defer {
@@ -173,7 +182,10 @@ private final class Transfer: @unchecked Sendable {
             if let response {
                 head.resume(returning: response)
             } else {
-                head.resume(throwing: failure ?? StreamCacheError(.originUnreachable, "origin \(url.host ?? "") sent no response"))
+                head.resume(
+                    throwing: failure
+                        ?? StreamCacheError(.originUnreachable, "origin \(url.host ?? "") sent no response")
+                )
             }
         }
         if let chunk {
@@ -187,7 +199,10 @@ private final class Transfer: @unchecked Sendable {
                 if let response {
                     continuation.resume(returning: response)
                 } else if finished {
-                    continuation.resume(throwing: failure ?? StreamCacheError(.originUnreachable, "origin \(url.host ?? "") sent no response"))
+                    continuation.resume(
+                        throwing: failure
+                            ?? StreamCacheError(.originUnreachable, "origin \(url.host ?? "") sent no response")
+                    )
                 } else {
                     headWaiter = continuation
                 }
@@ -207,7 +222,11 @@ private final class Transfer: @unchecked Sendable {
                     }
                     continuation.resume(returning: [UInt8](data))
                 } else if finished {
-                    if let failure { continuation.resume(throwing: failure) } else { continuation.resume(returning: nil) }
+                    if let failure {
+                        continuation.resume(throwing: failure)
+                    } else {
+                        continuation.resume(returning: nil)
+                    }
                 } else {
                     chunkWaiter = continuation
                 }

@@ -42,7 +42,10 @@ public struct RangeSet: Hashable, Sendable, CustomStringConvertible {
         var last = first
         var merged = range
         while last < ranges.count && ranges[last].lowerBound <= range.upperBound {
-            merged = ByteRange(min(merged.lowerBound, ranges[last].lowerBound), max(merged.upperBound, ranges[last].upperBound))
+            merged = ByteRange(
+                min(merged.lowerBound, ranges[last].lowerBound),
+                max(merged.upperBound, ranges[last].upperBound)
+            )
             last += 1
         }
         ranges.replaceSubrange(first..<last, with: [merged])
@@ -58,8 +61,12 @@ public struct RangeSet: Hashable, Sendable, CustomStringConvertible {
                 result.append(existing)
                 continue
             }
-            if existing.lowerBound < range.lowerBound { result.append(ByteRange(existing.lowerBound, range.lowerBound)) }
-            if existing.upperBound > range.upperBound { result.append(ByteRange(range.upperBound, existing.upperBound)) }
+            if existing.lowerBound < range.lowerBound {
+                result.append(ByteRange(existing.lowerBound, range.lowerBound))
+            }
+            if existing.upperBound > range.upperBound {
+                result.append(ByteRange(range.upperBound, existing.upperBound))
+            }
         }
         ranges = result
     }

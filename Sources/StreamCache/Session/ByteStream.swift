@@ -54,7 +54,9 @@ public struct ByteStream: AsyncSequence, Sendable {
                 let span: Span
                 do {
                     span = try await session.nextSpan(reader: reader.id, at: position)
-                } catch let error as StreamCacheError where error.isTransient && failures + 1 < configuration.maxAttempts {
+                } catch let error as StreamCacheError
+                    where error.isTransient && failures + 1 < configuration.maxAttempts
+                {
                     failures += 1
                     try await Task.sleep(for: .milliseconds(200 << failures))
                     continue

@@ -33,7 +33,12 @@ extension ResourceSession {
             guard let target = try await self.accept(answer, fetchID: id, sentIfRange: request.ifRange != nil) else {
                 return
             }
-            let writer = DurableWriter(file: target.file, recordID: target.recordID, index: index, configuration: configuration)
+            let writer = DurableWriter(
+                file: target.file,
+                recordID: target.recordID,
+                index: index,
+                configuration: configuration
+            )
             do {
                 var offset = first
                 var toSkip = target.skip
@@ -129,7 +134,11 @@ extension ResourceSession {
     private func target(for id: Int, skip: Int64, expectedEnd: Int64?, endIsLength: Bool) throws -> FetchTarget {
         guard let fetch = fetches[id], fetch.generation == generation else { throw CancellationError() }
         return FetchTarget(
-            file: file, recordID: record.id, skip: skip, expectedEnd: expectedEnd, limit: limit(of: fetch),
+            file: file,
+            recordID: record.id,
+            skip: skip,
+            expectedEnd: expectedEnd,
+            limit: limit(of: fetch),
             endIsLength: endIsLength
         )
     }

@@ -40,8 +40,13 @@ extension ResourceSession {
                     await markValidated()
                 }
             }
-        } catch let error as StreamCacheError where error.kind != .resourceChanged && error.kind != .storage && error.kind != .index {
-            logger.warning("cannot revalidate; serving cached bytes", metadata: ["key": "\(key)", "error": "\(error.message)"])
+        } catch let error as StreamCacheError
+            where error.kind != .resourceChanged && error.kind != .storage && error.kind != .index
+        {
+            logger.warning(
+                "cannot revalidate; serving cached bytes",
+                metadata: ["key": "\(key)", "error": "\(error.message)"]
+            )
             await markValidated()
         }
     }

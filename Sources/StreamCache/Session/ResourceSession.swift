@@ -34,13 +34,24 @@ actor ResourceSession {
     var validatedAt: ContinuousClock.Instant?
     var validation: Task<Void, Error>?
     var reset: Task<Void, Error>?
+    /// When the index was last read for ranges other processes recorded.
+    private var lastRefresh = ContinuousClock.now
     /// Called when the session has neither readers nor fetches.
     private let onIdle: @Sendable (String) -> Void
 
     private init(
-        key: String, url: URL, headers: [HeaderField], configuration: CacheConfiguration, index: CacheIndex,
-        directory: CacheDirectory, origin: any OriginClient, logger: Logger, record: ResourceRecord,
-        file: CacheFile, available: RangeSet, validatedAt: ContinuousClock.Instant?,
+        key: String,
+        url: URL,
+        headers: [HeaderField],
+        configuration: CacheConfiguration,
+        index: CacheIndex,
+        directory: CacheDirectory,
+        origin: any OriginClient,
+        logger: Logger,
+        record: ResourceRecord,
+        file: CacheFile,
+        available: RangeSet,
+        validatedAt: ContinuousClock.Instant?,
         onIdle: @escaping @Sendable (String) -> Void
     ) {
         self.key = key
@@ -61,9 +72,16 @@ actor ResourceSession {
     /// Opens the session for `key`: finds or creates the index row, opens and locks its data file,
     /// and drops any recorded range the file does not actually hold.
     static func open(
-        key: String, url: URL, headers: [HeaderField], configuration: CacheConfiguration, index: CacheIndex,
-        directory: CacheDirectory, origin: any OriginClient, logger: Logger,
-        validatedAt: ContinuousClock.Instant?, onIdle: @escaping @Sendable (String) -> Void
+        key: String,
+        url: URL,
+        headers: [HeaderField],
+        configuration: CacheConfiguration,
+        index: CacheIndex,
+        directory: CacheDirectory,
+        origin: any OriginClient,
+        logger: Logger,
+        validatedAt: ContinuousClock.Instant?,
+        onIdle: @escaping @Sendable (String) -> Void
     ) async throws -> ResourceSession {
         while true {
             let created = try await index.resource(forKey: key, creatingWithURL: url.absoluteString)
@@ -79,9 +97,19 @@ actor ResourceSession {
             if present != recorded { try await index.setRanges(present, of: record.id) }
             try await index.touch(id: record.id)
             return ResourceSession(
-                key: key, url: url, headers: headers, configuration: configuration, index: index,
-                directory: directory, origin: origin, logger: logger, record: record, file: file,
-                available: present, validatedAt: record.info.length == nil ? nil : validatedAt, onIdle: onIdle
+                key: key,
+                url: url,
+                headers: headers,
+                configuration: configuration,
+                index: index,
+                directory: directory,
+                origin: origin,
+                logger: logger,
+                record: record,
+                file: file,
+                available: present,
+                validatedAt: record.info.length == nil ? nil : validatedAt,
+                onIdle: onIdle
             )
         }
     }
@@ -137,10 +165,24 @@ actor ResourceSession {
                 readers[id] = reader
                 return .bytes(ByteRange(position, min(present.upperBound, end)), file)
             }
+            if joinableFetch(at: position) == nil, lastRefresh.duration(to: .now) > .seconds(1) {
+                // Another process sharing the directory may have fetched these bytes meanwhile.
+                try await refreshFromIndex()
+                continue
+            }
             let fetchID = joinableFetch(at: position) ?? startFetch(at: position, readerEnd: reader.end)
             readers[id]?.waitingOn = fetchID
             await wait(reader: id)
         }
+    }
+
+    /// Adds the ranges other processes recorded for this version since the session opened.
+    private func refreshFromIndex() async throws {
+        lastRefresh = .now
+        let id = record.id
+        let recorded = try await index.ranges(of: id)
+        guard record.id == id else { return }
+        for range in recorded.ranges { available.insert(range) }
     }
 
     private var needsValidation: Bool {
@@ -192,7 +234,9 @@ actor ResourceSession {
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         guard seconds > 0.05 else { return configuration.joinDistance }
         let rate = Double(fetch.frontier - fetch.start) / seconds
-        let wait = Double(configuration.joinWait.components.seconds) + Double(configuration.joinWait.components.attoseconds) / 1e18
+        let wait =
+            Double(configuration.joinWait.components.seconds) + Double(configuration.joinWait.components.attoseconds)
+            / 1e18
         return max(configuration.joinDistance, Int64(rate * wait))
     }
 
@@ -228,7 +272,10 @@ actor ResourceSession {
         let probe = Fetch(id: id, generation: generation, start: position, frontier: position, requestedEnd: readerEnd)
         let end = limit(of: probe)
         var fetch = Fetch(
-            id: id, generation: generation, start: position, frontier: position,
+            id: id,
+            generation: generation,
+            start: position,
+            frontier: position,
             requestedEnd: end == Int64.max ? nil : end
         )
         let request = OriginRequest(
@@ -239,7 +286,10 @@ actor ResourceSession {
         )
         fetch.task = Task { await self.run(fetchID: id, request: request) }
         fetches[id] = fetch
-        logger.debug("fetch started", metadata: ["key": "\(key)", "range": "\(position)-\(fetch.requestedEnd.map { String($0 - 1) } ?? "")"])
+        logger.debug(
+            "fetch started",
+            metadata: ["key": "\(key)", "range": "\(position)-\(fetch.requestedEnd.map { String($0 - 1) } ?? "")"]
+        )
         return id
     }
 
@@ -262,7 +312,8 @@ actor ResourceSession {
     func fetchEnded(_ id: Int, error: Error?) {
         guard fetches.removeValue(forKey: id) != nil else { return }
         if let error, !(error is CancellationError) {
-            let failure = error as? StreamCacheError
+            let failure =
+                error as? StreamCacheError
                 ?? StreamCacheError(.originUnreachable, "origin fetch failed: \(error)")
             logger.debug("fetch failed", metadata: ["key": "\(key)", "error": "\(failure.message)"])
             for (readerID, reader) in readers where reader.waitingOn == id {
@@ -293,11 +344,19 @@ actor ResourceSession {
         }
         if let survivor { fetches[survivor]?.generation = generation }
         for (readerID, reader) in readers where reader.hasDelivered {
-            readers[readerID]?.error = StreamCacheError(.resourceChanged, "\(url.absoluteString) changed at the origin during the read")
+            readers[readerID]?.error = StreamCacheError(
+                .resourceChanged,
+                "\(url.absoluteString) changed at the origin during the read"
+            )
         }
         let oldRecord = record
         let task = Task {
-            let newRecord = try await index.replaceVersion(of: oldRecord.id, key: key, url: url.absoluteString, info: newInfo)
+            let newRecord = try await index.replaceVersion(
+                of: oldRecord.id,
+                key: key,
+                url: url.absoluteString,
+                info: newInfo
+            )
             let newFile = try await CacheFile.openLocked(path: directory.dataPath(id: newRecord.id))
             unlink(directory.dataPath(id: oldRecord.id))
             self.install(record: newRecord, file: newFile)

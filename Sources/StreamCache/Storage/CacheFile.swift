@@ -51,7 +51,9 @@ public final class CacheFile: Sendable {
     /// The size of the file in bytes (the end of the highest byte ever written).
     public func size() throws -> Int64 {
         var info = stat()
-        guard fstat(descriptor, &info) == 0 else { throw StreamCacheError.storage("cannot stat", path: path, errno: errno) }
+        guard fstat(descriptor, &info) == 0 else {
+            throw StreamCacheError.storage("cannot stat", path: path, errno: errno)
+        }
         return Int64(info.st_size)
     }
 

@@ -133,9 +133,15 @@ public final class CacheIndex: Sendable {
     /// the same key, in one transaction. The old row and its ranges are gone afterwards.
     ///
     /// - Returns: the new record; its id is new, so writers of the old version can record nothing in it.
-    public func replaceVersion(of oldID: Int64, key: String, url: String, info: ContentInfo) async throws -> ResourceRecord {
+    public func replaceVersion(
+        of oldID: Int64,
+        key: String,
+        url: String,
+        info: ContentInfo
+    ) async throws -> ResourceRecord {
         try await write { db in
-            let pinned = try Bool.fetchOne(db, sql: "SELECT pinned FROM resource WHERE key = ?", arguments: [key]) ?? false
+            let pinned =
+                try Bool.fetchOne(db, sql: "SELECT pinned FROM resource WHERE key = ?", arguments: [key]) ?? false
             try db.execute(sql: "DELETE FROM resource WHERE id = ? OR key = ?", arguments: [oldID, key])
             let now = Date().timeIntervalSince1970
             try db.execute(
@@ -242,11 +248,13 @@ public final class CacheIndex: Sendable {
             sql: "SELECT start, \"end\" FROM cachedRange WHERE resourceId = ? ORDER BY start",
             arguments: [id]
         )
-        return RangeSet(rows.compactMap { row -> ByteRange? in
-            let start: Int64 = row["start"]
-            let end: Int64 = row["end"]
-            return start < end ? ByteRange(start, end) : nil
-        })
+        return RangeSet(
+            rows.compactMap { row -> ByteRange? in
+                let start: Int64 = row["start"]
+                let end: Int64 = row["end"]
+                return start < end ? ByteRange(start, end) : nil
+            }
+        )
     }
 
     private static func fetchResource(_ db: Database, key: String) throws -> ResourceRecord? {
