@@ -77,22 +77,20 @@ public final class CacheFile: Sendable {
 
     /// Reads `count` bytes at `offset`; fewer only at the end of the file.
     public func read(at offset: Int64, count: Int) throws -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        let got = try buffer.withUnsafeMutableBytes { raw -> Int in
+        try [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
             var done = 0
             while done < count {
                 let result = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
                 if result < 0 {
                     if errno == EINTR { continue }
+                    initialized = done
                     throw StreamCacheError.storage("cannot read", path: path, errno: errno)
                 }
                 if result == 0 { break }
                 done += result
             }
-            return done
+            initialized = done
         }
-        if got < count { buffer.removeLast(count - got) }
-        return buffer
     }
 
     /// Makes every byte written so far durable (`fdatasync`).
