@@ -60,44 +60,10 @@ extension StreamCacheCommand {
             } catch {
                 Terminal.fail("cannot listen on \(host):\(port): \(error)")
             }
+            TerminationSignal.install()
             FileHandle.standardOutput.write(Data("listening on http://\(host):\(origin.port)\n".utf8))
-            await SignalWaiter.waitForTermination()
+            await TerminationSignal.wait()
             await origin.shutdown()
-        }
-    }
-}
-
-/// Waiting for SIGINT or SIGTERM.
-enum SignalWaiter {
-    static func waitForTermination() async {
-        signal(SIGINT, SIG_IGN)
-        signal(SIGTERM, SIG_IGN)
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumed = OnceFlag()
-            var sources: [DispatchSourceSignal] = []
-            for number in [SIGINT, SIGTERM] {
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler {
-                    if resumed.set() { continuation.resume() }
-                }
-                source.resume()
-                sources.append(source)
-            }
-            SignalWaiter.keep(sources)
-        }
-    }
-
-    nonisolated(unsafe) private static var kept: [DispatchSourceSignal] = []
-    private static func keep(_ sources: [DispatchSourceSignal]) { kept = sources }
-}
-
-/// A one-way switch.
-final class OnceFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var isSet = false
-    func set() -> Bool {
-        lock.withLock {
-            defer { isSet = true }; return !isSet
         }
     }
 }

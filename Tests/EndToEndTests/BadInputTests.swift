@@ -3,14 +3,14 @@ import StreamCacheTesting
 import Testing
 
 /// Bad input gets one clear line on stderr, a non-zero exit, and no output file.
-@Suite struct BadInputTests {
+@Suite(.timeLimit(.minutes(5))) struct BadInputTests {
     private func expectCleanFailure(
         _ arguments: [String],
         cacheDir: String,
         mentions: String,
         output: String? = nil
-    ) throws {
-        let result = try CLI.run(arguments, cacheDir: cacheDir)
+    ) async throws {
+        let result = try await CLI.run(arguments, cacheDir: cacheDir)
         #expect(result.status != 0, "\(arguments) succeeded")
         let lines = result.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(arguments): \(result.stderr)")
@@ -19,63 +19,67 @@ import Testing
         if let output { #expect(!FileManager.default.fileExists(atPath: output)) }
     }
 
-    @Test func rejectsWhatItCannotFetch() throws {
+    @Test func rejectsWhatItCannotFetch() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
         try workspace.write(TestData.bytes(count: 1000, seed: 50), as: "a.mp3")
-        let origin = try OriginProcess(directory: workspace.originDirectory)
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
         let output = workspace.output("x")
         let cache = workspace.cacheDirectory
-        try expectCleanFailure(
+        try await expectCleanFailure(
             ["get", "file:///etc/passwd", "-o", output],
             cacheDir: cache,
             mentions: "scheme",
             output: output
         )
-        try expectCleanFailure(["get", "ftp://example.com/a.mp3"], cacheDir: cache, mentions: "scheme")
-        try expectCleanFailure(["get", "not a url"], cacheDir: cache, mentions: "url")
+        try await expectCleanFailure(["get", "ftp://example.com/a.mp3"], cacheDir: cache, mentions: "scheme")
+        try await expectCleanFailure(["get", "not a url"], cacheDir: cache, mentions: "url")
         for range in ["5-1", "abc", "-5", "1-2-3", "99999999999999999999-"] {
-            try expectCleanFailure(
+            try await expectCleanFailure(
                 ["get", origin.url("a.mp3"), "--range", range, "-o", output],
                 cacheDir: cache,
                 mentions: "range",
                 output: output
             )
         }
-        try expectCleanFailure(
+        try await expectCleanFailure(
             ["get", origin.url("a.mp3"), "--range", "5000-6000", "-o", output],
             cacheDir: cache,
             mentions: "past the end",
             output: output
         )
-        try expectCleanFailure(
+        try await expectCleanFailure(
             ["get", origin.url("missing.mp3"), "-o", output],
             cacheDir: cache,
             mentions: "404",
             output: output
         )
-        try expectCleanFailure(
+        try await expectCleanFailure(
             ["get", origin.url("a.mp3"), "--header", "Bad\r\nInjected: yes"],
             cacheDir: cache,
             mentions: "header"
         )
 
         // An origin that is not there: a closed port.
-        let closed = try OriginProcess(directory: workspace.originDirectory)
+        let closed = try await OriginProcess(directory: workspace.originDirectory)
         let closedURL = closed.url("a.mp3")
-        closed.process.terminate()
-        closed.process.waitUntilExit()
-        try expectCleanFailure(["get", closedURL, "-o", output], cacheDir: cache, mentions: "connect", output: output)
+        try await closed.stop()
+        try await expectCleanFailure(
+            ["get", closedURL, "-o", output],
+            cacheDir: cache,
+            mentions: "connect",
+            output: output
+        )
     }
 
-    @Test func reportsAnUnusableCacheDirectory() throws {
+    @Test func reportsAnUnusableCacheDirectory() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
         try workspace.write(TestData.bytes(count: 1000, seed: 51), as: "a.mp3")
-        let origin = try OriginProcess(directory: workspace.originDirectory)
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
         let blocker = workspace.outputDirectory + "/file-not-dir"
         FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
-        try expectCleanFailure(
+        try await expectCleanFailure(
             ["get", origin.url("a.mp3"), "--cache-dir", blocker + "/cache"],
             cacheDir: workspace.cacheDirectory,
             mentions: "cache directory"
@@ -84,7 +88,7 @@ import Testing
             let readOnly = workspace.outputDirectory + "/ro"
             try FileManager.default.createDirectory(atPath: readOnly, withIntermediateDirectories: true)
             chmod(readOnly, 0o555)
-            try expectCleanFailure(
+            try await expectCleanFailure(
                 ["get", origin.url("a.mp3"), "--cache-dir", readOnly + "/cache"],
                 cacheDir: workspace.cacheDirectory,
                 mentions: "cache directory"
@@ -92,25 +96,28 @@ import Testing
         }
     }
 
-    @Test func lsShowsCachedRangesAsABar() throws {
+    @Test func lsShowsCachedRangesAsABar() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
         try workspace.write(TestData.bytes(count: 1_000_000, seed: 52), as: "a.mp3")
-        let origin = try OriginProcess(directory: workspace.originDirectory)
-        _ = try CLI.run(["get", origin.url("a.mp3"), "--range", "0-249999"], cacheDir: workspace.cacheDirectory)
-        _ = try CLI.run(["get", origin.url("a.mp3"), "--range", "750000-999999"], cacheDir: workspace.cacheDirectory)
-        let text = try CLI.run(["ls"], cacheDir: workspace.cacheDirectory).output
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        _ = try await CLI.run(["get", origin.url("a.mp3"), "--range", "0-249999"], cacheDir: workspace.cacheDirectory)
+        _ = try await CLI.run(
+            ["get", origin.url("a.mp3"), "--range", "750000-999999"],
+            cacheDir: workspace.cacheDirectory
+        )
+        let text = try await CLI.run(["ls"], cacheDir: workspace.cacheDirectory).output
         #expect(text.contains("[##########....................##########]"), "\(text)")
         let json =
             try JSONSerialization.jsonObject(
-                with: try CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).stdout
+                with: try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).stdout
             ) as? [[String: Any]]
         let ranges = json?.first?["ranges"] as? [[String: Int]]
         #expect(ranges == [["offset": 0, "length": 250_000], ["offset": 750_000, "length": 250_000]])
         #expect(json?.first?["cachedBytes"] as? Int == 500_000)
-        #expect(try CLI.run(["rm", origin.url("a.mp3")], cacheDir: workspace.cacheDirectory).status == 0)
+        #expect(try await CLI.run(["rm", origin.url("a.mp3")], cacheDir: workspace.cacheDirectory).status == 0)
         #expect(
-            try CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).output.trimmingCharacters(
+            try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).output.trimmingCharacters(
                 in: .whitespacesAndNewlines
             ) == "[\n\n]"
         )

@@ -3,29 +3,29 @@ import StreamCacheTesting
 import Testing
 
 /// `streamcache get` and friends, run as separate processes against a separate origin process.
-@Suite(.serialized) struct GetCommandTests {
-    @Test func separateProcessesFetchEachByteOnce() throws {
+@Suite(.serialized, .timeLimit(.minutes(5))) struct GetCommandTests {
+    @Test func separateProcessesFetchEachByteOnce() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
         let data = TestData.bytes(count: 6_000_000, seed: 30)
         try workspace.write(data, as: "ep.mp3")
-        let origin = try OriginProcess(directory: workspace.originDirectory)
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
         let ranges = [
             (2_000_000, 2_999_999), (0, 99), (2_500_000, 4_499_999), (5_999_000, 5_999_999), (50, 2_100_000),
             (1_000, 5_999_500),
         ]
         for (index, (first, last)) in ranges.enumerated() {
             let output = workspace.output("part\(index)")
-            let result = try CLI.run(
+            let result = try await CLI.run(
                 ["get", origin.url("ep.mp3"), "--range", "\(first)-\(last)", "-o", output],
                 cacheDir: workspace.cacheDirectory
             )
             #expect(result.status == 0, "\(result.stderr)")
             #expect(workspace.read(output) == Array(data[first...last]))
         }
-        let whole = try CLI.run(["get", origin.url("ep.mp3")], cacheDir: workspace.cacheDirectory)
+        let whole = try await CLI.run(["get", origin.url("ep.mp3")], cacheDir: workspace.cacheDirectory)
         #expect([UInt8](whole.stdout) == data)
-        let stats = try origin.stats()
+        let stats = try await origin.stats()
         #expect(stats.duplicateBytes == 0)
         #expect(stats.bodyBytes == Int64(data.count))
     }
@@ -35,7 +35,7 @@ import Testing
         defer { workspace.remove() }
         let data = TestData.bytes(count: 24 << 20, seed: 31)
         try workspace.write(data, as: "video.mp4")
-        let origin = try OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "24M"])
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "24M"])
         var random = SystemRandomNumberGenerator()
         var starts: [Int] = []
         for round in 0..<12 {
@@ -47,12 +47,12 @@ import Testing
             )
             try await Task.sleep(for: .milliseconds(Int.random(in: 30...700, using: &random)))
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try await onOwnThread { process.waitUntilExit() }
         }
-        let list = try CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        let list = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
         #expect(list.status == 0)
         #expect((try? JSONSerialization.jsonObject(with: list.stdout)) != nil)
-        let result = try CLI.run(
+        let result = try await CLI.run(
             ["get", origin.url("video.mp4"), "-o", workspace.output("all")],
             cacheDir: workspace.cacheDirectory
         )
@@ -61,27 +61,29 @@ import Testing
         // A killed run leaves no output file under its name; one that finished before the kill
         // left the complete, correct range.
         for (round, first) in starts.enumerated() {
-            if let bytes = workspace.read(workspace.output("killed\(round)")) { #expect(bytes == Array(data[first...])) }
+            if let bytes = workspace.read(workspace.output("killed\(round)")) {
+                #expect(bytes == Array(data[first...]))
+            }
         }
     }
 
     @Test(arguments: [false, true])
-    func aReplacedFileIsServedNew(sameLength: Bool) throws {
+    func aReplacedFileIsServedNew(sameLength: Bool) async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
         let old = TestData.bytes(count: 2_000_000, seed: 32)
         let new = TestData.bytes(count: sameLength ? 2_000_000 : 2_500_000, seed: 33)
         try workspace.write(old, as: "ep.mp3")
-        let origin = try OriginProcess(directory: workspace.originDirectory)
-        let first = try CLI.run(["get", origin.url("ep.mp3")], cacheDir: workspace.cacheDirectory)
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let first = try await CLI.run(["get", origin.url("ep.mp3")], cacheDir: workspace.cacheDirectory)
         #expect([UInt8](first.stdout) == old)
         try workspace.write(new, as: "ep.mp3")
-        let partial = try CLI.run(
+        let partial = try await CLI.run(
             ["get", origin.url("ep.mp3"), "--range", "100-999999"],
             cacheDir: workspace.cacheDirectory
         )
         #expect([UInt8](partial.stdout) == Array(new[100...999_999]))
-        let whole = try CLI.run(["get", origin.url("ep.mp3")], cacheDir: workspace.cacheDirectory)
+        let whole = try await CLI.run(["get", origin.url("ep.mp3")], cacheDir: workspace.cacheDirectory)
         #expect([UInt8](whole.stdout) == new)
     }
 
@@ -89,14 +91,14 @@ import Testing
         "ignore-range", "wrong-range-start", "short-body", "reset-after=300000", "status=500", "changing-etag",
         "no-validators",
     ])
-    func misbehavingOriginsGiveRightBytesOrACleanFailure(fault: String) throws {
+    func misbehavingOriginsGiveRightBytesOrACleanFailure(fault: String) async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
         let data = TestData.bytes(count: 1_500_000, seed: 34)
         try workspace.write(data, as: "ep.mp3")
-        let origin = try OriginProcess(directory: workspace.originDirectory, arguments: ["--fault", fault])
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--fault", fault])
         let output = workspace.output("ep.mp3")
-        let result = try CLI.run(
+        let result = try await CLI.run(
             ["get", origin.url("ep.mp3"), "--range", "1000-1200999", "-o", output],
             cacheDir: workspace.cacheDirectory
         )
@@ -108,9 +110,9 @@ import Testing
             #expect(!FileManager.default.fileExists(atPath: output), "a failed get left an output file")
         }
         // Whatever got cached is right: a healthy origin on the same files completes it.
-        let healthy = try OriginProcess(directory: workspace.originDirectory)
+        let healthy = try await OriginProcess(directory: workspace.originDirectory)
         _ = healthy
-        let check = try CLI.run(
+        let check = try await CLI.run(
             ["get", origin.url("ep.mp3").replacingOccurrences(of: "\(origin.port)", with: "\(healthy.port)")],
             cacheDir: workspace.cacheDirectory
         )
@@ -126,7 +128,7 @@ import Testing
             }
         )
         for (name, bytes) in files { try workspace.write(bytes, as: name) }
-        let origin = try OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "50M"])
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "50M"])
         let base = origin.url("")
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<6 {
@@ -137,7 +139,7 @@ import Testing
                         switch (worker + step) % 4 {
                         case 0:
                             let first = (worker * 310_000 + step * 170_000) % 2_000_000
-                            let result = try CLI.run(
+                            let result = try await CLI.run(
                                 ["get", base + name, "--range", "\(first)-\(first + 700_000)"],
                                 cacheDir: workspace.cacheDirectory
                             )
@@ -146,15 +148,15 @@ import Testing
                             }
                         case 1:
                             let output = workspace.output("export-\(worker)-\(step)")
-                            let result = try CLI.run(
+                            let result = try await CLI.run(
                                 ["export", base + name, output],
                                 cacheDir: workspace.cacheDirectory
                             )
                             if result.status == 0 { #expect(workspace.read(output) == expected) }
                         case 2:
-                            _ = try CLI.run(["rm", base + name], cacheDir: workspace.cacheDirectory)
+                            _ = try await CLI.run(["rm", base + name], cacheDir: workspace.cacheDirectory)
                         default:
-                            let list = try CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+                            let list = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
                             #expect(list.status == 0, "\(list.stderr)")
                             #expect((try? JSONSerialization.jsonObject(with: list.stdout)) != nil)
                         }
@@ -164,11 +166,11 @@ import Testing
             try await group.waitForAll()
         }
         for (name, expected) in files {
-            let result = try CLI.run(["get", origin.url(name)], cacheDir: workspace.cacheDirectory)
+            let result = try await CLI.run(["get", origin.url(name)], cacheDir: workspace.cacheDirectory)
             #expect(result.status == 0, "\(result.stderr)")
             #expect([UInt8](result.stdout) == expected)
         }
-        let check = try CLI.run(["ls"], cacheDir: workspace.cacheDirectory)
+        let check = try await CLI.run(["ls"], cacheDir: workspace.cacheDirectory)
         #expect(check.status == 0)
     }
 }

@@ -2,6 +2,14 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
+/// Runs `body` on a thread of its own, so that blocking on a child process never holds one of the
+/// few threads Swift concurrency runs every test on.
+func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
+}
+
 /// The built `streamcache` binary, run as a user or a script would.
 enum CLI {
     /// `$STREAMCACHE_BINARY`, else `streamcache` beside the test bundle in the build folder.
@@ -16,7 +24,7 @@ enum CLI {
         return ".build/debug/streamcache"
     }
 
-    struct Result {
+    struct Result: Sendable {
         let status: Int32
         let stdout: Data
         let stderr: String
@@ -24,11 +32,7 @@ enum CLI {
     }
 
     /// Starts `streamcache ARGS` with the cache in `cacheDir`.
-    static func start(
-        _ arguments: [String],
-        cacheDir: String?,
-        stdout: FileHandle? = nil
-    ) throws -> (Process, Pipe, Pipe) {
+    static func start(_ arguments: [String], cacheDir: String?) throws -> (Process, Pipe, Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
@@ -43,41 +47,64 @@ enum CLI {
         return (process, out, err)
     }
 
-    /// Runs `streamcache ARGS` to completion.
-    static func run(_ arguments: [String], cacheDir: String?) throws -> Result {
+    /// Runs `streamcache ARGS` to completion; a run that outlasts `timeout` is killed (and then
+    /// has a non-zero status and says so on stderr).
+    static func run(_ arguments: [String], cacheDir: String?, timeout: Duration = .seconds(120)) async throws -> Result
+    {
         let (process, out, err) = try start(arguments, cacheDir: cacheDir)
-        let stdoutData = out.fileHandleForReading.readDataToEndOfFile()
-        let stderrData = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Result(
-            status: process.terminationStatus,
-            stdout: stdoutData,
-            stderr: String(decoding: stderrData, as: UTF8.self)
-        )
+        let timedOut = Locked(false)
+        let killer = DispatchWorkItem {
+            guard process.isRunning else { return }
+            timedOut.value = true
+            kill(process.processIdentifier, SIGKILL)
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: killer)
+        defer { killer.cancel() }
+        async let stderrData = onOwnThread { err.fileHandleForReading.readDataToEndOfFile() }
+        let stdoutData = try await onOwnThread { out.fileHandleForReading.readDataToEndOfFile() }
+        var stderr = String(decoding: try await stderrData, as: UTF8.self)
+        try await onOwnThread { process.waitUntilExit() }
+        if timedOut.value { stderr += "(killed after \(timeout))\n" }
+        return Result(status: process.terminationStatus, stdout: stdoutData, stderr: stderr)
     }
 }
 
-/// `streamcache origin DIR` in its own process.
-final class OriginProcess {
+/// A value shared between threads behind a lock.
+final class Locked<Value: Sendable>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+
+    init(_ value: Value) { stored = value }
+
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}
+
+/// `streamcache origin DIR` in its own process, killed when the value goes away.
+final class OriginProcess: Sendable {
     let process: Process
     let port: Int
     let directory: String
 
-    init(directory: String, arguments: [String] = []) throws {
+    init(directory: String, arguments: [String] = []) async throws {
         self.directory = directory
         let (process, out, _) = try CLI.start(["origin", directory] + arguments, cacheDir: nil)
         self.process = process
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let byte = out.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty { break }
-            line += byte
+        let text = try await onOwnThread {
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let byte = out.fileHandleForReading.readData(ofLength: 1)
+                if byte.isEmpty { break }
+                line += byte
+            }
+            return String(decoding: line, as: UTF8.self)
         }
-        let text = String(decoding: line, as: UTF8.self)
         guard text.hasPrefix("listening on http://127.0.0.1:"),
             let port = Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
         else {
-            process.terminate()
+            kill(process.processIdentifier, SIGKILL)
             throw POSIXError(.EIO)
         }
         self.port = port
@@ -85,20 +112,32 @@ final class OriginProcess {
 
     func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
 
+    /// Asks the origin to stop (SIGTERM) and waits until it has; kills it if it takes over 10 s.
+    func stop() async throws {
+        process.terminate()
+        let process = process
+        let exited = try await onOwnThread {
+            for _ in 0..<1000 where process.isRunning { usleep(10_000) }
+            return !process.isRunning
+        }
+        if !exited { kill(process.processIdentifier, SIGKILL) }
+        #expect(exited, "the origin did not stop on SIGTERM")
+    }
+
     struct Stats: Decodable {
         let bodyBytes: Int64
         let duplicateBytes: Int64
     }
 
     /// What the origin has sent, from its `/_origin/stats` endpoint.
-    func stats() throws -> Stats {
-        let data = try Data(contentsOf: URL(string: url("_origin/stats"))!)
+    func stats() async throws -> Stats {
+        let url = URL(string: url("_origin/stats"))!
+        let data = try await onOwnThread { try Data(contentsOf: url) }
         return try JSONDecoder().decode(Stats.self, from: data)
     }
 
     deinit {
-        process.terminate()
-        process.waitUntilExit()
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 }
 

@@ -4,7 +4,7 @@ import StreamCacheHTTP
 import StreamCacheTesting
 import Testing
 
-@Suite struct CacheEngineTests {
+@Suite(.timeLimit(.minutes(3))) struct CacheEngineTests {
     @Test func overlappingReadsFetchEachByteOnceAcrossRestarts() async throws {
         let fixture = try await EngineFixture.make()
         let data = TestData.bytes(count: 3_000_000, seed: 10)
@@ -88,6 +88,17 @@ import Testing
         fixture.origin.setResource(data, at: "/shared.mp3")
         let url = fixture.origin.url("/shared.mp3")
         let engine = try fixture.engine()
+        // Both readers are in before one leaves: the stayer has its first bytes when the quitter starts.
+        let (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
+        let stayer = Task {
+            var bytes: [UInt8] = []
+            for try await chunk in try await engine.read(url) {
+                if bytes.isEmpty { startedContinuation.yield() }
+                bytes += chunk
+            }
+            return bytes
+        }
+        for await _ in started { break }
         let quitter = Task {
             var count = 0
             for try await chunk in try await engine.read(url) {
@@ -95,7 +106,6 @@ import Testing
                 if count > 512 << 10 { break }
             }
         }
-        let stayer = Task { try await readAll(engine, url) }
         try await quitter.value
         #expect(try await stayer.value == data)
         await engine.shutdown()

@@ -5,7 +5,7 @@ import StreamCacheTesting
 import Testing
 
 /// The contract every ``OriginClient`` keeps, run against both implementations.
-@Suite struct OriginClientContractTests {
+@Suite(.timeLimit(.minutes(2))) struct OriginClientContractTests {
     enum Kind: String, CaseIterable, CustomTestStringConvertible {
         case asyncHTTPClient, urlSession
         var testDescription: String { rawValue }
