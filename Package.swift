@@ -19,6 +19,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .target(
@@ -40,7 +42,16 @@ let package = Package(
             ]
         ),
         .target(name: "StreamCacheHLS", dependencies: ["StreamCache"]),
-        .target(name: "StreamCacheServer", dependencies: ["StreamCache", "StreamCacheHTTP"]),
+        .target(
+            name: "StreamCacheServer",
+            dependencies: [
+                "StreamCache",
+                "StreamCacheHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .target(name: "StreamCacheAVFoundation", dependencies: ["StreamCache"]),
         .target(
             name: "StreamCacheTesting",
@@ -57,6 +68,7 @@ let package = Package(
             dependencies: [
                 "StreamCache",
                 "StreamCacheHTTP",
+                "StreamCacheServer",
                 "StreamCacheTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

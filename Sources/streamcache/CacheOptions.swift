@@ -20,10 +20,16 @@ struct CacheOptions: ParsableArguments {
         cacheDir.map { CacheDirectory(path: $0) } ?? .default()
     }
 
-    /// Runs `body` with an engine on this cache directory, and closes the HTTP client afterwards.
-    func withEngine<Result>(_ body: (CacheEngine) async throws -> Result) async throws -> Result {
+    /// The command's logger on stderr: errors only, everything with `STREAMCACHE_DEBUG` set.
+    var logger: Logger {
         var logger = Logger(label: "streamcache")
         logger.logLevel = ProcessInfo.processInfo.environment["STREAMCACHE_DEBUG"] == nil ? .error : .debug
+        return logger
+    }
+
+    /// Runs `body` with an engine on this cache directory, and closes the HTTP client afterwards.
+    func withEngine<Result>(_ body: (CacheEngine) async throws -> Result) async throws -> Result {
+        let logger = logger
         let client = HTTPOriginClient(logger: logger)
         var configuration = CacheConfiguration()
         if let maxSize { configuration.maxSize = maxSize }

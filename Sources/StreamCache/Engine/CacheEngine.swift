@@ -101,6 +101,19 @@ public actor CacheEngine {
         return ByteStream(lease: lease, offset: offset, length: length, configuration: configuration)
     }
 
+    /// What is known about `url`: length, type, validators and range support.
+    ///
+    /// From the cache when the resource is known there (revalidated with the origin when due),
+    /// else from a `Range: bytes=0-1` request, as AVFoundation makes; those bytes are cached.
+    ///
+    /// - Throws: ``StreamCacheError`` as ``read(_:offset:length:headers:)`` and its stream do.
+    public func contentInfo(_ url: URL, headers: [HeaderField] = []) async throws -> ContentInfo {
+        let stream = try await read(url, offset: 0, length: 2, headers: headers)
+        var iterator = stream.makeAsyncIterator()
+        _ = try await iterator.nextChunk()
+        return await stream.currentInfo()
+    }
+
     private func session(key: String, url: URL, headers: [HeaderField]) async throws -> ResourceSession {
         switch sessions[key] {
         case .open(let session):

@@ -43,6 +43,17 @@ public struct ByteStream: AsyncSequence, Sendable {
         /// - Throws: a ``StreamCacheError`` once the origin failed `maxAttempts` times without
         ///   progress (or at once for errors a retry cannot fix), or `CancellationError`.
         public mutating func next() async throws -> [UInt8]? {
+            guard let chunk = try await nextChunk() else { return nil }
+            return try chunk.read()
+        }
+
+        /// Where the next chunk of the read lies in the cache file, `nil` at the end of the read.
+        ///
+        /// For callers that read the bytes into buffers of their own (``CachedChunk/read(into:)``);
+        /// the position moves past the chunk, whether it is read or not.
+        ///
+        /// - Throws: as ``next()``.
+        public mutating func nextChunk() async throws -> CachedChunk? {
             guard !finished else { return nil }
             let session = lease.session
             if reader == nil {
@@ -68,16 +79,12 @@ public struct ByteStream: AsyncSequence, Sendable {
                 case .end:
                     await finish()
                     return nil
-                case .bytes(let range, let file):
+                case .bytes(let range, let file, let fromOrigin):
                     let count = Int(Swift.min(range.count, Int64(configuration.readChunkSize)))
-                    let bytes = try file.read(at: range.lowerBound, count: count)
-                    guard bytes.count == count else {
-                        await finish()
-                        throw StreamCacheError(.storage, "cache file \(file.path) is shorter than its index says")
-                    }
+                    let chunk = CachedChunk(file: file, offset: range.lowerBound, count: count, fromOrigin: fromOrigin)
                     position += Int64(count)
                     failures = 0
-                    return bytes
+                    return chunk
                 }
             }
         }
@@ -86,6 +93,39 @@ public struct ByteStream: AsyncSequence, Sendable {
             finished = true
             await reader?.remove()
             reader = nil
+        }
+    }
+}
+
+/// A run of bytes of a read that is in the cache file, ready to be read.
+public struct CachedChunk: Sendable {
+    /// The cache file holding the bytes.
+    public let file: CacheFile
+    /// Where the bytes start in the resource (and the file).
+    public let offset: Int64
+    /// How many bytes.
+    public let count: Int
+    /// Whether the read waited for these bytes to arrive from the origin (else they were cached).
+    public let fromOrigin: Bool
+
+    /// The bytes, as an array.
+    ///
+    /// - Throws: ``StreamCacheError`` `storage` if the file cannot be read or is short.
+    public func read() throws -> [UInt8] {
+        try [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
+            initialized = 0
+            try read(into: UnsafeMutableRawBufferPointer(raw))
+            initialized = count
+        }
+    }
+
+    /// Fills `buffer` (at least ``count`` bytes) with the bytes.
+    ///
+    /// - Throws: ``StreamCacheError`` `storage` if the file cannot be read or is short.
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws {
+        let target = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
+        guard try file.read(into: target, at: offset) == count else {
+            throw StreamCacheError(.storage, "cache file \(file.path) is shorter than its index says")
         }
     }
 }

@@ -31,6 +31,8 @@ struct ReaderState: Sendable {
     var waitingOn: Int?
     /// An error to hand the reader when it wakes.
     var error: StreamCacheError?
+    /// The bytes that were cached when the reader came; the others it gets arrive from the origin.
+    var cachedAtStart: RangeSet
 
     /// Whether the reader has already received bytes.
     var hasDelivered: Bool { position > start }
@@ -38,8 +40,9 @@ struct ReaderState: Sendable {
 
 /// The next thing a reader gets from its session.
 enum Span: Sendable {
-    /// Bytes `range` are in `file`, ready to read.
-    case bytes(ByteRange, CacheFile)
+    /// Bytes `range` are in `file`, ready to read; `fromOrigin` if they arrived from the origin
+    /// after the reader came, rather than being cached already.
+    case bytes(ByteRange, CacheFile, fromOrigin: Bool)
     /// The read is complete.
     case end
 }

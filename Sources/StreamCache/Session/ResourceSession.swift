@@ -122,7 +122,7 @@ actor ResourceSession {
     /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
     func addReader(offset: Int64, end: Int64?) -> Int {
         nextID += 1
-        readers[nextID] = ReaderState(start: offset, position: offset, end: end)
+        readers[nextID] = ReaderState(start: offset, position: offset, end: end, cachedAtStart: available)
         return nextID
     }
 
@@ -163,7 +163,14 @@ actor ResourceSession {
             if let present = available.range(containing: position) {
                 reader.waitingOn = nil
                 readers[id] = reader
-                return .bytes(ByteRange(position, min(present.upperBound, end)), file)
+                var upper = min(present.upperBound, end)
+                let cached = reader.cachedAtStart.range(containing: position)
+                if let cached {
+                    upper = min(upper, cached.upperBound)
+                } else if let next = reader.cachedAtStart.firstOffset(atOrAfter: position) {
+                    upper = min(upper, next)
+                }
+                return .bytes(ByteRange(position, upper), file, fromOrigin: cached == nil)
             }
             if joinableFetch(at: position) == nil, lastRefresh.duration(to: .now) > .seconds(1) {
                 // Another process sharing the directory may have fetched these bytes meanwhile.
@@ -343,6 +350,7 @@ actor ResourceSession {
             fetches[id]?.generation = -1
         }
         if let survivor { fetches[survivor]?.generation = generation }
+        for readerID in readers.keys { readers[readerID]?.cachedAtStart = RangeSet() }
         for (readerID, reader) in readers where reader.hasDelivered {
             readers[readerID]?.error = StreamCacheError(
                 .resourceChanged,

@@ -78,19 +78,26 @@ public final class CacheFile: Sendable {
     /// Reads `count` bytes at `offset`; fewer only at the end of the file.
     public func read(at offset: Int64, count: Int) throws -> [UInt8] {
         try [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
-            var done = 0
-            while done < count {
-                let result = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset) + off_t(done))
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    initialized = done
-                    throw StreamCacheError.storage("cannot read", path: path, errno: errno)
-                }
-                if result == 0 { break }
-                done += result
-            }
-            initialized = done
+            initialized = 0
+            initialized = try read(into: UnsafeMutableRawBufferPointer(raw), at: offset)
         }
+    }
+
+    /// Fills `buffer` with the bytes at `offset`.
+    ///
+    /// - Returns: how many bytes were read; fewer than `buffer.count` only at the end of the file.
+    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+        var done = 0
+        while done < buffer.count {
+            let result = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw StreamCacheError.storage("cannot read", path: path, errno: errno)
+            }
+            if result == 0 { break }
+            done += result
+        }
+        return done
     }
 
     /// Makes every byte written so far durable (`fdatasync`).

@@ -1,0 +1,79 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import StreamCache
+
+/// One request and what the proxy did with it, for the logs.
+struct Exchange: Sendable {
+    let request: Request
+    let clientIP: String?
+    let startedAt = ContinuousClock.now
+    let date = Date()
+    var status: HTTPResponse.Status = .ok
+    /// Body bytes sent to the client.
+    var sentBytes: Int64 = 0
+    /// ...of which were in the cache when asked for.
+    var cacheBytes: Int64 = 0
+    /// ...of which arrived from the origin while the request waited.
+    var originBytes: Int64 = 0
+    /// Why the request failed or was refused, one line.
+    var failure: String?
+
+    init(request: Request, context: ProxyRequestContext) {
+        self.request = request
+        self.clientIP = context.remoteIP
+    }
+
+    mutating func delivered(_ chunk: CachedChunk) {
+        sentBytes += Int64(chunk.count)
+        if chunk.fromOrigin { originBytes += Int64(chunk.count) } else { cacheBytes += Int64(chunk.count) }
+    }
+
+    /// A response that refuses the request with a one-line reason.
+    mutating func refuse(_ refusal: ProxyRefusal) -> Response {
+        status = refusal.status
+        failure = refusal.reason
+        let body = refusal.reason + "\n"
+        sentBytes = request.method == .head ? 0 : Int64(body.utf8.count)
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        headers[.contentLength] = String(body.utf8.count)
+        return Response(
+            status: refusal.status,
+            headers: headers,
+            body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(string: body))
+        )
+    }
+
+    /// A response for a failure of the engine: the origin's error status passed through, `502` for
+    /// an origin that cannot be used, `504` for one that timed out, `500` for the cache itself.
+    mutating func fail(_ error: StreamCacheError) -> Response {
+        let status: HTTPResponse.Status
+        switch error.kind {
+        case .originStatus:
+            status = HTTPResponse.Status(code: error.status ?? 502)
+        case .originTimeout:
+            status = .gatewayTimeout
+        case .invalidURL, .unsupportedScheme, .invalidRange:
+            status = .badRequest
+        case .rangeNotSatisfiable:
+            status = .rangeNotSatisfiable
+        case .storage, .index:
+            status = .internalServerError
+        default:
+            status = .badGateway
+        }
+        return refuse(ProxyRefusal(status, error.message))
+    }
+
+    /// Notes an error that ended the body after the head went out.
+    mutating func note(_ error: Error) {
+        failure =
+            (error as? StreamCacheError)?.message ?? (error is CancellationError ? "cancelled" : "client went away")
+    }
+
+    var seconds: Double {
+        let elapsed = startedAt.duration(to: .now)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+import Logging
+
+/// Where the proxy records its exchanges: an access log and an error log in the W3C Extended Log
+/// File Format (each optional), and the logger (failures only, at `notice`).
+public struct ProxyLogs: Sendable {
+    static let accessFields = [
+        "date", "time", "c-ip", "cs-method", "cs-uri", "sc-status", "sc-bytes", "x-cache-bytes", "x-origin-bytes",
+        "time-taken",
+    ]
+    static let errorFields = ["date", "time", "c-ip", "cs-method", "cs-uri", "sc-status", "x-reason"]
+
+    let access: W3CLog?
+    let errors: W3CLog?
+    let logger: Logger
+
+    /// Opens the log files that are given.
+    ///
+    /// - Throws: ``ProxyLogError`` if one cannot be opened.
+    public init(accessLogPath: String?, errorLogPath: String?, logger: Logger) throws {
+        access = try accessLogPath.map { try W3CLog(path: $0, fields: Self.accessFields) }
+        errors = try errorLogPath.map { try W3CLog(path: $0, fields: Self.errorFields) }
+        self.logger = logger
+    }
+
+    func record(_ exchange: Exchange) async {
+        let stamp = W3CLog.timestamp(exchange.date).split(separator: " ").map(String.init)
+        let method = exchange.request.method.rawValue
+        let uri = exchange.request.head.path ?? "-"
+        let status = String(exchange.status.code)
+        await access?.write([
+            stamp[0], stamp[1], exchange.clientIP, method, uri, status, String(exchange.sentBytes),
+            String(exchange.cacheBytes), String(exchange.originBytes), String(format: "%.3f", exchange.seconds),
+        ])
+        if let failure = exchange.failure {
+            await errors?.write([stamp[0], stamp[1], exchange.clientIP, method, uri, status, failure])
+            logger.notice("request failed", metadata: ["status": "\(status)", "reason": "\(failure)"])
+        }
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import StreamCache
+
+/// Answers the player's requests from the cache engine (DESIGN.md §6).
+///
+/// Refuses what is not a `GET`/`HEAD` of `/<http(s) URL>` addressed to this listener, decides the
+/// response from `Range`/`If-Range` and what is known of the resource, and streams the bytes as
+/// the engine yields them. A client that hangs up ends its read, which stops origin fetches
+/// nobody else needs.
+struct ProxyResponder: HTTPResponder {
+    typealias Context = ProxyRequestContext
+
+    let engine: CacheEngine
+    let boundHost: String
+    let originHeaders: OriginHeaders
+    let logs: ProxyLogs
+
+    func respond(to request: Request, context: Context) async throws -> Response {
+        var exchange = Exchange(request: request, context: context)
+        do {
+            guard request.method == .get || request.method == .head else {
+                var response = exchange.refuse(ProxyRefusal(.methodNotAllowed, "only GET and HEAD are served"))
+                response.headers[.allow] = "GET, HEAD"
+                await logs.record(exchange)
+                return response
+            }
+            let authority = ListenerAuthority(boundHost: boundHost, port: context.localPort ?? -1)
+            guard let host = request.head.authority else {
+                throw ProxyRefusal(.badRequest, "the request has no Host header")
+            }
+            guard authority.accepts(host, localAddress: context.localIP) else {
+                throw ProxyRefusal(.forbidden, "the Host header does not name this server")
+            }
+            let target = try ProxyTarget(requestTarget: request.head.path ?? "")
+            return try await serve(target, exchange: &exchange)
+        } catch let refusal as ProxyRefusal {
+            let response = exchange.refuse(refusal)
+            await logs.record(exchange)
+            return response
+        } catch let error as StreamCacheError {
+            let response = exchange.fail(error)
+            await logs.record(exchange)
+            return response
+        }
+    }
+
+    private func serve(_ target: ProxyTarget, exchange: inout Exchange) async throws -> Response {
+        let request = exchange.request
+        let headers = originHeaders.fields(for: target.url)
+        let ranges = RangeRequest(range: request.headers[.range], ifRange: request.headers[.ifRange])
+
+        // Start reading at once where the request says where; learn the length on the way.
+        var read: StartedRead?
+        if request.method == .get, let (first, last) = ranges.startBeforeLength {
+            read = try await StartedRead(
+                engine: engine,
+                url: target.url,
+                offset: first,
+                length: last.map { $0 - first + 1 },
+                headers: headers
+            )
+        }
+        let info: ContentInfo
+        if let read {
+            info = await read.info
+        } else {
+            info = try await engine.contentInfo(target.url, headers: headers)
+        }
+        let plan = ranges.plan(for: info)
+
+        var fields = HTTPFields()
+        fields[.acceptRanges] = "bytes"
+        fields[.contentType] = info.contentType ?? "application/octet-stream"
+        if let etag = info.etag { fields[.eTag] = etag }
+        if let lastModified = info.lastModified { fields[.lastModified] = lastModified }
+
+        let status: HTTPResponse.Status
+        let range: ByteRange?
+        switch plan {
+        case .unsatisfiable:
+            var response = exchange.refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
+            response.headers[.contentRange] = "bytes */\(info.length ?? 0)"
+            await logs.record(exchange)
+            return response
+        case .whole:
+            status = .ok
+            range = info.length.map { ByteRange(0, $0) }
+        case .partial(let partial):
+            status = .partialContent
+            range = partial
+            fields[.contentRange] = "bytes \(partial.lowerBound)-\(partial.upperBound - 1)/\(info.length ?? 0)"
+        }
+        if let range { fields[.contentLength] = String(range.count) }
+        exchange.status = status
+
+        if request.method == .head {
+            await logs.record(exchange)
+            return Response(status: status, headers: fields, body: ResponseBody())
+        }
+        // The read started before the length was known fits the plan unless the plan changed it
+        // (an end clamped to the length reads the same bytes; a whole answer starts at 0).
+        if let started = read, started.offset != (range?.lowerBound ?? 0) { read = nil }
+        let body: StartedRead
+        if let read {
+            body = read
+        } else {
+            body = try await StartedRead(
+                engine: engine,
+                url: target.url,
+                offset: range?.lowerBound ?? 0,
+                length: range?.count,
+                headers: headers
+            )
+        }
+        let exchange = exchange
+        let logs = logs
+        let allocator = ByteBufferAllocator()
+        return Response(
+            status: status,
+            headers: fields,
+            body: ResponseBody(contentLength: range.map { Int($0.count) }) { writer in
+                var exchange = exchange
+                do {
+                    try await body.stream(allocator: allocator, exchange: &exchange) {
+                        try await writer.write($0)
+                    }
+                    try await writer.finish(nil)
+                } catch {
+                    exchange.note(error)
+                    await logs.record(exchange)
+                    throw error
+                }
+                await logs.record(exchange)
+            }
+        )
+    }
+}

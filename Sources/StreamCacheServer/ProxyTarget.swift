@@ -1,0 +1,62 @@
+import Foundation
+import HTTPTypes
+
+/// The origin URL a proxy request names: `/<absolute http(s) URL>`, written as-is after the first
+/// slash, query included (`/https://example.com/ep.mp3?t=1`). A path where a client collapsed
+/// `//` to `/` (`/https:/example.com/ep.mp3`) is accepted too.
+public struct ProxyTarget: Hashable, Sendable {
+    /// The origin URL to fetch.
+    public let url: URL
+
+    /// Parses the request target (the path of the request line).
+    ///
+    /// - Throws: ``ProxyRefusal`` `400` for anything but an absolute http(s) URL with a host, for
+    ///   credentials in the URL, dot-segments (`..`, also percent-encoded) and control characters;
+    ///   `404` for a bare `/` or an unknown local path.
+    public init(requestTarget target: String) throws {
+        guard target.hasPrefix("/") else {
+            throw ProxyRefusal(.badRequest, "the request target must be /<http or https URL>")
+        }
+        var text = String(target.dropFirst())
+        guard !text.isEmpty else {
+            throw ProxyRefusal(
+                .notFound,
+                "nothing here: request /<http or https URL>, e.g. /https://example.com/ep.mp3"
+            )
+        }
+        guard !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
+            throw ProxyRefusal(.badRequest, "the URL holds spaces or control characters")
+        }
+        let lowered = text.lowercased()
+        for scheme in ["http:/", "https:/"] where lowered.hasPrefix(scheme) && !lowered.hasPrefix(scheme + "/") {
+            text.insert("/", at: text.index(text.startIndex, offsetBy: scheme.count))
+        }
+        guard let colon = text.firstIndex(of: ":"), text[..<colon].allSatisfy({ $0.isLetter }) else {
+            throw ProxyRefusal(.badRequest, "not an absolute URL; request /<http or https URL>")
+        }
+        let scheme = text[..<colon].lowercased()
+        guard scheme == "http" || scheme == "https" else {
+            throw ProxyRefusal(.badRequest, "unsupported URL scheme '\(scheme)' (only http and https)")
+        }
+        guard let components = URLComponents(string: text), let url = components.url else {
+            throw ProxyRefusal(.badRequest, "not a valid URL")
+        }
+        guard let host = components.host, !host.isEmpty else {
+            throw ProxyRefusal(.badRequest, "the URL has no host")
+        }
+        guard components.user == nil, components.password == nil else {
+            throw ProxyRefusal(.badRequest, "credentials in the URL are not accepted; configure a header instead")
+        }
+        let segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false)
+        guard !segments.contains(where: { Self.isDotSegment($0) }) else {
+            throw ProxyRefusal(.badRequest, "the URL path holds a '.' or '..' segment")
+        }
+        self.url = url
+    }
+
+    /// `.`, `..` and their percent-encoded spellings (`%2e`, `%2E%2e`, …).
+    private static func isDotSegment(_ segment: Substring) -> Bool {
+        let decoded = segment.lowercased().replacingOccurrences(of: "%2e", with: ".")
+        return decoded == "." || decoded == ".."
+    }
+}

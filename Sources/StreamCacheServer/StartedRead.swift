@@ -1,0 +1,47 @@
+import Foundation
+import NIOCore
+import StreamCache
+
+/// A read of the cache engine whose first chunk has been awaited, so the origin has said what the
+/// resource is (length, type, validators) before the response head is written.
+final class StartedRead: @unchecked Sendable {
+    // Used by one request task at a time: created, then streamed once.
+    let offset: Int64
+    private let bytes: ByteStream
+    private var iterator: ByteStream.Iterator
+    private var first: CachedChunk?
+
+    init(engine: CacheEngine, url: URL, offset: Int64, length: Int64?, headers: [HeaderField]) async throws {
+        self.offset = offset
+        bytes = try await engine.read(url, offset: offset, length: length, headers: headers)
+        iterator = bytes.makeAsyncIterator()
+        first = try await iterator.nextChunk()
+    }
+
+    /// What the engine knows about the resource now.
+    var info: ContentInfo {
+        get async { await bytes.currentInfo() }
+    }
+
+    /// Hands every chunk of the read to `write`, as it becomes available, counting in `exchange`
+    /// where the bytes came from.
+    func stream(
+        allocator: ByteBufferAllocator,
+        exchange: inout Exchange,
+        write: (ByteBuffer) async throws -> Void
+    ) async throws {
+        var next = first
+        first = nil
+        if next == nil { next = try await iterator.nextChunk() }
+        while let chunk = next {
+            var buffer = allocator.buffer(capacity: chunk.count)
+            try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunk.count) { pointer in
+                try chunk.read(into: pointer)
+                return chunk.count
+            }
+            try await write(buffer)
+            exchange.delivered(chunk)
+            next = try await iterator.nextChunk()
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StreamCache
+import StreamCacheServer
+
+extension StreamCacheCommand {
+    struct Serve: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Run the loopback caching proxy: players stream http://HOST:PORT/<origin URL> through the cache.",
+            discussion: """
+                Prints 'listening on http://HOST:PORT' first, then serves until SIGINT or SIGTERM.
+                Example: mpv http://127.0.0.1:PORT/https://example.com/episode.mp3
+                """
+        )
+
+        @Option(name: .long, help: "The address to bind (default 127.0.0.1; anything else exposes the cache).")
+        var host: String = "127.0.0.1"
+
+        @Option(name: .long, help: "The port (0: any free port).")
+        var port: Int = 0
+
+        @Option(name: .long, help: "Append a W3C extended access log to this file.")
+        var accessLog: String?
+
+        @Option(name: .long, help: "Append a W3C extended log of failed and refused requests to this file.")
+        var errorLog: String?
+
+        @Option(
+            name: [.customShort("H"), .long],
+            help: "A header for origin requests, 'Name: value' or 'host=Name: value' for one host (repeatable)."
+        )
+        var header: [String] = []
+
+        @OptionGroup var cache: CacheOptions
+
+        func validate() throws {
+            guard (0...65535).contains(port) else { throw ValidationError("invalid port \(port)") }
+            for line in header where OriginHeaders.Rule(parsing: line) == nil {
+                throw ValidationError("invalid --header '\(line)': expected 'Name: value' or 'host=Name: value'")
+            }
+        }
+
+        func run() async throws {
+            var configuration = ProxyConfiguration()
+            configuration.host = host
+            configuration.port = port
+            configuration.originHeaders = OriginHeaders(header.compactMap(OriginHeaders.Rule.init(parsing:)))
+            let logs: ProxyLogs
+            do {
+                logs = try ProxyLogs(accessLogPath: accessLog, errorLogPath: errorLog, logger: cache.logger)
+            } catch {
+                throw StreamCacheError(.storage, "\(error)")
+            }
+            try await cache.withEngine { engine in
+                let server = ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: cache.logger)
+                do {
+                    try await server.run { host, port in
+                        let shown = host.contains(":") ? "[\(host)]" : host
+                        FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
+                    }
+                } catch let error as StreamCacheError {
+                    throw error
+                } catch {
+                    throw StreamCacheError(.storage, "cannot serve on \(host):\(port): \(error)")
+                }
+            }
+        }
+    }
+}
