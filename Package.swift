@@ -80,7 +80,7 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["streamcache", "StreamCacheTesting"]
+            dependencies: ["streamcache", "StreamCache", "StreamCacheTesting"]
         ),
     ],
     swiftLanguageModes: [.v6]

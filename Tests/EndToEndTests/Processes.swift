@@ -82,15 +82,15 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// `streamcache origin DIR` in its own process, killed when the value goes away.
-final class OriginProcess: Sendable {
+/// A `streamcache` command that serves (`origin`, `serve`) in its own process, killed when the
+/// value goes away.
+final class ListeningProcess: Sendable {
     let process: Process
     let port: Int
-    let directory: String
 
-    init(directory: String, arguments: [String] = []) async throws {
-        self.directory = directory
-        let (process, out, _) = try CLI.start(["origin", directory] + arguments, cacheDir: nil)
+    /// Starts `streamcache ARGS` and waits for its `listening on http://127.0.0.1:PORT` line.
+    init(_ arguments: [String], cacheDir: String? = nil) async throws {
+        let (process, out, _) = try CLI.start(arguments, cacheDir: cacheDir)
         self.process = process
         let text = try await onOwnThread {
             var line = Data()
@@ -110,9 +110,10 @@ final class OriginProcess: Sendable {
         self.port = port
     }
 
-    func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
+    /// `http://127.0.0.1:PORT/PATH`.
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
 
-    /// Asks the origin to stop (SIGTERM) and waits until it has; kills it if it takes over 10 s.
+    /// Asks the process to stop (SIGTERM) and waits until it has; kills it if it takes over 10 s.
     func stop() async throws {
         process.terminate()
         let process = process
@@ -121,7 +122,20 @@ final class OriginProcess: Sendable {
             return !process.isRunning
         }
         if !exited { kill(process.processIdentifier, SIGKILL) }
-        #expect(exited, "the origin did not stop on SIGTERM")
+        #expect(exited, "streamcache did not stop on SIGTERM")
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+/// `streamcache origin DIR`: the conditioned test origin.
+typealias OriginProcess = ListeningProcess
+
+extension ListeningProcess {
+    convenience init(directory: String, arguments: [String] = []) async throws {
+        try await self.init(["origin", directory] + arguments)
     }
 
     struct Stats: Decodable {
@@ -134,10 +148,6 @@ final class OriginProcess: Sendable {
         let url = URL(string: url("_origin/stats"))!
         let data = try await onOwnThread { try Data(contentsOf: url) }
         return try JSONDecoder().decode(Stats.self, from: data)
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 }
 

@@ -1,0 +1,211 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// A program other than streamcache, run to completion (curl, ffprobe, ffmpeg).
+enum Tool {
+    struct Result: Sendable {
+        let status: Int32
+        let stdout: Data
+        let stderr: String
+        var output: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// Runs `executable ARGS` (found on `PATH`), killing it after `timeout`.
+    static func run(
+        _ executable: String,
+        _ arguments: [String],
+        timeout: Duration = .seconds(120)
+    ) async throws
+        -> Result
+    {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = [executable] + arguments
+        let out = Pipe()
+        let err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let killer = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: killer)
+        defer { killer.cancel() }
+        async let stderrData = onOwnThread { err.fileHandleForReading.readDataToEndOfFile() }
+        let stdoutData = try await onOwnThread { out.fileHandleForReading.readDataToEndOfFile() }
+        let stderr = String(decoding: try await stderrData, as: UTF8.self)
+        try await onOwnThread { process.waitUntilExit() }
+        return Result(status: process.terminationStatus, stdout: stdoutData, stderr: stderr)
+    }
+}
+
+/// An HTTP answer as curl saw it.
+struct Reply: Sendable {
+    let status: Int
+    /// Header fields, names lowercased.
+    let headers: [String: String]
+    let body: Data
+}
+
+/// `curl`, the reference HTTP client.
+enum Curl {
+    /// GETs (or HEADs) `url` with `headers`.
+    static func fetch(_ url: String, headers: [String] = [], method: String = "GET") async throws -> Reply {
+        let directory = NSTemporaryDirectory() + "curl-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var arguments = ["-s", "-g", "--path-as-is", "-D", directory + "/head", "-o", directory + "/body"]
+        arguments += method == "HEAD" ? ["-I"] : ["-X", method]
+        for header in headers { arguments += ["-H", header] }
+        let result = try await Tool.run("curl", arguments + [url])
+        guard result.status == 0 else { throw CurlError(url: url, status: result.status, stderr: result.stderr) }
+        let head = (try? String(contentsOfFile: directory + "/head", encoding: .utf8)) ?? ""
+        var lines = head.components(separatedBy: "\r\n").filter { !$0.isEmpty }
+        let statusLine = lines.isEmpty ? "" : lines.removeFirst()
+        let status = Int(statusLine.split(separator: " ").dropFirst().first ?? "") ?? 0
+        var fields: [String: String] = [:]
+        for line in lines {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            fields[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        let body = FileManager.default.contents(atPath: directory + "/body") ?? Data()
+        return Reply(status: status, headers: fields, body: body)
+    }
+
+    struct CurlError: Error, CustomStringConvertible {
+        let url: String
+        let status: Int32
+        let stderr: String
+        var description: String { "curl \(url) exited \(status): \(stderr)" }
+    }
+}
+
+/// nginx serving a directory on 127.0.0.1: the reference for HTTP range semantics. One process
+/// (no master and worker), so killing it leaves nothing behind.
+final class NginxProcess: Sendable {
+    let process: Process
+    let port: Int
+    let prefix: String
+
+    init(root: String) async throws {
+        prefix = TestData.temporaryDirectory("nginx")
+        port = try freePort()
+        let configuration = """
+            daemon off;
+            master_process off;
+            pid \(prefix)/nginx.pid;
+            error_log \(prefix)/error.log;
+            events { worker_connections 256; }
+            http {
+                access_log off;
+                sendfile on;
+                client_body_temp_path \(prefix)/body;
+                proxy_temp_path \(prefix)/proxy;
+                fastcgi_temp_path \(prefix)/fastcgi;
+                uwsgi_temp_path \(prefix)/uwsgi;
+                scgi_temp_path \(prefix)/scgi;
+                server {
+                    listen 127.0.0.1:\(port);
+                    root \(root);
+                }
+            }
+            """
+        try configuration.write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        process.arguments = ["-p", prefix, "-c", prefix + "/nginx.conf"]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let port = port
+        let ready = try await onOwnThread {
+            for _ in 0..<500 {
+                if canConnect(host: "127.0.0.1", port: port) { return true }
+                usleep(10_000)
+            }
+            return false
+        }
+        guard ready else { throw POSIXError(.ECONNREFUSED) }
+    }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        try? FileManager.default.removeItem(atPath: prefix)
+    }
+}
+
+/// A port nothing listens on now (bound to 0, read, closed).
+func freePort() throws -> Int {
+    let socket = try RawSocket.listening()
+    defer { close(socket.descriptor) }
+    return socket.port
+}
+
+/// Whether a TCP connection to `host:port` is accepted.
+func canConnect(host: String, port: Int) -> Bool {
+    guard let socket = try? RawSocket.connect(host: host, port: port) else { return false }
+    close(socket.descriptor)
+    return true
+}
+
+/// A TCP socket for what no HTTP client would send (malformed request lines, odd methods).
+struct RawSocket {
+    let descriptor: Int32
+    let port: Int
+
+    static func listening() throws -> RawSocket {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer in
+                bind(descriptor, pointer, length) == 0 && getsockname(descriptor, pointer, &length) == 0
+            }
+        }
+        guard bound else { throw POSIXError(.EADDRINUSE) }
+        return RawSocket(descriptor: descriptor, port: Int(UInt16(bigEndian: address.sin_port)))
+    }
+
+    static func connect(host: String, port: Int) throws -> RawSocket {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr(host)
+        address.sin_port = UInt16(port).bigEndian
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                Glibc.connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+        guard connected else {
+            close(descriptor)
+            throw POSIXError(.ECONNREFUSED)
+        }
+        return RawSocket(descriptor: descriptor, port: port)
+    }
+
+    /// Sends `request` verbatim on a new connection and returns everything the server sends
+    /// back until it closes the connection (or 10 s pass).
+    static func exchange(_ request: String, port: Int) async throws -> String {
+        try await onOwnThread {
+            let socket = try RawSocket.connect(host: "127.0.0.1", port: port)
+            defer { close(socket.descriptor) }
+            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            setsockopt(socket.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+            let bytes = Array(request.utf8)
+            _ = bytes.withUnsafeBytes { send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            var reply = [UInt8]()
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while true {
+                let count = recv(socket.descriptor, &buffer, buffer.count, 0)
+                if count <= 0 { break }
+                reply += buffer[..<count]
+            }
+            return String(decoding: reply, as: UTF8.self)
+        }
+    }
+}
