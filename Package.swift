@@ -79,6 +79,10 @@ let package = Package(
             dependencies: ["StreamCache", "StreamCacheHTTP", "StreamCacheTesting"]
         ),
         .testTarget(
+            name: "StreamCacheServerTests",
+            dependencies: ["StreamCache", "StreamCacheServer"]
+        ),
+        .testTarget(
             name: "EndToEndTests",
             dependencies: ["streamcache", "StreamCache", "StreamCacheTesting"]
         ),

@@ -1,0 +1,48 @@
+import Foundation
+import StreamCache
+import Testing
+
+@testable import StreamCacheServer
+
+@Suite struct LogFieldTests {
+    @Test func plainTokensStayAndEverythingElseIsQuoted() {
+        #expect(W3CLog.field("GET") == "GET")
+        #expect(W3CLog.field("/https://example.com/a.mp3") == "/https://example.com/a.mp3")
+        #expect(W3CLog.field("origin timed out") == "\"origin timed out\"")
+        #expect(W3CLog.field("say \"hi\"") == "\"say \"\"hi\"\"\"")
+        #expect(W3CLog.field("") == "\"\"")
+        // A CR/LF in a value can never start a new log line.
+        #expect(W3CLog.field("a\r\nforged 200") == "\"a  forged 200\"")
+    }
+
+    @Test func timestampsAreUTC() {
+        #expect(W3CLog.timestamp(Date(timeIntervalSince1970: 1_795_000_000)) == "2026-11-18 11:06:40")
+    }
+
+    @Test func aLogStartsWithItsDirectivesAndAppends() async throws {
+        let path = NSTemporaryDirectory() + "w3c-\(UUID().uuidString).log"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let log = try W3CLog(path: path, fields: ["cs-method", "sc-status", "x-reason"])
+        await log.write(["GET", "200", nil])
+        await log.write(["HEAD", "502", "origin refused"])
+        let lines = try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n")
+        #expect(lines.count == 6)
+        #expect(lines[0] == "#Version: 1.0")
+        #expect(lines[3] == "#Fields: cs-method sc-status x-reason")
+        #expect(lines[4] == "GET 200 -")
+        #expect(lines[5] == "HEAD 502 \"origin refused\"")
+        #expect(throws: ProxyLogError.self) { try W3CLog(path: "/nonexistent-dir/x.log", fields: []) }
+    }
+
+    @Test func originHeaderRulesApplyToAllOrOneHost() throws {
+        let all = try #require(OriginHeaders.Rule(parsing: "User-Agent: Podcasts/1.0"))
+        let one = try #require(OriginHeaders.Rule(parsing: "cdn.example=Authorization: Bearer x=y"))
+        #expect(one.host == "cdn.example")
+        let headers = OriginHeaders([all, one])
+        #expect(headers.fields(for: URL(string: "https://CDN.example/a")!).count == 2)
+        #expect(headers.fields(for: URL(string: "https://other.example/a")!).count == 1)
+        for bad in ["no colon", ": empty name", "=Name: v", "Bad Name: v", "Name: a\r\nInjected: 1"] {
+            #expect(OriginHeaders.Rule(parsing: bad) == nil, "\(bad)")
+        }
+    }
+}
