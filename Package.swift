@@ -46,6 +46,7 @@ let package = Package(
             name: "StreamCacheServer",
             dependencies: [
                 "StreamCache",
+                "StreamCacheHLS",
                 "StreamCacheHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -67,6 +68,7 @@ let package = Package(
             name: "streamcache",
             dependencies: [
                 "StreamCache",
+                "StreamCacheHLS",
                 "StreamCacheHTTP",
                 "StreamCacheServer",
                 "StreamCacheTesting",
@@ -77,6 +79,10 @@ let package = Package(
         .testTarget(
             name: "StreamCacheTests",
             dependencies: ["StreamCache", "StreamCacheHTTP", "StreamCacheTesting"]
+        ),
+        .testTarget(
+            name: "StreamCacheHLSTests",
+            dependencies: ["StreamCacheHLS"]
         ),
         .testTarget(
             name: "StreamCacheServerTests",

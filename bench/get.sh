@@ -9,65 +9,41 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mib=${1:-512}
-swift build -c release --product streamcache >/dev/null
-bin=$(swift build -c release --show-bin-path)/streamcache
-work=$(mktemp -d /tmp/streamcache-bench.XXXXXX)
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; rm -rf "$work"; }
-trap cleanup EXIT
+bytes=$((size_mib << 20))
+source bench/lib.sh
 
 mkdir -p "$work/origin"
-head -c $((size_mib << 20)) /dev/urandom > "$work/origin/media.bin"
-bytes=$((size_mib << 20))
+head -c "$bytes" /dev/urandom > "$work/origin/media.bin"
 
-start_origin() { # args: extra origin options; prints the port
-    "$bin" origin "$work/origin" "$@" > "$work/origin.$$.$RANDOM" &
-    local pid=$! file
-    pids+=("$pid")
-    file=$(ls -t "$work"/origin.* | head -1)
-    for _ in $(seq 50); do grep -q listening "$file" 2>/dev/null && break; sleep 0.1; done
-    sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$file"
-}
-
-# measure NAME COMMAND... : runs it, prints wall seconds, CPU seconds and peak RSS (KiB) as "wall cpu rss"
-measure() {
-    local out="$work/time.$RANDOM"
-    /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" > /dev/null
-    awk '{ printf "%.3f %.3f %d\n", $1, $2 + $3, $4 }' "$out"
-}
-rate() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.0f", b / s / 1e6 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
-per_gib() { awk -v c="$1" -v b="$bytes" 'BEGIN { printf "%.2f", c * 1073741824 / b }'; }
-
-capped=$(start_origin --rate 100M)
-uncapped=$(start_origin)
+capped=$(start_listener origin-capped "$bin" origin "$work/origin" --rate 100M)
+uncapped=$(start_listener origin "$bin" origin "$work/origin")
 url_capped="http://127.0.0.1:$capped/media.bin"
 url_uncapped="http://127.0.0.1:$uncapped/media.bin"
 cat "$work/origin/media.bin" > /dev/null
 
 echo "streamcache get benchmark: ${size_mib} MiB resource, $(nproc) cores, $(date -u +%Y-%m-%d)"
-printf '%-44s %9s %9s %9s %8s\n' "case" "seconds" "MB/s" "CPU s" "ratio"
+row "case" "seconds" "MB/s" "CPU s" "ratio"
 
 read -r curl_c_wall curl_c_cpu _ < <(measure curl -s -o /dev/null "$url_capped")
 read -r get_c_wall get_c_cpu _ < <(measure env STREAMCACHE_DIR="$work/cache1" "$bin" get "$url_capped" -o /dev/null)
-printf '%-44s %9s %9s %9s %8s\n' "curl, origin capped at 100 MB/s" "$curl_c_wall" "$(rate "$curl_c_wall")" "$curl_c_cpu" "1.00"
-printf '%-44s %9s %9s %9s %8s\n' "get cold, origin capped at 100 MB/s" "$get_c_wall" "$(rate "$get_c_wall")" "$get_c_cpu" "$(ratio "$get_c_wall" "$curl_c_wall")"
+row "curl, origin capped at 100 MB/s" "$curl_c_wall" "$(rate "$curl_c_wall")" "$curl_c_cpu" "1.00"
+row "get cold, origin capped at 100 MB/s" "$get_c_wall" "$(rate "$get_c_wall")" "$get_c_cpu" "$(ratio "$get_c_wall" "$curl_c_wall")"
 
 read -r curl_u_wall curl_u_cpu _ < <(measure curl -s -o /dev/null "$url_uncapped")
 read -r ahc_wall ahc_cpu _ < <(measure "$bin" drain "$url_uncapped")
 read -r urls_wall urls_cpu _ < <(measure "$bin" drain --client urlsession "$url_uncapped")
 rm -rf "$work/cache2"
 read -r get_u_wall get_u_cpu _ < <(measure env STREAMCACHE_DIR="$work/cache2" "$bin" get "$url_uncapped" -o /dev/null)
-printf '%-44s %9s %9s %9s %8s\n' "curl, uncapped loopback" "$curl_u_wall" "$(rate "$curl_u_wall")" "$curl_u_cpu" "1.00"
-printf '%-44s %9s %9s %9s %8s\n' "AsyncHTTPClient drain alone" "$ahc_wall" "$(rate "$ahc_wall")" "$ahc_cpu" "$(ratio "$ahc_wall" "$curl_u_wall")"
-printf '%-44s %9s %9s %9s %8s\n' "URLSession drain alone" "$urls_wall" "$(rate "$urls_wall")" "$urls_cpu" "$(ratio "$urls_wall" "$curl_u_wall")"
-printf '%-44s %9s %9s %9s %8s\n' "get cold, uncapped loopback" "$get_u_wall" "$(rate "$get_u_wall")" "$get_u_cpu" "$(ratio "$get_u_wall" "$curl_u_wall")"
+row "curl, uncapped loopback" "$curl_u_wall" "$(rate "$curl_u_wall")" "$curl_u_cpu" "1.00"
+row "AsyncHTTPClient drain alone" "$ahc_wall" "$(rate "$ahc_wall")" "$ahc_cpu" "$(ratio "$ahc_wall" "$curl_u_wall")"
+row "URLSession drain alone" "$urls_wall" "$(rate "$urls_wall")" "$urls_cpu" "$(ratio "$urls_wall" "$curl_u_wall")"
+row "get cold, uncapped loopback" "$get_u_wall" "$(rate "$get_u_wall")" "$get_u_cpu" "$(ratio "$get_u_wall" "$curl_u_wall")"
 echo "  get cold vs AsyncHTTPClient's own drain: $(ratio "$get_u_wall" "$ahc_wall")x"
 
 read -r cat_wall cat_cpu _ < <(measure cat "$work/origin/media.bin")
 read -r get_w_wall get_w_cpu _ < <(measure env STREAMCACHE_DIR="$work/cache2" "$bin" get "$url_uncapped" -o /dev/null)
-printf '%-44s %9s %9s %9s %8s\n' "cat of the same bytes (page cache)" "$cat_wall" "$(rate "$cat_wall")" "$cat_cpu" "1.00"
-printf '%-44s %9s %9s %9s %8s\n' "get warm" "$get_w_wall" "$(rate "$get_w_wall")" "$get_w_cpu" "$(ratio "$get_w_wall" "$cat_wall")"
+row "cat of the same bytes (page cache)" "$cat_wall" "$(rate "$cat_wall")" "$cat_cpu" "1.00"
+row "get warm" "$get_w_wall" "$(rate "$get_w_wall")" "$get_w_cpu" "$(ratio "$get_w_wall" "$cat_wall")"
 echo "CPU seconds per GiB: get cold $(per_gib "$get_u_cpu"), get warm $(per_gib "$get_w_cpu"), curl $(per_gib "$curl_u_cpu"), cat $(per_gib "$cat_cpu")"
 
 if [ "${SKIP_2G:-0}" != 1 ]; then

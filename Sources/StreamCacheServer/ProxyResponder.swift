@@ -69,6 +69,10 @@ struct ProxyResponder: HTTPResponder {
         } else {
             info = try await engine.contentInfo(target.url, headers: headers)
         }
+        if PlaylistRewriter.isPlaylist(target.url, contentType: info.contentType) {
+            let whole = read.flatMap { $0.offset == 0 && $0.length == nil ? $0 : nil }
+            return try await servePlaylist(target, headers: headers, info: info, started: whole, exchange: &exchange)
+        }
         let plan = ranges.plan(for: info)
 
         var fields = HTTPFields()
@@ -135,6 +139,69 @@ struct ProxyResponder: HTTPResponder {
                 }
                 await logs.record(exchange)
             }
+        )
+    }
+
+    /// Answers with the playlist rewritten to point at the proxy (``PlaylistRewriter``); its
+    /// origin bytes are cached like any resource's, so a second play costs nothing.
+    private func servePlaylist(
+        _ target: ProxyTarget,
+        headers: [HeaderField],
+        info: ContentInfo,
+        started: StartedRead?,
+        exchange: inout Exchange
+    ) async throws -> Response {
+        guard (info.length ?? 0) <= PlaylistRewriter.maximumSize else {
+            throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
+        }
+        let read: StartedRead
+        if let started {
+            read = started
+        } else {
+            read = try await StartedRead(engine: engine, url: target.url, offset: 0, length: nil, headers: headers)
+        }
+        var original = [UInt8]()
+        try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) { buffer in
+            original += buffer.readableBytesView
+            guard original.count <= PlaylistRewriter.maximumSize else {
+                throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
+            }
+        }
+        let text: String
+        do {
+            text = try PlaylistRewriter.rewrite(original, from: target.url)
+        } catch {
+            throw ProxyRefusal(.badGateway, "invalid playlist from the origin: \(error)")
+        }
+        let rewritten = ByteBuffer(string: text)
+        let ranges = RangeRequest(range: exchange.request.headers[.range], ifRange: exchange.request.headers[.ifRange])
+        var fields = HTTPFields()
+        fields[.acceptRanges] = "bytes"
+        fields[.contentType] = "application/vnd.apple.mpegurl"
+        fields[.cacheControl] = "no-cache"
+        let body: ByteBuffer
+        switch ranges.plan(for: ContentInfo(length: Int64(rewritten.readableBytes))) {
+        case .unsatisfiable:
+            var response = exchange.refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
+            response.headers[.contentRange] = "bytes */\(rewritten.readableBytes)"
+            await logs.record(exchange)
+            return response
+        case .whole:
+            exchange.status = .ok
+            body = rewritten
+        case .partial(let range):
+            exchange.status = .partialContent
+            body = rewritten.getSlice(at: Int(range.lowerBound), length: Int(range.count)) ?? rewritten
+            fields[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(rewritten.readableBytes)"
+        }
+        fields[.contentLength] = String(body.readableBytes)
+        let isHead = exchange.request.method == .head
+        exchange.sentBytes = isHead ? 0 : Int64(body.readableBytes)
+        await logs.record(exchange)
+        return Response(
+            status: exchange.status,
+            headers: fields,
+            body: isHead ? ResponseBody() : ResponseBody(byteBuffer: body)
         )
     }
 }

@@ -7,12 +7,15 @@ import StreamCache
 final class StartedRead: @unchecked Sendable {
     // Used by one request task at a time: created, then streamed once.
     let offset: Int64
+    /// How many bytes the read is for; `nil`: to the end.
+    let length: Int64?
     private let bytes: ByteStream
     private var iterator: ByteStream.Iterator
     private var first: CachedChunk?
 
     init(engine: CacheEngine, url: URL, offset: Int64, length: Int64?, headers: [HeaderField]) async throws {
         self.offset = offset
+        self.length = length
         bytes = try await engine.read(url, offset: offset, length: length, headers: headers)
         iterator = bytes.makeAsyncIterator()
         first = try await iterator.nextChunk()

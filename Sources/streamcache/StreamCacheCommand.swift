@@ -12,7 +12,7 @@ struct StreamCacheCommand: AsyncParsableCommand {
         commandName: "streamcache",
         abstract: "A persistent byte-range cache for streaming media: each byte is downloaded once.",
         version: "0.1.0",
-        subcommands: [Serve.self, Get.self, List.self, Remove.self, Export.self, Origin.self, Drain.self]
+        subcommands: [Serve.self, Get.self, List.self, Remove.self, Export.self, HLS.self, Origin.self, Drain.self]
     )
 
     /// Runs the command; failures become one line on stderr and a non-zero exit.

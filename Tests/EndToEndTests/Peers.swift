@@ -4,37 +4,16 @@ import Testing
 
 /// A program other than streamcache, run to completion (curl, ffprobe, ffmpeg).
 enum Tool {
-    struct Result: Sendable {
-        let status: Int32
-        let stdout: Data
-        let stderr: String
-        var output: String { String(decoding: stdout, as: UTF8.self) }
-    }
-
     /// Runs `executable ARGS` (found on `PATH`), killing it after `timeout`.
     static func run(
         _ executable: String,
         _ arguments: [String],
         timeout: Duration = .seconds(120)
-    ) async throws
-        -> Result
-    {
+    ) async throws -> ProcessResult {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [executable] + arguments
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        let killer = DispatchWorkItem { if process.isRunning { kill(process.processIdentifier, SIGKILL) } }
-        DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: killer)
-        defer { killer.cancel() }
-        async let stderrData = onOwnThread { err.fileHandleForReading.readDataToEndOfFile() }
-        let stdoutData = try await onOwnThread { out.fileHandleForReading.readDataToEndOfFile() }
-        let stderr = String(decoding: try await stderrData, as: UTF8.self)
-        try await onOwnThread { process.waitUntilExit() }
-        return Result(status: process.terminationStatus, stdout: stdoutData, stderr: stderr)
+        return try await process.runToCompletion(timeout: timeout)
     }
 }
 

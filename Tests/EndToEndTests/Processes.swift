@@ -24,21 +24,11 @@ enum CLI {
         return ".build/debug/streamcache"
     }
 
-    struct Result: Sendable {
-        let status: Int32
-        let stdout: Data
-        let stderr: String
-        var output: String { String(decoding: stdout, as: UTF8.self) }
-    }
+    typealias Result = ProcessResult
 
     /// Starts `streamcache ARGS` with the cache in `cacheDir`.
     static func start(_ arguments: [String], cacheDir: String?) throws -> (Process, Pipe, Pipe) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = arguments
-        var environment = ProcessInfo.processInfo.environment
-        environment["STREAMCACHE_DIR"] = cacheDir
-        process.environment = environment
+        let process = command(arguments, cacheDir: cacheDir)
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -51,21 +41,52 @@ enum CLI {
     /// has a non-zero status and says so on stderr).
     static func run(_ arguments: [String], cacheDir: String?, timeout: Duration = .seconds(120)) async throws -> Result
     {
-        let (process, out, err) = try start(arguments, cacheDir: cacheDir)
+        try await command(arguments, cacheDir: cacheDir).runToCompletion(timeout: timeout)
+    }
+
+    /// `streamcache ARGS` with the cache in `cacheDir`, not started.
+    private static func command(_ arguments: [String], cacheDir: String?) -> Process {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["STREAMCACHE_DIR"] = cacheDir
+        process.environment = environment
+        return process
+    }
+}
+
+/// What a child process left when it ended.
+struct ProcessResult: Sendable {
+    let status: Int32
+    let stdout: Data
+    let stderr: String
+    var output: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+extension Process {
+    /// Runs the process with its output captured until it ends; a run that outlasts `timeout` is
+    /// killed (and then has a non-zero status and says so on stderr).
+    func runToCompletion(timeout: Duration) async throws -> ProcessResult {
+        let out = Pipe()
+        let err = Pipe()
+        standardOutput = out
+        standardError = err
+        try run()
         let timedOut = Locked(false)
-        let killer = DispatchWorkItem {
-            guard process.isRunning else { return }
+        let killer = DispatchWorkItem { [self] in
+            guard isRunning else { return }
             timedOut.value = true
-            kill(process.processIdentifier, SIGKILL)
+            kill(processIdentifier, SIGKILL)
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: killer)
         defer { killer.cancel() }
         async let stderrData = onOwnThread { err.fileHandleForReading.readDataToEndOfFile() }
         let stdoutData = try await onOwnThread { out.fileHandleForReading.readDataToEndOfFile() }
         var stderr = String(decoding: try await stderrData, as: UTF8.self)
-        try await onOwnThread { process.waitUntilExit() }
+        try await onOwnThread { self.waitUntilExit() }
         if timedOut.value { stderr += "(killed after \(timeout))\n" }
-        return Result(status: process.terminationStatus, stdout: stdoutData, stderr: stderr)
+        return ProcessResult(status: terminationStatus, stdout: stdoutData, stderr: stderr)
     }
 }
 

@@ -1,0 +1,42 @@
+import Foundation
+import StreamCacheHLS
+
+/// Rewrites an HLS playlist so that everything it points to (variants, renditions, segments,
+/// keys, init sections) is fetched through the proxy too, and so cached.
+///
+/// Every URI is resolved against the playlist's URL and written as `/<absolute URL>`, which the
+/// player resolves against the proxy's own address. URIs of other schemes (`file:`, `data:`, …)
+/// become proxy paths as well, which the proxy refuses: a playlist never makes a player read a
+/// local file.
+enum PlaylistRewriter {
+    /// Playlists are read whole; anything larger is not one.
+    static let maximumSize: Int64 = 16 << 20
+
+    /// Whether a resource is an HLS playlist, by its type or, for a generic type, its path.
+    static func isPlaylist(_ url: URL, contentType: String?) -> Bool {
+        let type = (contentType ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) }
+        switch type?.lowercased() {
+        case "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl":
+            return true
+        case nil, "", "application/octet-stream", "text/plain", "binary/octet-stream":
+            let pathExtension = url.pathExtension.lowercased()
+            return pathExtension == "m3u8" || pathExtension == "m3u"
+        default:
+            return false
+        }
+    }
+
+    /// The playlist `bytes` (fetched from `url`) with its URIs pointing at the proxy.
+    ///
+    /// - Throws: ``HLSParseError`` if the bytes are not a playlist.
+    static func rewrite(_ bytes: [UInt8], from url: URL) throws(HLSParseError) -> String {
+        let playlist = try Playlist(parsing: bytes, url: url.absoluteString)
+        return playlist.mappingURIs { proxyPath(for: $0, relativeTo: url) }.text
+    }
+
+    /// `/<absolute URL>` of `uri` as seen from `base`.
+    static func proxyPath(for uri: String, relativeTo base: URL) -> String {
+        let absolute = URL(string: uri, relativeTo: base)?.absoluteString ?? uri
+        return "/" + absolute
+    }
+}
