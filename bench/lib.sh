@@ -4,8 +4,11 @@
 swift build -c release --product streamcache >/dev/null
 bin=$(swift build -c release --show-bin-path)/streamcache
 work=$(mktemp -d /tmp/streamcache-bench.XXXXXX)
-pids=()
-cleanup() { for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"; }
+# Servers run in the background from command substitutions, so each leaves its pid in $work/*.pid.
+cleanup() {
+    for file in "$work"/*.pid; do [ -e "$file" ] && kill "$(cat "$file")" 2>/dev/null || true; done
+    rm -rf "$work"
+}
 trap cleanup EXIT
 
 # start_listener NAME COMMAND... : runs a server that prints "listening on http://HOST:PORT"
@@ -15,7 +18,6 @@ start_listener() {
     shift
     "$@" > "$work/$name.out" 2> "$work/$name.err" &
     echo $! > "$work/$name.pid"
-    pids+=("$!")
     for _ in $(seq 100); do grep -q listening "$work/$name.out" 2>/dev/null && break; sleep 0.1; done
     sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$work/$name.out"
 }
@@ -28,7 +30,7 @@ start_nginx() {
     cat > "$work/nginx/nginx.conf" <<CONF
 daemon off;
 master_process off;
-pid $work/nginx/nginx.pid;
+pid $work/nginx/nginx-own.pid;
 error_log $work/nginx/error.log;
 events { worker_connections 1024; }
 http {
@@ -42,8 +44,8 @@ http {
     server { listen 127.0.0.1:$port; root $root; }
 }
 CONF
-    /usr/sbin/nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" &
-    pids+=("$!")
+    /usr/sbin/nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" > "$work/nginx/out" 2>&1 &
+    echo $! > "$work/nginx.pid"
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
     echo "$port"
 }

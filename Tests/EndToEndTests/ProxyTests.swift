@@ -6,25 +6,8 @@ import Testing
 /// `streamcache serve` in front of `streamcache origin`, driven by curl, ffprobe, ffmpeg and raw
 /// sockets, and compared with nginx serving the same files.
 @Suite(.timeLimit(.minutes(5))) struct ProxyTests {
-    /// An origin, the proxy in front of it, and their folders.
-    struct Setup {
-        let workspace = Workspace()
-        let origin: OriginProcess
-        let proxy: ListeningProcess
-
-        init(originArguments: [String] = [], proxyArguments: [String] = []) async throws {
-            origin = try await OriginProcess(directory: workspace.originDirectory, arguments: originArguments)
-            proxy = try await ListeningProcess(["serve"] + proxyArguments, cacheDir: workspace.cacheDirectory)
-        }
-
-        /// The proxy URL of origin file `name`.
-        func url(_ name: String) -> String { proxy.url(origin.url(name)) }
-
-        func remove() { workspace.remove() }
-    }
-
     @Test func rangeAnswersMatchNginxColdAndWarm() async throws {
-        let setup = try await Setup()
+        let setup = try await ProxySetup()
         defer { setup.remove() }
         let nginx = try await NginxProcess(root: setup.workspace.originDirectory)
         for size in [1, 1000, 3_000_001] {
@@ -56,7 +39,7 @@ import Testing
     }
 
     @Test func unsatisfiableInvalidAndSeveralRanges() async throws {
-        let setup = try await Setup()
+        let setup = try await ProxySetup()
         defer { setup.remove() }
         let data = TestData.bytes(count: 10_000, seed: 60)
         try setup.workspace.write(data, as: "a.bin")
@@ -81,7 +64,7 @@ import Testing
     }
 
     @Test func originFailuresAndErrorStatuses() async throws {
-        let setup = try await Setup()
+        let setup = try await ProxySetup()
         defer { setup.remove() }
         let missing = try await Curl.fetch(setup.url("missing.mp3"))
         #expect(missing.status == 404)
@@ -94,7 +77,7 @@ import Testing
     }
 
     @Test func refusesForeignHostsOtherSchemesAndOtherAddresses() async throws {
-        let setup = try await Setup()
+        let setup = try await ProxySetup()
         defer { setup.remove() }
         try setup.workspace.write(TestData.bytes(count: 1000, seed: 62), as: "a.bin")
         let foreign = try await Curl.fetch(setup.url("a.bin"), headers: ["Host: evil.example:\(setup.proxy.port)"])
@@ -117,7 +100,7 @@ import Testing
     }
 
     @Test func badRequestsGetA4xxAndTheServerGoesOn() async throws {
-        let setup = try await Setup()
+        let setup = try await ProxySetup()
         defer { setup.remove() }
         try setup.workspace.write(TestData.bytes(count: 1000, seed: 63), as: "a.bin")
         let host = "Host: 127.0.0.1:\(setup.proxy.port)"
@@ -168,7 +151,7 @@ import Testing
     }
 
     @Test func aClientThatHangsUpStopsTheOriginFetch() async throws {
-        let setup = try await Setup(originArguments: ["--rate", "100M"])
+        let setup = try await ProxySetup(originArguments: ["--rate", "100M"])
         defer { setup.remove() }
         let path = setup.workspace.originDirectory + "/big.bin"
         FileManager.default.createFile(atPath: path, contents: nil)
@@ -185,7 +168,7 @@ import Testing
     }
 
     @Test func ffprobeAndFfmpegPlayThroughTheProxyAndASecondPlayIsFree() async throws {
-        let setup = try await Setup()
+        let setup = try await ProxySetup()
         defer { setup.remove() }
         let directory = setup.workspace.originDirectory
         let make = try await Tool.run(
