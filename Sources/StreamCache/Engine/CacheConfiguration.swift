@@ -16,6 +16,9 @@ public struct CacheConfiguration: Sendable {
     public var syncBytes: Int64 = 8 << 20
     /// ...or after this long, whichever comes first.
     public var syncInterval: Duration = .seconds(1)
+    /// How long a resource's session stays open after its last reader went, so that a player's
+    /// next request (often milliseconds later) finds it open rather than reopening it.
+    public var idleLinger: Duration = .seconds(2)
     /// Attempts at a range without progress before a read fails on a transient origin error.
     public var maxAttempts: Int = 3
     /// The cache key of a URL; by default the URL itself. Supply one for signed URLs with rotating tokens.

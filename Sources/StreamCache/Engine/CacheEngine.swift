@@ -22,6 +22,8 @@ public actor CacheEngine {
     private var sessions: [String: Entry] = [:]
     private var leases: [String: Int] = [:]
     private var validatedAt: [String: ContinuousClock.Instant] = [:]
+    /// When the last lease of a key was released, for keys whose session lingers open.
+    private var releasedAt: [String: ContinuousClock.Instant] = [:]
     private var eviction: Task<Void, Never>?
 
     /// Opens the cache in `directory`, creating it if needed.
@@ -150,15 +152,33 @@ public actor CacheEngine {
 
     private func releaseLease(_ key: String) {
         leases[key, default: 1] -= 1
-        if leases[key] == 0 {
-            leases[key] = nil
-            Task { await sessionMayBeIdle(key) }
+        guard leases[key] == 0 else { return }
+        leases[key] = nil
+        // One closer per lingering key; a later release only moves the time it waits for.
+        let lingering = releasedAt[key] != nil
+        releasedAt[key] = .now
+        if !lingering { Task { await closeAfterLinger(key) } }
+    }
+
+    /// Waits until `key` has gone unused for ``CacheConfiguration/idleLinger``, then closes its
+    /// session if nobody uses it.
+    private func closeAfterLinger(_ key: String) async {
+        while let released = releasedAt[key] {
+            guard leases[key] == nil else {
+                releasedAt[key] = nil  // in use again: its next release starts another closer
+                return
+            }
+            let due = released.advanced(by: configuration.idleLinger)
+            if due <= .now { break }
+            try? await Task.sleep(until: due)
         }
+        releasedAt[key] = nil
+        await sessionMayBeIdle(key)
     }
 
     /// Closes the session of `key` if nobody uses it any more, then enforces the budget.
     private func sessionMayBeIdle(_ key: String) async {
-        guard leases[key] == nil, case .open(let session) = sessions[key] else { return }
+        guard leases[key] == nil, releasedAt[key] == nil, case .open(let session) = sessions[key] else { return }
         guard await session.isIdle else { return }
         guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { return }
         sessions[key] = nil
@@ -169,6 +189,7 @@ public actor CacheEngine {
     /// Waits until every fetch has ended and its bytes are durable and recorded, then enforces
     /// the budget. Call before the process exits; reads still running are not waited for.
     public func shutdown() async {
+        releasedAt = [:]
         for (key, entry) in sessions {
             guard case .open(let session) = entry else { continue }
             await session.drain()
