@@ -56,12 +56,6 @@ measure() {
     /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" > /dev/null
     awk '{ printf "%.3f %.3f %d\n", $1, $2 + $3, $4 }' "$out"
 }
-# best_of N COMMAND... : the fastest of N runs of measure.
-best_of() {
-    local n=$1
-    shift
-    for _ in $(seq "$n"); do measure "$@"; done | sort -n | head -1
-}
 rate() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.0f", b / s / 1e6 }'; }
 # ratio OURS-SECONDS PEER-SECONDS : our speed relative to the peer's (above 1: faster).
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }

@@ -24,6 +24,12 @@ public struct ProxyLogs: Sendable {
     }
 
     func record(_ exchange: Exchange) async {
+        guard access != nil || (errors != nil && exchange.failure != nil) else {
+            if let failure = exchange.failure {
+                logger.notice("request failed", metadata: ["status": "\(exchange.status.code)", "reason": "\(failure)"])
+            }
+            return
+        }
         let stamp = W3CLog.timestamp(exchange.date).split(separator: " ").map(String.init)
         let method = exchange.request.method.rawValue
         let uri = exchange.request.head.path ?? "-"

@@ -39,18 +39,12 @@ public actor W3CLog {
 
     /// `date time` in UTC, as the format wants: `2026-11-22 07:45:03`.
     public nonisolated static func timestamp(_ date: Date) -> String {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
-        return String(
-            format: "%04d-%02d-%02d %02d:%02d:%02d",
-            parts.year!,
-            parts.month!,
-            parts.day!,
-            parts.hour!,
-            parts.minute!,
-            parts.second!
-        )
+        var seconds = time_t(date.timeIntervalSince1970.rounded(.down))
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ value: Int32) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
+            + "\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))"
     }
 
     /// A value as a field: as it is when it is a plain token, else a quoted string with `"` doubled.
