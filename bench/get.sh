@@ -40,10 +40,13 @@ row "URLSession drain alone" "$urls_wall" "$(rate "$urls_wall")" "$urls_cpu" "$(
 row "get cold, uncapped loopback" "$get_u_wall" "$(rate "$get_u_wall")" "$get_u_cpu" "$(ratio "$get_u_wall" "$curl_u_wall")"
 echo "  get cold vs AsyncHTTPClient's own drain: $(ratio "$get_u_wall" "$ahc_wall")x"
 
-read -r cat_wall cat_cpu _ < <(measure cat "$work/origin/media.bin")
-read -r get_w_wall get_w_cpu _ < <(measure env STREAMCACHE_DIR="$work/cache2" "$bin" get "$url_uncapped" -o /dev/null)
-row "cat of the same bytes (page cache)" "$cat_wall" "$(rate "$cat_wall")" "$cat_cpu" "1.00"
-row "get warm" "$get_w_wall" "$(rate "$get_w_wall")" "$get_w_cpu" "$(ratio "$get_w_wall" "$cat_wall")"
+# Warm runs take a fraction of a second: the best of 5 each, against timer resolution and noise.
+read -r cat_wall cat_cpu _ < <(for _ in 1 2 3 4 5; do measure cat "$work/origin/media.bin"; done | sort -n | head -1)
+read -r get_w_wall get_w_cpu _ < <(for _ in 1 2 3 4 5; do
+    measure env STREAMCACHE_DIR="$work/cache2" "$bin" get "$url_uncapped" -o /dev/null
+done | sort -n | head -1)
+row "cat of the same bytes (page cache), best of 5" "$cat_wall" "$(rate "$cat_wall")" "$cat_cpu" "1.00"
+row "get warm, best of 5" "$get_w_wall" "$(rate "$get_w_wall")" "$get_w_cpu" "$(ratio "$get_w_wall" "$cat_wall")"
 echo "CPU seconds per GiB: get cold $(per_gib "$get_u_cpu"), get warm $(per_gib "$get_w_cpu"), curl $(per_gib "$curl_u_cpu"), cat $(per_gib "$cat_cpu")"
 
 if [ "${SKIP_2G:-0}" != 1 ]; then

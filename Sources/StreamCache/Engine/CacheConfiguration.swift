@@ -11,7 +11,7 @@ public struct CacheConfiguration: Sendable {
     /// ...or whose next byte is at most this long away at the rate the fetch has shown.
     public var joinWait: Duration = .milliseconds(500)
     /// The largest chunk a reader is handed at once.
-    public var readChunkSize: Int = 1 << 20
+    public var readChunkSize: Int = 512 << 10
     /// Fetched bytes are synced and recorded every this many bytes...
     public var syncBytes: Int64 = 8 << 20
     /// ...or after this long, whichever comes first.
