@@ -26,7 +26,10 @@ public struct ProxyLogs: Sendable {
     func record(_ exchange: Exchange) async {
         guard access != nil || (errors != nil && exchange.failure != nil) else {
             if let failure = exchange.failure {
-                logger.notice("request failed", metadata: ["status": "\(exchange.status.code)", "reason": "\(failure)"])
+                logger.notice(
+                    "request failed",
+                    metadata: ["status": "\(exchange.status.code)", "reason": "\(failure)"]
+                )
             }
             return
         }

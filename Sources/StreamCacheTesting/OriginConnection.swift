@@ -49,6 +49,8 @@ struct OriginConnection {
             )
             return keepAlive
         }
+        recorder.began()
+        defer { recorder.ended() }
         guard request.method == .GET || request.method == .HEAD else {
             try await sendSimple(
                 status: .methodNotAllowed,

@@ -18,10 +18,12 @@ public struct OriginStatistics: Sendable, Hashable, Codable {
     public var bodyBytes: Int64 = 0
     /// Body bytes sent that had been sent before (same path, same offset).
     public var duplicateBytes: Int64 = 0
+    /// Requests being answered right now (a body still being sent).
+    public var activeRequests = 0
 
     var sentRanges: [String: RangeSetBox] = [:]
 
-    enum CodingKeys: String, CodingKey { case requests, bodyBytes, duplicateBytes }
+    enum CodingKeys: String, CodingKey { case requests, bodyBytes, duplicateBytes, activeRequests }
 
     /// Body bytes sent for `path`.
     public func bodyBytes(path: String) -> Int64 {
@@ -56,6 +58,10 @@ final class StatisticsRecorder: @unchecked Sendable {
             statistics.bodyBytes += range.count
         }
     }
+
+    func began() { lock.withLock { statistics.activeRequests += 1 } }
+
+    func ended() { lock.withLock { statistics.activeRequests -= 1 } }
 
     func finished(_ request: OriginStatistics.Request) {
         lock.withLock { statistics.requests.append(request) }

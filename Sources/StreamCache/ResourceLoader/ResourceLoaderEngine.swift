@@ -1,0 +1,141 @@
+import Foundation
+
+/// Does the work of an `AVAssetResourceLoaderDelegate` on the cache engine: content information
+/// from the cache or a `bytes=0-1` fetch, data requests answered progressively from the resource
+/// session, each request finished exactly once, cancellation that stops only that request's
+/// work. Every call into a request happens on ``queue`` (give AVFoundation the same queue).
+///
+/// A request moves `loading → finished` or `loading → cancelled`; once it has left `loading`
+/// nothing more is handed to it.
+public final class ResourceLoaderEngine: @unchecked Sendable {
+    // `loads` is guarded by `lock`; request objects are touched only on `queue`.
+    public let engine: CacheEngine
+    /// The serial queue every callback into a request runs on.
+    public let queue: DispatchQueue
+    private let lock = NSLock()
+    private var loads: [ObjectIdentifier: Task<Void, Never>] = [:]
+
+    public init(engine: CacheEngine, queue: DispatchQueue = DispatchQueue(label: "StreamCache.ResourceLoader")) {
+        self.engine = engine
+        self.queue = queue
+    }
+
+    /// How many requests are loading now (for tests and diagnostics).
+    public var activeLoads: Int { lock.withLock { loads.count } }
+
+    /// `resourceLoader(_:shouldWaitForLoadingOfRequestedResource:)`: starts loading and returns
+    /// `true` for a custom-scheme URL (``CustomSchemeURL``); `false` for anything else and for a
+    /// request already cancelled.
+    public func shouldWaitForLoading(_ request: any ResourceLoadingRequest) -> Bool {
+        guard let url = request.request.url, let origin = CustomSchemeURL.origin(of: url), !request.isCancelled else {
+            return false
+        }
+        let handle = RequestHandle(request)
+        lock.withLock {
+            loads[handle.id] = Task { await self.load(handle, from: origin) }
+        }
+        return true
+    }
+
+    /// `resourceLoader(_:didCancel:)`: stops that request's work; it is never finished after this.
+    public func didCancel(_ request: any ResourceLoadingRequest) {
+        let task = lock.withLock { loads.removeValue(forKey: ObjectIdentifier(request)) }
+        task?.cancel()
+    }
+
+    // MARK: Loading
+
+    private func load(_ handle: RequestHandle, from url: URL) async {
+        do {
+            var info: ContentInfo?
+            if try await onQueue(handle, { $0.contentInformationRequest != nil }) == true {
+                let known = try await engine.contentInfo(url)
+                info = known
+                try await onQueue(handle) { request in
+                    guard let content = request.contentInformationRequest else { return }
+                    content.contentType = UniformType.identifier(mimeType: known.contentType, url: url)
+                    content.contentLength = known.length ?? 0
+                    content.isByteRangeAccessSupported = known.byteRangeAccess
+                }
+            }
+            if let wanted = try await onQueue(handle, { Self.wantedBytes(of: $0.dataRequest) }) ?? nil {
+                try await deliver(wanted, of: url, to: handle, info: info)
+            }
+            try await finish(handle, error: nil)
+        } catch is CancellationError {
+            // Cancelled by AVFoundation: it is not finished.
+        } catch {
+            try? await finish(handle, error: error)
+        }
+    }
+
+    /// The bytes a data request still wants: from `currentOffset` to its end (`nil`: to the end
+    /// of the resource).
+    private static func wantedBytes(of dataRequest: (any ResourceLoadingDataRequest)?) -> (Int64, Int64?)? {
+        guard let dataRequest else { return nil }
+        let start = dataRequest.currentOffset
+        if dataRequest.requestsAllDataToEndOfResource { return (start, nil) }
+        let end = dataRequest.requestedOffset + Int64(dataRequest.requestedLength)
+        return (start, max(0, end - start))
+    }
+
+    private func deliver(
+        _ wanted: (offset: Int64, length: Int64?),
+        of url: URL,
+        to handle: RequestHandle,
+        info: ContentInfo?
+    ) async throws {
+        let known: ContentInfo
+        if let info { known = info } else { known = try await engine.contentInfo(url) }
+        if let length = known.length, wanted.offset >= length, wanted.length != 0 {
+            throw StreamCacheError(
+                .rangeNotSatisfiable,
+                "data request at offset \(wanted.offset) is past the end of \(url.absoluteString) (\(length) bytes)"
+            )
+        }
+        guard wanted.length != 0 else { return }
+        for try await chunk in try await engine.read(url, offset: wanted.offset, length: wanted.length) {
+            let data = Data(chunk)
+            try await onQueue(handle) { $0.dataRequest?.respond(with: data) }
+        }
+    }
+
+    private func finish(_ handle: RequestHandle, error: (any Error)?) async throws {
+        try await onQueue(handle) { request in
+            // Leaving `loading` under the lock: a cancellation after this finds nothing to cancel.
+            guard self.lock.withLock({ self.loads.removeValue(forKey: handle.id) }) != nil else { return }
+            if let error { request.finishLoading(with: error) } else { request.finishLoading() }
+        }
+    }
+
+    /// Runs `body` with the request on ``queue`` if it is still loading.
+    ///
+    /// - Returns: what `body` returned; `nil` if the request is no longer loading.
+    /// - Throws: `CancellationError` once the request was cancelled.
+    @discardableResult
+    private func onQueue<Result: Sendable>(
+        _ handle: RequestHandle,
+        _ body: @escaping @Sendable (any ResourceLoadingRequest) -> Result
+    ) async throws -> Result? {
+        try Task.checkCancellation()
+        let result: Result? = await withCheckedContinuation { continuation in
+            queue.async {
+                let loading = self.lock.withLock { self.loads[handle.id] != nil }
+                continuation.resume(returning: loading ? body(handle.request) : nil)
+            }
+        }
+        try Task.checkCancellation()
+        return result
+    }
+}
+
+/// A request handed between tasks; it is touched only on the engine's queue.
+private final class RequestHandle: @unchecked Sendable {
+    let request: any ResourceLoadingRequest
+    let id: ObjectIdentifier
+
+    init(_ request: any ResourceLoadingRequest) {
+        self.request = request
+        self.id = ObjectIdentifier(request)
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import StreamCache
+
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// A loading request as AVPlayer makes them, recording everything the resource loader does to
+/// it: content information set, bytes received, how often and how it was finished, and whether
+/// any call came off the loader's queue or after the request had finished.
+public final class SimulatedLoadingRequest: ResourceLoadingRequest, @unchecked Sendable {
+    // Everything mutable is guarded by `lock`.
+    private let lock = NSLock()
+    public let request: URLRequest
+    public let contentInformationRequest: (any ResourceLoadingContentInformationRequest)?
+    public let dataRequest: (any ResourceLoadingDataRequest)?
+    private let queueKey: DispatchSpecificKey<Void>?
+    private var finishes = 0
+    private var finishError: (any Error)?
+    private var cancelled = false
+    private var violations: [String] = []
+    private var onData: (@Sendable (Int) -> Void)?
+
+    /// - Parameters:
+    ///   - url: the custom-scheme URL.
+    ///   - contentInformation: whether AVPlayer asks for content information.
+    ///   - data: the data request's offset and length (`nil` length: to the end), if any.
+    ///   - queueKey: set on the loader's queue; a call without it is recorded as a violation.
+    public init(
+        url: URL,
+        contentInformation: Bool,
+        data: (offset: Int64, length: Int?)?,
+        queueKey: DispatchSpecificKey<Void>? = nil
+    ) {
+        request = URLRequest(url: url)
+        self.queueKey = queueKey
+        let content = contentInformation ? SimulatedContentInformationRequest() : nil
+        contentInformationRequest = content
+        let dataRequest = data.map { SimulatedDataRequest(offset: $0.offset, length: $0.length) }
+        self.dataRequest = dataRequest
+        content?.parent = self
+        dataRequest?.parent = self
+    }
+
+    public var isFinished: Bool { lock.withLock { finishes > 0 } }
+    public var isCancelled: Bool { lock.withLock { cancelled } }
+    /// How many times the request was finished (1 when all is well).
+    public var finishCount: Int { lock.withLock { finishes } }
+    public var error: (any Error)? { lock.withLock { finishError } }
+    /// The bytes the data request received, in order.
+    public var received: [UInt8] { (dataRequest as? SimulatedDataRequest)?.received ?? [] }
+    /// Calls off the queue, data after the finish, a second finish…
+    public var problems: [String] { lock.withLock { violations } }
+
+    public func finishLoading() { finishLoading(with: nil) }
+
+    public func finishLoading(with error: (any Error)?) {
+        check("finish")
+        lock.withLock {
+            finishes += 1
+            finishError = error
+        }
+    }
+
+    /// Marks the request cancelled, as AVPlayer does before it calls `didCancel`.
+    public func markCancelled() { lock.withLock { cancelled = true } }
+
+    /// Calls `handler` with the total received after each delivery (on the loader's queue).
+    public func onData(_ handler: @escaping @Sendable (Int) -> Void) { lock.withLock { onData = handler } }
+
+    var dataHandler: (@Sendable (Int) -> Void)? { lock.withLock { onData } }
+
+    func check(_ what: String) {
+        let offQueue = queueKey.map { DispatchQueue.getSpecific(key: $0) == nil } ?? false
+        lock.withLock {
+            if offQueue { violations.append("\(what) off the loader's queue") }
+            if finishes > 0 { violations.append("\(what) after the request was finished") }
+        }
+    }
+}
+
+/// `AVAssetResourceLoadingContentInformationRequest` in the simulator.
+public final class SimulatedContentInformationRequest: ResourceLoadingContentInformationRequest,
+    @unchecked Sendable
+{
+    // Set only on the loader's queue; read by the test after the request finished.
+    weak var parent: SimulatedLoadingRequest?
+    public var contentType: String? { didSet { parent?.check("contentType") } }
+    public var contentLength: Int64 = 0 { didSet { parent?.check("contentLength") } }
+    public var isByteRangeAccessSupported = false { didSet { parent?.check("isByteRangeAccessSupported") } }
+    public var isEntireLengthAvailableOnDemand = false
+}
+
+/// `AVAssetResourceLoadingDataRequest` in the simulator: `currentOffset` advances as data arrives.
+public final class SimulatedDataRequest: ResourceLoadingDataRequest, @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    weak var parent: SimulatedLoadingRequest?
+    public let requestedOffset: Int64
+    public let requestedLength: Int
+    public let requestsAllDataToEndOfResource: Bool
+    private var offset: Int64
+    private var bytes: [UInt8] = []
+
+    init(offset: Int64, length: Int?) {
+        requestedOffset = offset
+        requestedLength = length ?? Int.max
+        requestsAllDataToEndOfResource = length == nil
+        self.offset = offset
+    }
+
+    public var currentOffset: Int64 { lock.withLock { offset } }
+    /// Everything received, in order.
+    public var received: [UInt8] { lock.withLock { bytes } }
+
+    public func respond(with data: Data) {
+        parent?.check("data")
+        let total = lock.withLock {
+            bytes += data
+            offset += Int64(data.count)
+            return bytes.count
+        }
+        parent?.dataHandler?(total)
+    }
+}

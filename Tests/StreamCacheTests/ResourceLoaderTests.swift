@@ -1,0 +1,215 @@
+import Foundation
+import StreamCache
+import StreamCacheTesting
+import Testing
+
+/// The resource loader engine driven by the AVPlayer simulator against the conditioned origin.
+@Suite(.timeLimit(.minutes(3))) struct ResourceLoaderTests {
+    static let size = 8 << 20
+    /// What the origin may have on the wire when a player cancels (its socket buffer): sent,
+    /// never received, so sent again later.
+    static let inFlightPerCancel: Int64 = 512 << 10
+
+    struct Setup {
+        let fixture: EngineFixture
+        let data: [UInt8]
+        let url: URL
+
+        init(
+            conditions: OriginConditions = OriginConditions(bytesPerSecond: 64 << 20),
+            type: String = "audio/mpeg"
+        )
+            async throws
+        {
+            fixture = try await EngineFixture.make(conditions: conditions)
+            data = TestData.bytes(count: ResourceLoaderTests.size, seed: 90)
+            fixture.origin.setResource(data, at: "/episode.mp3")
+            url = fixture.origin.url("/episode.mp3")
+        }
+
+        func simulator() throws -> AVPlayerSimulator {
+            AVPlayerSimulator(loader: ResourceLoaderEngine(engine: try fixture.engine()))
+        }
+
+        /// Every finished request got exactly the bytes of its range, in order, with no problems.
+        func checkFinishedRequests(_ simulator: AVPlayerSimulator) {
+            for request in simulator.requests {
+                #expect(request.problems.isEmpty, "\(request.problems)")
+                #expect(request.finishCount <= 1)
+                guard request.finishCount == 1, request.error == nil, let dataRequest = request.dataRequest else {
+                    continue
+                }
+                let start = Int(dataRequest.requestedOffset)
+                let end =
+                    dataRequest.requestsAllDataToEndOfResource
+                    ? data.count : min(data.count, start + dataRequest.requestedLength)
+                #expect(request.received == Array(data[start..<end]), "request at \(start) got wrong bytes")
+            }
+            for request in simulator.requests where request.isCancelled {
+                // A cancelled request got a prefix of its range and was never finished.
+                #expect(request.finishCount == 0)
+                if let dataRequest = request.dataRequest {
+                    let start = Int(dataRequest.requestedOffset)
+                    #expect(request.received == Array(data[start..<start + request.received.count]))
+                }
+            }
+        }
+    }
+
+    @Test func contentInformationComesFromABytes01FetchAndThenFromTheCache() async throws {
+        let setup = try await Setup()
+        let simulator = try setup.simulator()
+        let open = try await simulator.openAsset(setup.url)
+        let info = try #require(open.contentInformationRequest)
+        #expect(info.contentType == "public.mp3")
+        #expect(info.contentLength == Int64(Self.size))
+        #expect(info.isByteRangeAccessSupported)
+        #expect(open.received == Array(setup.data[0..<2]))
+        #expect(setup.fixture.origin.statistics.requests.first?.range == "bytes=0-1")
+        // Content information alone gets no data.
+        let infoOnly = try await simulator.load(setup.url, contentInformation: true, data: nil)
+        #expect(infoOnly.contentInformationRequest?.contentLength == Int64(Self.size))
+        #expect(setup.fixture.origin.statistics.bodyBytes == 2)
+        setup.checkFinishedRequests(simulator)
+        await setup.fixture.tearDown()
+    }
+
+    @Test func aPlaybackWithSeeksAndAnIndexAtTheEndFetchesEachByteOnce() async throws {
+        let setup = try await Setup()
+        let simulator = try setup.simulator()
+        _ = try await simulator.openAsset(setup.url)
+        // The player starts at 0, has enough after a while, and cancels.
+        try await simulator.loadThenCancel(setup.url, from: 0, after: 300_000)
+        // The MP4 index at the end, overlapping requests for it.
+        let tail = Int64(Self.size - 200_000)
+        async let index = simulator.load(setup.url, data: (tail, 200_000))
+        async let overlap = simulator.load(setup.url, data: (tail + 50_000, 100_000))
+        _ = try await (index, overlap)
+        // Seeks: ranged requests, some over bytes already fetched.
+        for offset in [4_000_000, 100_000, 6_500_000, 4_100_000] {
+            try await simulator.load(setup.url, data: (Int64(offset), 500_000))
+        }
+        // Play to the end from the middle.
+        try await simulator.load(setup.url, data: (Int64(Self.size / 2), nil))
+        setup.checkFinishedRequests(simulator)
+        let statistics = setup.fixture.origin.statistics
+        #expect(
+            statistics.duplicateBytes <= Self.inFlightPerCancel,
+            "the origin sent \(statistics.duplicateBytes) bytes twice"
+        )
+        await setup.fixture.tearDown()
+    }
+
+    @Test func aStormOfCancelledRequestsLeavesNothingRunning() async throws {
+        let setup = try await Setup(conditions: OriginConditions(bytesPerSecond: 4 << 20))
+        let simulator = try setup.simulator()
+        _ = try await simulator.openAsset(setup.url)
+        simulator.cancellationStorm(setup.url, count: 100, length: 256 << 10, span: Self.size, step: 81_920)
+        #expect(simulator.loader.activeLoads == 0, "loads are kept for cancelled requests")
+        // Every origin fetch the storm started stops.
+        var active = setup.fixture.origin.statistics.activeRequests
+        for _ in 0..<200 where active > 0 {
+            try await Task.sleep(for: .milliseconds(25))
+            active = setup.fixture.origin.statistics.activeRequests
+        }
+        #expect(active == 0, "\(active) origin fetches still running after the storm")
+        let sent = setup.fixture.origin.statistics.bodyBytes
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(setup.fixture.origin.statistics.bodyBytes == sent)
+        // The loader still works after the storm.
+        let after = try await simulator.load(setup.url, data: (1000, 1000))
+        #expect(after.received == Array(setup.data[1000..<2000]))
+        setup.checkFinishedRequests(simulator)
+        await setup.fixture.tearDown()
+    }
+
+    @Test func aRestartHalfwayFetchesOnlyTheRest() async throws {
+        let setup = try await Setup()
+        let first = try setup.simulator()
+        _ = try await first.openAsset(setup.url)
+        try await first.loadThenCancel(setup.url, from: 0, after: Self.size / 2)
+        await first.loader.engine.shutdown()
+        let sentBefore = setup.fixture.origin.statistics.bodyBytes
+        #expect(sentBefore >= Int64(Self.size / 2))
+
+        // New process state, same cache directory.
+        let second = try setup.simulator()
+        let open = try await second.openAsset(setup.url)
+        #expect(open.contentInformationRequest?.contentLength == Int64(Self.size))
+        try await second.load(setup.url, data: (0, nil))
+        setup.checkFinishedRequests(second)
+        let statistics = setup.fixture.origin.statistics
+        #expect(
+            statistics.duplicateBytes <= Self.inFlightPerCancel,
+            "the origin sent \(statistics.duplicateBytes) bytes twice"
+        )
+        #expect(statistics.bodyBytes <= Int64(Self.size) + (1 << 20))
+        await setup.fixture.tearDown()
+    }
+
+    @Test func throttledAndFaultyOriginsGiveRightBytesOrACleanError() async throws {
+        for fault in [OriginFault.resetAfter(300_000), .shortBody, .ignoreRange, .wrongRangeStart, .status(503)] {
+            var conditions = OriginConditions(bytesPerSecond: 32 << 20)
+            conditions.faults = [fault]
+            let setup = try await Setup(conditions: conditions)
+            let simulator = try setup.simulator()
+            _ = try? await simulator.openAsset(setup.url)
+            _ = try? await simulator.load(setup.url, data: (1_000_000, 1_000_000))
+            _ = try? await simulator.load(setup.url, data: (0, nil))
+            setup.checkFinishedRequests(simulator)
+            for request in simulator.requests {
+                #expect(request.finishCount == 1, "\(fault): a request was not finished")
+            }
+            await setup.fixture.tearDown()
+        }
+    }
+
+    @Test func badRequestsAreHandled() async throws {
+        let setup = try await Setup()
+        let simulator = try setup.simulator()
+        let loader = simulator.loader
+        // Not the custom scheme: declined.
+        let plain = SimulatedLoadingRequest(url: setup.url, contentInformation: true, data: nil)
+        #expect(!loader.shouldWaitForLoading(plain))
+        let other = SimulatedLoadingRequest(
+            url: URL(string: "streamcache-ftp://x/a")!,
+            contentInformation: true,
+            data: nil
+        )
+        #expect(!loader.shouldWaitForLoading(other))
+        // Arrives already cancelled: declined, never finished.
+        let late = SimulatedLoadingRequest(
+            url: CustomSchemeURL.wrapping(setup.url)!,
+            contentInformation: true,
+            data: nil
+        )
+        late.markCancelled()
+        #expect(!loader.shouldWaitForLoading(late))
+        #expect(late.finishCount == 0)
+        // Past the end: finished with an error, no data.
+        let past = try await simulator.load(setup.url, data: (Int64(Self.size + 10), 100))
+        #expect(past.error != nil && past.received.isEmpty)
+        // An origin that fails the content-info request: finished with a clear error.
+        let missing = try await simulator.openAsset(setup.fixture.origin.url("/missing.mp3"))
+        let error = try #require(missing.error as? StreamCacheError)
+        #expect(error.kind == .originStatus && error.status == 404)
+        // A second cancel, or a cancel after the finish, changes nothing.
+        loader.didCancel(missing)
+        loader.didCancel(missing)
+        #expect(missing.finishCount == 1)
+        setup.checkFinishedRequests(simulator)
+        await setup.fixture.tearDown()
+    }
+
+    @Test func customSchemeURLsRoundTrip() {
+        let url = URL(string: "https://cdn.example.com/a%20b/ep.mp3?token=x&y=1#t")!
+        let custom = CustomSchemeURL.wrapping(url)!
+        #expect(custom.scheme == "streamcache-https")
+        #expect(CustomSchemeURL.origin(of: custom) == url)
+        #expect(CustomSchemeURL.wrapping(URL(string: "file:///etc/passwd")!) == nil)
+        #expect(CustomSchemeURL.origin(of: url) == nil)
+        #expect(UniformType.identifier(mimeType: "audio/mp4; codecs=mp4a", url: url) == "com.apple.m4a-audio")
+        #expect(UniformType.identifier(mimeType: "application/octet-stream", url: url) == "public.mp3")
+        #expect(UniformType.identifier(mimeType: nil, url: URL(string: "https://x/y")!) == "public.data")
+    }
+}
