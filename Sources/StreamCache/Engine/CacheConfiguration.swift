@@ -12,6 +12,12 @@ public struct CacheConfiguration: Sendable {
     public var joinWait: Duration = .milliseconds(500)
     /// The largest chunk a reader is handed at once.
     public var readChunkSize: Int = 512 << 10
+    /// A fetch asks the origin for this many bytes first, then for twice as many each time, up to
+    /// ``maxFetchSpan``. A fetch whose readers left finishes the request it is in, so no byte
+    /// the origin sent is thrown away, and asks for no more.
+    public var firstFetchSpan: Int64 = 1 << 20
+    /// The largest span one origin request asks for.
+    public var maxFetchSpan: Int64 = 16 << 20
     /// Fetched bytes are synced and recorded every this many bytes...
     public var syncBytes: Int64 = 8 << 20
     /// ...or after this long, whichever comes first.

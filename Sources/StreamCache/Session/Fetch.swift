@@ -19,6 +19,17 @@ struct Fetch: Sendable {
     var task: Task<Void, Never>? = nil
 }
 
+/// How a fetch goes on after writing bytes.
+enum FetchProgress: Sendable {
+    /// Readers want its bytes: write up to `limit`.
+    case proceed(limit: Int64)
+    /// No reader wants its bytes any more: finish the bounded request it is in (up to `limit`),
+    /// then stop.
+    case finishRequest(limit: Int64)
+    /// Stop now: the fetch belongs to a replaced version.
+    case stop
+}
+
 /// What a reader of a ``ResourceSession`` is doing.
 struct ReaderState: Sendable {
     /// The first byte the reader asked for.

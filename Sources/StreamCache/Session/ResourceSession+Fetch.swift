@@ -15,23 +15,35 @@ struct FetchTarget: Sendable {
 }
 
 extension ResourceSession {
-    /// Runs fetch `id` to its end and reports how it ended.
+    /// Runs fetch `id` to its end and reports how it ended: one request after another, each for
+    /// twice the bytes of the one before (up to ``CacheConfiguration/maxFetchSpan``), while a
+    /// reader wants more.
     nonisolated func run(fetchID id: Int, request: OriginRequest) async {
         var failure: Error?
+        var request = request
+        var span = configuration.firstFetchSpan
         do {
-            try await transfer(fetchID: id, request: request)
+            while try await transfer(fetchID: id, request: request) {
+                span = min(span * 2, configuration.maxFetchSpan)
+                guard let next = await nextRequest(of: id, span: span) else { break }
+                request = next
+            }
         } catch {
             failure = error
         }
         await fetchEnded(id, error: failure)
     }
 
-    nonisolated private func transfer(fetchID id: Int, request: OriginRequest) async throws {
+    /// Sends one request of fetch `id` and writes its body.
+    ///
+    /// - Returns: whether the body was written to the end of what was asked, so the fetch may
+    ///   go on with another request.
+    nonisolated private func transfer(fetchID id: Int, request: OriginRequest) async throws -> Bool {
         let first = request.range?.first ?? 0
-        try await origin.fetch(request) { head, body in
+        return try await origin.fetch(request) { head, body in
             let answer = try OriginAnswer.judge(head, first: first, last: request.range?.last)
             guard let target = try await self.accept(answer, fetchID: id, sentIfRange: request.ifRange != nil) else {
-                return
+                return false
             }
             let writer = DurableWriter(
                 file: target.file,
@@ -63,11 +75,16 @@ extension ResourceSession {
                     writer.wrote(ByteRange(offset, offset + Int64(usable.count)))
                     offset += Int64(usable.count)
                     try await writer.synchronizeIfDue()
-                    guard let newLimit = await self.fetch(id, wroteUpTo: offset) else {
+                    switch await self.fetch(id, wroteUpTo: offset) {
+                    case .proceed(let newLimit):
+                        limit = newLimit
+                    case .finishRequest(let newLimit) where !target.endIsLength:
+                        // A bounded answer to a bounded request: its bytes are on their way.
+                        limit = newLimit
+                    case .finishRequest, .stop:
                         endedEarly = true
-                        break
                     }
-                    limit = newLimit
+                    if endedEarly { break }
                     if offset >= limit {
                         endedEarly = true
                         break
@@ -83,6 +100,7 @@ extension ResourceSession {
                     if target.endIsLength && target.expectedEnd == nil { try await self.learnLength(offset) }
                 }
                 try await writer.finish()
+                return !endedEarly && target.expectedEnd.map { offset >= $0 } == true
             } catch {
                 try? await writer.finish()
                 throw error

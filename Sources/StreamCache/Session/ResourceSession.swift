@@ -266,11 +266,9 @@ actor ResourceSession {
         }
     }
 
-    func cancelUnwantedFetches() {
-        for fetch in fetches.values where !isWanted(fetch) {
-            fetch.task?.cancel()
-        }
-    }
+    /// Fetches whose readers left are not cancelled: each finishes the bounded request it is in
+    /// (see ``fetch(_:wroteUpTo:)``), so the bytes the origin already sent are kept.
+    func cancelUnwantedFetches() {}
 
     /// Starts a fetch of the gap at `position`, up to the reader's end or the next known bytes.
     private func startFetch(at position: Int64, readerEnd: Int64?) -> Int {
@@ -285,12 +283,7 @@ actor ResourceSession {
             frontier: position,
             requestedEnd: end == Int64.max ? nil : end
         )
-        let request = OriginRequest(
-            url: url,
-            range: (position, fetch.requestedEnd.map { $0 - 1 }),
-            headers: headers,
-            ifRange: record.info.length == nil ? nil : record.info.ifRangeValidator
-        )
+        let request = originRequest(from: position, to: fetch.requestedEnd, span: configuration.firstFetchSpan)
         fetch.task = Task { await self.run(fetchID: id, request: request) }
         fetches[id] = fetch
         logger.debug(
@@ -300,19 +293,37 @@ actor ResourceSession {
         return id
     }
 
-    /// Records that fetch `id` wrote bytes up to `newFrontier`.
-    ///
-    /// - Returns: the fetch's limit (where it must stop), or `nil` if it must stop now (cancelled,
-    ///   or it belongs to a replaced version).
-    func fetch(_ id: Int, wroteUpTo newFrontier: Int64) -> Int64? {
-        guard var fetch = fetches[id], fetch.generation == generation else { return nil }
+    /// The request for `[position, end)`, at most `span` bytes of it.
+    private func originRequest(from position: Int64, to end: Int64?, span: Int64) -> OriginRequest {
+        let spanEnd = position > Int64.max - span ? Int64.max : position + span
+        let last = min(end ?? Int64.max, spanEnd) - 1
+        return OriginRequest(
+            url: url,
+            range: (position, last),
+            headers: headers,
+            ifRange: record.info.length == nil ? nil : record.info.ifRangeValidator
+        )
+    }
+
+    /// The next request of fetch `id` after one ended at its frontier: `span` more bytes, if a
+    /// reader still wants them and the fetch has not reached its limit.
+    func nextRequest(of id: Int, span: Int64) -> OriginRequest? {
+        guard let fetch = fetches[id], fetch.generation == generation, isWanted(fetch) else { return nil }
+        let limit = limit(of: fetch)
+        guard fetch.frontier < limit else { return nil }
+        return originRequest(from: fetch.frontier, to: limit == Int64.max ? nil : limit, span: span)
+    }
+
+    /// Records that fetch `id` wrote bytes up to `newFrontier`, and says how it goes on.
+    func fetch(_ id: Int, wroteUpTo newFrontier: Int64) -> FetchProgress {
+        guard var fetch = fetches[id], fetch.generation == generation else { return .stop }
         if newFrontier > fetch.frontier {
             available.insert(ByteRange(fetch.frontier, newFrontier))
             fetch.frontier = newFrontier
             fetches[id] = fetch
             wakeAll()
         }
-        return isWanted(fetch) ? limit(of: fetch) : nil
+        return isWanted(fetch) ? .proceed(limit: limit(of: fetch)) : .finishRequest(limit: limit(of: fetch))
     }
 
     /// Removes fetch `id`, handing `error` to the readers that waited on it.
