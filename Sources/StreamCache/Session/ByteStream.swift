@@ -29,6 +29,8 @@ public struct ByteStream: AsyncSequence, Sendable {
         private let configuration: CacheConfiguration
         private var reader: ReaderRegistration?
         private var failures = 0
+        /// Whether bytes were delivered since the last transient failure.
+        private var progressed = false
         private var finished = false
 
         init(lease: SessionLease, offset: Int64, length: Int64?, configuration: CacheConfiguration) {
@@ -68,6 +70,11 @@ public struct ByteStream: AsyncSequence, Sendable {
                 } catch let error as StreamCacheError
                     where error.isTransient && failures + 1 < configuration.maxAttempts
                 {
+                    // A fetch that failed after bringing bytes made progress: go on at once.
+                    if progressed {
+                        progressed = false
+                        continue
+                    }
                     failures += 1
                     try await Task.sleep(for: .milliseconds(200 << failures))
                     continue
@@ -84,6 +91,7 @@ public struct ByteStream: AsyncSequence, Sendable {
                     let chunk = CachedChunk(file: file, offset: range.lowerBound, count: count, fromOrigin: fromOrigin)
                     position += Int64(count)
                     failures = 0
+                    progressed = true
                     return chunk
                 }
             }
