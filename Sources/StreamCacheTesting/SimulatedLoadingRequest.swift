@@ -12,8 +12,8 @@ public final class SimulatedLoadingRequest: ResourceLoadingRequest, @unchecked S
     // Everything mutable is guarded by `lock`.
     private let lock = NSLock()
     public let request: URLRequest
-    public let contentInformationRequest: (any ResourceLoadingContentInformationRequest)?
-    public let dataRequest: (any ResourceLoadingDataRequest)?
+    public let contentInformationRequest: SimulatedContentInformationRequest?
+    public let dataRequest: SimulatedDataRequest?
     private let queueKey: DispatchSpecificKey<Void>?
     private var finishes = 0
     private var finishError: (any Error)?
@@ -48,7 +48,7 @@ public final class SimulatedLoadingRequest: ResourceLoadingRequest, @unchecked S
     public var finishCount: Int { lock.withLock { finishes } }
     public var error: (any Error)? { lock.withLock { finishError } }
     /// The bytes the data request received, in order.
-    public var received: [UInt8] { (dataRequest as? SimulatedDataRequest)?.received ?? [] }
+    public var received: [UInt8] { dataRequest?.received ?? [] }
     /// Calls off the queue, data after the finish, a second finish…
     public var problems: [String] { lock.withLock { violations } }
 

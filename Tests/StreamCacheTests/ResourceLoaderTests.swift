@@ -67,6 +67,11 @@ import Testing
         let infoOnly = try await simulator.load(setup.url, contentInformation: true, data: nil)
         #expect(infoOnly.contentInformationRequest?.contentLength == Int64(Self.size))
         #expect(setup.fixture.origin.statistics.bodyBytes == 2)
+        #expect(info.isEntireLengthAvailableOnDemand == false)
+        // Once all of it is cached, AVPlayer is told it may read it as fast as it likes.
+        try await simulator.load(setup.url, data: (0, nil))
+        let again = try await simulator.openAsset(setup.url)
+        #expect(again.contentInformationRequest?.isEntireLengthAvailableOnDemand == true)
         setup.checkFinishedRequests(simulator)
         await setup.fixture.tearDown()
     }

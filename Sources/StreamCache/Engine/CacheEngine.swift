@@ -176,6 +176,15 @@ public actor CacheEngine {
         await sessionMayBeIdle(key)
     }
 
+    /// Whether every byte of `url` is in the cache (its length known and all of it recorded).
+    public func isComplete(_ url: URL) async -> Bool {
+        guard let record = try? await index.resource(forKey: configuration.key(url)),
+            let length = record.info.length,
+            let ranges = try? await index.ranges(of: record.id)
+        else { return false }
+        return length == 0 || ranges.contains(ByteRange(0, length))
+    }
+
     /// Closes the session of `key` if nobody uses it any more, then enforces the budget.
     private func sessionMayBeIdle(_ key: String) async {
         guard leases[key] == nil, releasedAt[key] == nil, case .open(let session) = sessions[key] else { return }

@@ -51,11 +51,14 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
             if try await onQueue(handle, { $0.contentInformationRequest != nil }) == true {
                 let known = try await engine.contentInfo(url)
                 info = known
+                let complete = await engine.isComplete(url)
                 try await onQueue(handle) { request in
                     guard let content = request.contentInformationRequest else { return }
                     content.contentType = UniformType.identifier(mimeType: known.contentType, url: url)
                     content.contentLength = known.length ?? 0
                     content.isByteRangeAccessSupported = known.byteRangeAccess
+                    // All of it on disk: AVPlayer may read it as fast as it likes.
+                    content.isEntireLengthAvailableOnDemand = complete
                 }
             }
             if let wanted = try await onQueue(handle, { Self.wantedBytes(of: $0.dataRequest) }) ?? nil {

@@ -8,10 +8,12 @@ import FoundationNetworking
 /// as AVFoundation has it, so the engine runs (and is tested) on every platform.
 /// `StreamCacheAVFoundation` conforms AVFoundation's classes to these protocols.
 public protocol ResourceLoadingRequest: AnyObject {
+    associatedtype ContentInformationRequest: ResourceLoadingContentInformationRequest
+    associatedtype DataRequest: ResourceLoadingDataRequest
     /// The request the player made (its URL has the custom scheme).
     var request: URLRequest { get }
-    var contentInformationRequest: (any ResourceLoadingContentInformationRequest)? { get }
-    var dataRequest: (any ResourceLoadingDataRequest)? { get }
+    var contentInformationRequest: ContentInformationRequest? { get }
+    var dataRequest: DataRequest? { get }
     var isFinished: Bool { get }
     var isCancelled: Bool { get }
     func finishLoading()

@@ -1,0 +1,13 @@
+#if canImport(AVFoundation)
+import AVFoundation
+import StreamCache
+
+// AVFoundation's request classes already have every member the protocols ask for, with the
+// same names and types; the conformances only say so.
+
+extension AVAssetResourceLoadingRequest: @retroactive ResourceLoadingRequest {}
+
+extension AVAssetResourceLoadingContentInformationRequest: @retroactive ResourceLoadingContentInformationRequest {}
+
+extension AVAssetResourceLoadingDataRequest: @retroactive ResourceLoadingDataRequest {}
+#endif
