@@ -22,14 +22,20 @@ extension ResourceSession {
         var failure: Error?
         var request = request
         var span = configuration.firstFetchSpan
+        let writer = FetchWriter(index: index, configuration: configuration)
         do {
-            while try await transfer(fetchID: id, request: request) {
+            while try await transfer(fetchID: id, request: request, writer: writer) {
                 span = min(span * 2, configuration.maxFetchSpan)
                 guard let next = await nextRequest(of: id, span: span) else { break }
                 request = next
             }
         } catch {
             failure = error
+        }
+        do {
+            try await writer.finish()
+        } catch {
+            if failure == nil { failure = error }
         }
         await fetchEnded(id, error: failure)
     }
@@ -38,19 +44,18 @@ extension ResourceSession {
     ///
     /// - Returns: whether the body was written to the end of what was asked, so the fetch may
     ///   go on with another request.
-    nonisolated private func transfer(fetchID id: Int, request: OriginRequest) async throws -> Bool {
+    nonisolated private func transfer(
+        fetchID id: Int,
+        request: OriginRequest,
+        writer fetchWriter: FetchWriter
+    ) async throws -> Bool {
         let first = request.range?.first ?? 0
         return try await origin.fetch(request) { head, body in
             let answer = try OriginAnswer.judge(head, first: first, last: request.range?.last)
             guard let target = try await self.accept(answer, fetchID: id, sentIfRange: request.ifRange != nil) else {
                 return false
             }
-            let writer = DurableWriter(
-                file: target.file,
-                recordID: target.recordID,
-                index: index,
-                configuration: configuration
-            )
+            let writer = try await fetchWriter.writer(for: target)
             do {
                 var offset = first
                 var toSkip = target.skip
@@ -99,10 +104,9 @@ extension ResourceSession {
                     }
                     if target.endIsLength && target.expectedEnd == nil { try await self.learnLength(offset) }
                 }
-                try await writer.finish()
                 return !endedEarly && target.expectedEnd.map { offset >= $0 } == true
             } catch {
-                try? await writer.finish()
+                try? await fetchWriter.finish()
                 throw error
             }
         }
@@ -167,5 +171,41 @@ extension ResourceSession {
         var info = record.info
         info.length = length
         try await learn(info)
+    }
+}
+
+/// The durable writer of a fetch, kept from one request to the next while they write the same
+/// file and index row, so a request's end does not wait for a sync.
+final class FetchWriter: @unchecked Sendable {
+    // Used by the one task that runs the fetch, one request after another.
+    private let index: CacheIndex
+    private let configuration: CacheConfiguration
+    private var current: (writer: DurableWriter, file: CacheFile, recordID: Int64)?
+
+    init(index: CacheIndex, configuration: CacheConfiguration) {
+        self.index = index
+        self.configuration = configuration
+    }
+
+    /// The writer for `target`: the current one if it writes the same file and row, else a new
+    /// one (after the current one has made its bytes durable and recorded them).
+    func writer(for target: FetchTarget) async throws -> DurableWriter {
+        if let current, current.file === target.file, current.recordID == target.recordID { return current.writer }
+        try await finish()
+        let writer = DurableWriter(
+            file: target.file,
+            recordID: target.recordID,
+            index: index,
+            configuration: configuration
+        )
+        current = (writer, target.file, target.recordID)
+        return writer
+    }
+
+    /// Makes the bytes written so far durable and records them.
+    func finish() async throws {
+        guard let current else { return }
+        self.current = nil
+        try await current.writer.finish()
     }
 }
