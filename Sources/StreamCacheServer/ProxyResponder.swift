@@ -85,10 +85,7 @@ struct ProxyResponder: HTTPResponder {
         let range: ByteRange?
         switch plan {
         case .unsatisfiable:
-            var response = exchange.refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
-            response.headers[.contentRange] = "bytes */\(info.length ?? 0)"
-            await logs.record(exchange)
-            return response
+            return await refuseRange(of: info.length ?? 0, exchange: &exchange)
         case .whole:
             status = .ok
             range = info.length.map { ByteRange(0, $0) }
@@ -182,10 +179,7 @@ struct ProxyResponder: HTTPResponder {
         let body: ByteBuffer
         switch ranges.plan(for: ContentInfo(length: Int64(rewritten.readableBytes))) {
         case .unsatisfiable:
-            var response = exchange.refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
-            response.headers[.contentRange] = "bytes */\(rewritten.readableBytes)"
-            await logs.record(exchange)
-            return response
+            return await refuseRange(of: Int64(rewritten.readableBytes), exchange: &exchange)
         case .whole:
             exchange.status = .ok
             body = rewritten
@@ -203,5 +197,13 @@ struct ProxyResponder: HTTPResponder {
             headers: fields,
             body: isHead ? ResponseBody() : ResponseBody(byteBuffer: body)
         )
+    }
+
+    /// `416` for a range that starts at or past the end of a `length`-byte representation.
+    private func refuseRange(of length: Int64, exchange: inout Exchange) async -> Response {
+        var response = exchange.refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
+        response.headers[.contentRange] = "bytes */\(length)"
+        await logs.record(exchange)
+        return response
     }
 }
