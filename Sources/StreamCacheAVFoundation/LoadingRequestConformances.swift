@@ -5,9 +5,9 @@ import StreamCache
 // AVFoundation's request classes already have every member the protocols ask for, with the
 // same names and types; the conformances only say so.
 
-extension AVAssetResourceLoadingRequest: @retroactive ResourceLoadingRequest {}
+extension AVAssetResourceLoadingRequest: ResourceLoadingRequest {}
 
-extension AVAssetResourceLoadingContentInformationRequest: @retroactive ResourceLoadingContentInformationRequest {}
+extension AVAssetResourceLoadingContentInformationRequest: ResourceLoadingContentInformationRequest {}
 
-extension AVAssetResourceLoadingDataRequest: @retroactive ResourceLoadingDataRequest {}
+extension AVAssetResourceLoadingDataRequest: ResourceLoadingDataRequest {}
 #endif

@@ -27,7 +27,9 @@ public final class StreamCacheAssets: @unchecked Sendable {
         return asset
     }
 
-    /// A player item for `url` that streams through the cache.
+    /// A player item for `url` that streams through the cache. On the main actor, where an app
+    /// makes its player items (newer SDKs isolate `AVPlayerItem` there).
+    @MainActor
     public func playerItem(for url: URL) -> AVPlayerItem {
         AVPlayerItem(asset: asset(for: url))
     }
