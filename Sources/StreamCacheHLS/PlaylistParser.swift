@@ -45,7 +45,11 @@ struct PlaylistParser {
                 } else if line.hasPrefix("#") && !line.hasPrefix("#EXT") {
                     pendingLines.append(String(line))  // a comment before #EXTM3U, as files often have
                 } else {
-                    throw HLSParseError(line: number, "not an HLS playlist: the first line must be #EXTM3U")
+                    throw HLSParseError(
+                        line: number,
+                        "not an HLS playlist: the first line must be #EXTM3U",
+                        isMissingHeader: true
+                    )
                 }
                 continue
             }
@@ -55,7 +59,7 @@ struct PlaylistParser {
                 try uriLine(String(line).trimmingSpaces(), number: number)
             }
         }
-        guard sawHeader else { throw HLSParseError(line: 0, "empty playlist: no #EXTM3U") }
+        guard sawHeader else { throw HLSParseError(line: 0, "empty playlist: no #EXTM3U", isMissingHeader: true) }
         if let pendingVariant {
             throw HLSParseError(line: pendingVariant.line, "EXT-X-STREAM-INF without a URI line (truncated playlist?)")
         }

@@ -26,11 +26,17 @@ enum PlaylistRewriter {
         }
     }
 
-    /// The playlist `bytes` (fetched from `url`) with its URIs pointing at the proxy.
+    /// The playlist `bytes` (fetched from `url`) with its URIs pointing at the proxy; `nil` for
+    /// text without `#EXTM3U` (a plain M3U list of links), which is passed on as it is.
     ///
-    /// - Throws: ``HLSParseError`` if the bytes are not a playlist.
-    static func rewrite(_ bytes: [UInt8], from url: URL) throws(HLSParseError) -> String {
-        let playlist = try Playlist(parsing: bytes, url: url.absoluteString)
+    /// - Throws: ``HLSParseError`` if the bytes are a broken playlist or not text.
+    static func rewrite(_ bytes: [UInt8], from url: URL) throws(HLSParseError) -> String? {
+        let playlist: Playlist
+        do {
+            playlist = try Playlist(parsing: bytes, url: url.absoluteString)
+        } catch  where error.isMissingHeader {
+            return nil
+        }
         return playlist.mappingURIs { proxyPath(for: $0, relativeTo: url) }.text
     }
 

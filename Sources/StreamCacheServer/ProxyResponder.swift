@@ -139,8 +139,9 @@ struct ProxyResponder: HTTPResponder {
         )
     }
 
-    /// Answers with the playlist rewritten to point at the proxy (``PlaylistRewriter``); its
-    /// origin bytes are cached like any resource's, so a second play costs nothing.
+    /// Answers with the playlist rewritten to point at the proxy (``PlaylistRewriter``), or as it
+    /// is when it is a plain M3U list rather than HLS; its origin bytes are cached like any
+    /// resource's, so a second play costs nothing.
     private func servePlaylist(
         _ target: ProxyTarget,
         headers: [HeaderField],
@@ -164,17 +165,17 @@ struct ProxyResponder: HTTPResponder {
                 throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
             }
         }
-        let text: String
+        let text: String?
         do {
             text = try PlaylistRewriter.rewrite(original, from: target.url)
         } catch {
             throw ProxyRefusal(.badGateway, "invalid playlist from the origin: \(error)")
         }
-        let rewritten = ByteBuffer(string: text)
+        let rewritten = text.map { ByteBuffer(string: $0) } ?? ByteBuffer(bytes: original)
         let ranges = RangeRequest(range: exchange.request.headers[.range], ifRange: exchange.request.headers[.ifRange])
         var fields = HTTPFields()
         fields[.acceptRanges] = "bytes"
-        fields[.contentType] = "application/vnd.apple.mpegurl"
+        fields[.contentType] = text == nil ? info.contentType ?? "audio/x-mpegurl" : "application/vnd.apple.mpegurl"
         fields[.cacheControl] = "no-cache"
         let body: ByteBuffer
         switch ranges.plan(for: ContentInfo(length: Int64(rewritten.readableBytes))) {

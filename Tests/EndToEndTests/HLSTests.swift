@@ -104,6 +104,12 @@ import Testing
         let bad = try await Curl.fetch(setup.url("bad.m3u8"))
         #expect(bad.status == 502)
         #expect(String(decoding: bad.body, as: UTF8.self).contains("not UTF-8"))
+        // A plain M3U list (no #EXTM3U) is not HLS: it is passed on as it is.
+        let plain = "# a radio station\nhttps://radio.example/live.mp3\nep1.mp3\n"
+        try plain.write(toFile: setup.workspace.originDirectory + "/station.m3u", atomically: true, encoding: .utf8)
+        let station = try await Curl.fetch(setup.url("station.m3u"))
+        #expect(station.status == 200)
+        #expect(String(decoding: station.body, as: UTF8.self) == plain)
     }
 
     @Test func inspectSummarisesPlaylistsAsTextAndJSON() async throws {
