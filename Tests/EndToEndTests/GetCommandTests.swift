@@ -119,6 +119,23 @@ import Testing
         #expect([UInt8](check.stdout) == data)
     }
 
+    @Test func processesOpeningANewCacheDirectoryAtOnceAllSucceed() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        for round in 0..<12 {
+            let directory = workspace.output("cache-\(round)")
+            let results = try await withThrowingTaskGroup(of: ProcessResult.self) { group in
+                for _ in 0..<12 {
+                    group.addTask { try await CLI.run(["ls", "--json"], cacheDir: directory) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            for result in results {
+                #expect(result.status == 0, "round \(round): \(result.stderr)")
+            }
+        }
+    }
+
     @Test func processesSharingACacheNeverSeeAWrongByte() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }

@@ -19,7 +19,7 @@ public final class CacheIndex: Sendable {
         configuration.label = "StreamCache.index"
         do {
             pool = try DatabasePool(path: path, configuration: configuration)
-            try Self.migrator.migrate(pool)
+            try Self.createSchema(pool)
         } catch {
             throw StreamCacheError(.index, "cannot open cache index \(path): \(Self.describe(error))")
         }
@@ -30,36 +30,46 @@ public final class CacheIndex: Sendable {
         return "\(error)"
     }
 
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE resource (
-                        id INTEGER PRIMARY KEY AUTOINCREMENT,
-                        key TEXT NOT NULL UNIQUE,
-                        url TEXT NOT NULL,
-                        length INTEGER,
-                        contentType TEXT,
-                        etag TEXT,
-                        lastModified TEXT,
-                        byteRangeAccess INTEGER NOT NULL DEFAULT 1,
-                        createdAt REAL NOT NULL,
-                        lastAccess REAL NOT NULL,
-                        pinned INTEGER NOT NULL DEFAULT 0,
-                        cachedBytes INTEGER NOT NULL DEFAULT 0
-                    );
-                    CREATE INDEX resource_lastAccess ON resource(lastAccess);
-                    CREATE TABLE cachedRange (
-                        resourceId INTEGER NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
-                        start INTEGER NOT NULL,
-                        "end" INTEGER NOT NULL,
-                        PRIMARY KEY (resourceId, start)
-                    ) WITHOUT ROWID;
-                    """
-            )
+    /// The schema version this code writes (`PRAGMA user_version`).
+    static let schemaVersion = 1
+
+    /// Brings the schema up to ``schemaVersion`` in one immediate transaction, so processes
+    /// opening a new cache directory at the same moment create it once, not race to.
+    private static func createSchema(_ pool: DatabasePool) throws {
+        try pool.writeWithoutTransaction { db in
+            try db.inTransaction(.immediate) {
+                let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
+                guard version < schemaVersion else { return .commit }
+                // `IF NOT EXISTS`: indexes made before the version was recorded have the tables.
+                try db.execute(
+                    sql: """
+                        CREATE TABLE IF NOT EXISTS resource (
+                            id INTEGER PRIMARY KEY AUTOINCREMENT,
+                            key TEXT NOT NULL UNIQUE,
+                            url TEXT NOT NULL,
+                            length INTEGER,
+                            contentType TEXT,
+                            etag TEXT,
+                            lastModified TEXT,
+                            byteRangeAccess INTEGER NOT NULL DEFAULT 1,
+                            createdAt REAL NOT NULL,
+                            lastAccess REAL NOT NULL,
+                            pinned INTEGER NOT NULL DEFAULT 0,
+                            cachedBytes INTEGER NOT NULL DEFAULT 0
+                        );
+                        CREATE INDEX IF NOT EXISTS resource_lastAccess ON resource(lastAccess);
+                        CREATE TABLE IF NOT EXISTS cachedRange (
+                            resourceId INTEGER NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
+                            start INTEGER NOT NULL,
+                            "end" INTEGER NOT NULL,
+                            PRIMARY KEY (resourceId, start)
+                        ) WITHOUT ROWID;
+                        PRAGMA user_version = \(schemaVersion);
+                        """
+                )
+                return .commit
+            }
         }
-        return migrator
     }
 
     private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
