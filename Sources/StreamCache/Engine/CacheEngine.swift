@@ -12,8 +12,9 @@ public actor CacheEngine {
     public nonisolated let index: CacheIndex
     /// The engine's configuration.
     public nonisolated let configuration: CacheConfiguration
-    private let origin: any OriginClient
     private let logger: Logger
+    /// What the engine's resource sessions share.
+    private let environment: SessionEnvironment
 
     private enum Entry {
         case opening(Task<ResourceSession, Error>)
@@ -43,9 +44,15 @@ public actor CacheEngine {
         try directory.prepare()
         self.directory = directory
         self.index = try CacheIndex(path: directory.indexPath)
-        self.origin = origin
         self.configuration = configuration
         self.logger = logger
+        self.environment = SessionEnvironment(
+            configuration: configuration,
+            index: index,
+            directory: directory,
+            origin: origin,
+            logger: logger
+        )
     }
 
     /// Checks that `url` is an absolute http(s) URL the engine can fetch.
@@ -123,16 +130,12 @@ public actor CacheEngine {
         case .opening(let task):
             return try await task.value
         case nil:
-            let task = Task { [directory, index, origin, configuration, logger, validatedAt] in
+            let task = Task { [environment, validatedAt] in
                 try await ResourceSession.open(
                     key: key,
                     url: url,
                     headers: headers,
-                    configuration: configuration,
-                    index: index,
-                    directory: directory,
-                    origin: origin,
-                    logger: logger,
+                    environment: environment,
                     validatedAt: validatedAt[key]
                 ) { [weak self] key in
                     Task { await self?.sessionMayBeIdle(key) }

@@ -15,11 +15,12 @@ actor ResourceSession {
     let key: String
     let url: URL
     let headers: [HeaderField]
-    let configuration: CacheConfiguration
-    let index: CacheIndex
-    let directory: CacheDirectory
-    let origin: any OriginClient
-    let logger: Logger
+    let environment: SessionEnvironment
+    nonisolated var configuration: CacheConfiguration { environment.configuration }
+    nonisolated var index: CacheIndex { environment.index }
+    nonisolated var directory: CacheDirectory { environment.directory }
+    nonisolated var origin: any OriginClient { environment.origin }
+    nonisolated var logger: Logger { environment.logger }
 
     private(set) var record: ResourceRecord
     private(set) var file: CacheFile
@@ -43,11 +44,7 @@ actor ResourceSession {
         key: String,
         url: URL,
         headers: [HeaderField],
-        configuration: CacheConfiguration,
-        index: CacheIndex,
-        directory: CacheDirectory,
-        origin: any OriginClient,
-        logger: Logger,
+        environment: SessionEnvironment,
         record: ResourceRecord,
         file: CacheFile,
         available: RangeSet,
@@ -57,11 +54,7 @@ actor ResourceSession {
         self.key = key
         self.url = url
         self.headers = headers
-        self.configuration = configuration
-        self.index = index
-        self.directory = directory
-        self.origin = origin
-        self.logger = logger
+        self.environment = environment
         self.record = record
         self.file = file
         self.available = available
@@ -75,17 +68,14 @@ actor ResourceSession {
         key: String,
         url: URL,
         headers: [HeaderField],
-        configuration: CacheConfiguration,
-        index: CacheIndex,
-        directory: CacheDirectory,
-        origin: any OriginClient,
-        logger: Logger,
+        environment: SessionEnvironment,
         validatedAt: ContinuousClock.Instant?,
         onIdle: @escaping @Sendable (String) -> Void
     ) async throws -> ResourceSession {
         while true {
+            let index = environment.index
             let created = try await index.resource(forKey: key, creatingWithURL: url.absoluteString)
-            let path = directory.dataPath(id: created.id)
+            let path = environment.directory.dataPath(id: created.id)
             let file = try await CacheFile.openLocked(path: path)
             // Holding the shared lock, the row can no longer be evicted; check it survived until now.
             guard let record = try await index.resource(id: created.id) else {
@@ -100,11 +90,7 @@ actor ResourceSession {
                 key: key,
                 url: url,
                 headers: headers,
-                configuration: configuration,
-                index: index,
-                directory: directory,
-                origin: origin,
-                logger: logger,
+                environment: environment,
                 record: record,
                 file: file,
                 available: present,

@@ -1,0 +1,11 @@
+import Logging
+
+/// What every resource session of one engine shares: the cache directory and its index, how to
+/// reach origins, the configuration and the logger.
+struct SessionEnvironment: Sendable {
+    let configuration: CacheConfiguration
+    let index: CacheIndex
+    let directory: CacheDirectory
+    let origin: any OriginClient
+    let logger: Logger
+}
