@@ -14,22 +14,13 @@ extension StreamCacheCommand {
         @Argument(help: "The file to write.")
         var file: String
 
-        @Option(
-            name: [.customShort("H"), .long],
-            help: "A request header for the origin, 'Name: value' (repeatable; never stored)."
-        )
-        var header: [String] = []
+        @OptionGroup var originHeaders: OriginHeaderOptions
 
         @OptionGroup var cache: CacheOptions
 
         func run() async throws {
             let url = try URLArgument.parse(url)
-            let headers = try header.map { line in
-                guard let field = HeaderField(parsing: line) else {
-                    throw StreamCacheError(.invalidURL, "invalid --header '\(line)': expected 'Name: value'")
-                }
-                return field
-            }
+            let headers = try originHeaders.fields()
             try await cache.withEngine { engine in
                 let stream = try await engine.read(url, headers: headers)
                 let output = try OutputFile(path: file)

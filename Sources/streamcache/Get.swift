@@ -22,23 +22,14 @@ extension StreamCacheCommand {
         @Option(name: [.short, .long], help: "Output file, or - for stdout.")
         var output: String = "-"
 
-        @Option(
-            name: [.customShort("H"), .long],
-            help: "A request header for the origin, 'Name: value' (repeatable; never stored)."
-        )
-        var header: [String] = []
+        @OptionGroup var originHeaders: OriginHeaderOptions
 
         @OptionGroup var cache: CacheOptions
 
         func run() async throws {
             let url = try URLArgument.parse(url)
             let (offset, length) = try Self.parseRange(range)
-            let headers = try header.map { line in
-                guard let field = HeaderField(parsing: line) else {
-                    throw StreamCacheError(.invalidURL, "invalid --header '\(line)': expected 'Name: value'")
-                }
-                return field
-            }
+            let headers = try originHeaders.fields()
             try await cache.withEngine { engine in
                 let stream = try await engine.read(url, offset: offset, length: length, headers: headers)
                 let output = try OutputFile(path: output)
