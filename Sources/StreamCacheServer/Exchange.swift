@@ -1,12 +1,13 @@
 import Foundation
 import HTTPTypes
 import Hummingbird
+import NIOCore
 import StreamCache
 
 /// One request and what the proxy did with it, for the logs.
 struct Exchange: Sendable {
     let request: Request
-    let clientIP: String?
+    private let client: SocketAddress?
     let startedAt = ContinuousClock.now
     let date = Date()
     var status: HTTPResponse.Status = .ok
@@ -21,8 +22,11 @@ struct Exchange: Sendable {
 
     init(request: Request, context: ProxyRequestContext) {
         self.request = request
-        self.clientIP = context.remoteIP
+        self.client = context.remoteAddress
     }
+
+    /// The client's IP address.
+    var clientIP: String? { client?.ipAddress }
 
     mutating func delivered(_ chunk: CachedChunk) {
         sentBytes += Int64(chunk.count)

@@ -5,28 +5,26 @@
 /// the address the connection arrived on are accepted, always with the listener's port.
 public struct ListenerAuthority: Sendable {
     private let names: Set<String>
-    private let port: Int
 
-    /// - Parameters:
-    ///   - boundHost: the address given with `--host` (`127.0.0.1` by default).
-    ///   - port: the port the listener got.
-    public init(boundHost: String, port: Int) {
+    /// - Parameter boundHost: the address given with `--host` (`127.0.0.1` by default).
+    public init(boundHost: String) {
         var names: Set<String> = ["127.0.0.1", "localhost", "[::1]"]
         let bound = boundHost.lowercased()
         if bound != "0.0.0.0" && bound != "::" && bound != "[::]" { names.insert(Self.bracketed(bound)) }
         self.names = names
-        self.port = port
     }
 
     /// Whether `host` (the request's `Host` header) names the listener; ASCII case is ignored.
     ///
-    /// - Parameter localAddress: the IP address the connection arrived on.
-    public func accepts(_ host: String, localAddress: String? = nil) -> Bool {
+    /// - Parameters:
+    ///   - port: the port the connection arrived on (the listener's).
+    ///   - localAddress: the IP address the connection arrived on.
+    public func accepts(_ host: String, port: Int, localAddress: @autoclosure () -> String? = nil) -> Bool {
         let host = host.lowercased()
         let suffix = ":\(port)"
         guard host.hasSuffix(suffix) else { return false }
         let name = String(host.dropLast(suffix.count))
-        return names.contains(name) || localAddress.map { Self.bracketed($0.lowercased()) == name } ?? false
+        return names.contains(name) || localAddress().map { Self.bracketed($0.lowercased()) == name } ?? false
     }
 
     /// IPv6 addresses as they appear in a `Host` header: `[::1]`.

@@ -38,6 +38,7 @@ public struct OriginHeaders: Sendable {
 
     /// The headers to send when fetching `url`.
     public func fields(for url: URL) -> [HeaderField] {
+        guard !rules.isEmpty else { return [] }
         let host = url.host?.lowercased()
         return rules.filter { $0.host == nil || $0.host == host }.map(\.field)
     }

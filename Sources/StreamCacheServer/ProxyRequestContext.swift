@@ -4,17 +4,23 @@ import NIOCore
 /// The request context of the proxy: the addresses of the connection a request came on.
 public struct ProxyRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
-    /// The client's IP address.
-    public let remoteIP: String?
-    /// The IP address the connection arrived on.
-    public let localIP: String?
-    /// The port the connection arrived on: the listener's.
-    public let localPort: Int?
+    /// The client's address.
+    public let remoteAddress: SocketAddress?
+    /// The address the connection arrived on.
+    public let localAddress: SocketAddress?
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
-        remoteIP = source.channel.remoteAddress?.ipAddress
-        localIP = source.channel.localAddress?.ipAddress
-        localPort = source.channel.localAddress?.port
+        remoteAddress = source.channel.remoteAddress
+        localAddress = source.channel.localAddress
     }
+
+    // Addresses are formatted only when asked for: most requests never need them.
+
+    /// The client's IP address.
+    public var remoteIP: String? { remoteAddress?.ipAddress }
+    /// The IP address the connection arrived on.
+    public var localIP: String? { localAddress?.ipAddress }
+    /// The port the connection arrived on: the listener's.
+    public var localPort: Int? { localAddress?.port }
 }

@@ -14,7 +14,7 @@ struct ProxyResponder: HTTPResponder {
     typealias Context = ProxyRequestContext
 
     let engine: CacheEngine
-    let boundHost: String
+    let authority: ListenerAuthority
     let originHeaders: OriginHeaders
     let logs: ProxyLogs
 
@@ -27,11 +27,10 @@ struct ProxyResponder: HTTPResponder {
                 await logs.record(exchange)
                 return response
             }
-            let authority = ListenerAuthority(boundHost: boundHost, port: context.localPort ?? -1)
             guard let host = request.head.authority else {
                 throw ProxyRefusal(.badRequest, "the request has no Host header")
             }
-            guard authority.accepts(host, localAddress: context.localIP) else {
+            guard authority.accepts(host, port: context.localPort ?? -1, localAddress: context.localIP) else {
                 throw ProxyRefusal(.forbidden, "the Host header does not name this server")
             }
             let target = try ProxyTarget(requestTarget: request.head.path ?? "")

@@ -38,7 +38,7 @@ public struct ProxyServer: Sendable {
     public func run(onListening: @escaping @Sendable (String, Int) async -> Void) async throws {
         let responder = ProxyResponder(
             engine: engine,
-            boundHost: configuration.host,
+            authority: ListenerAuthority(boundHost: configuration.host),
             originHeaders: configuration.originHeaders,
             logs: logs
         )

@@ -41,7 +41,7 @@ public struct ProxyTarget: Hashable, Sendable {
         guard let components = URLComponents(string: text), let url = components.url else {
             throw ProxyRefusal(.badRequest, "not a valid URL")
         }
-        guard let host = components.host, !host.isEmpty else {
+        guard let host = components.percentEncodedHost, !host.isEmpty else {
             throw ProxyRefusal(.badRequest, "the URL has no host")
         }
         guard components.user == nil, components.password == nil else {
@@ -56,7 +56,9 @@ public struct ProxyTarget: Hashable, Sendable {
 
     /// `.`, `..` and their percent-encoded spellings (`%2e`, `%2E%2e`, …).
     private static func isDotSegment(_ segment: Substring) -> Bool {
-        let decoded = segment.lowercased().replacingOccurrences(of: "%2e", with: ".")
-        return decoded == "." || decoded == ".."
+        guard segment.utf8.count <= 6, segment.contains(".") || segment.contains("%") else { return false }
+        return dotSegments.contains(segment.lowercased())
     }
+
+    private static let dotSegments: Set<String> = [".", "..", "%2e", "%2e%2e", ".%2e", "%2e."]
 }

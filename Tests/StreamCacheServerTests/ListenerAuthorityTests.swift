@@ -2,29 +2,29 @@ import StreamCacheServer
 import Testing
 
 @Suite struct ListenerAuthorityTests {
-    let loopback = ListenerAuthority(boundHost: "127.0.0.1", port: 8080)
+    let loopback = ListenerAuthority(boundHost: "127.0.0.1")
 
     @Test func loopbackNamesWithTheListenersPortAreAccepted() {
         for host in ["127.0.0.1:8080", "localhost:8080", "LOCALHOST:8080", "[::1]:8080"] {
-            #expect(loopback.accepts(host), "\(host)")
+            #expect(loopback.accepts(host, port: 8080), "\(host)")
         }
     }
 
     @Test func foreignNamesAndOtherPortsAreRefused() {
         for host in ["evil.example:8080", "127.0.0.1:80", "127.0.0.1", "localhost", "127.0.0.1:8080.evil", "", ":8080"]
         {
-            #expect(!loopback.accepts(host), "\(host)")
+            #expect(!loopback.accepts(host, port: 8080), "\(host)")
         }
     }
 
     @Test func theBoundAddressAndTheArrivalAddressAreAccepted() {
-        let lan = ListenerAuthority(boundHost: "192.168.1.20", port: 9000)
-        #expect(lan.accepts("192.168.1.20:9000"))
-        #expect(!lan.accepts("192.168.1.21:9000"))
-        let any = ListenerAuthority(boundHost: "0.0.0.0", port: 9000)
-        #expect(!any.accepts("0.0.0.0:9000"))
-        #expect(any.accepts("10.0.0.5:9000", localAddress: "10.0.0.5"))
-        #expect(any.accepts("[fe80::1]:9000", localAddress: "fe80::1"))
-        #expect(!any.accepts("evil.example:9000", localAddress: "10.0.0.5"))
+        let lan = ListenerAuthority(boundHost: "192.168.1.20")
+        #expect(lan.accepts("192.168.1.20:9000", port: 9000))
+        #expect(!lan.accepts("192.168.1.21:9000", port: 9000))
+        let any = ListenerAuthority(boundHost: "0.0.0.0")
+        #expect(!any.accepts("0.0.0.0:9000", port: 9000))
+        #expect(any.accepts("10.0.0.5:9000", port: 9000, localAddress: "10.0.0.5"))
+        #expect(any.accepts("[fe80::1]:9000", port: 9000, localAddress: "fe80::1"))
+        #expect(!any.accepts("evil.example:9000", port: 9000, localAddress: "10.0.0.5"))
     }
 }
