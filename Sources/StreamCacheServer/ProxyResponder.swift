@@ -115,9 +115,13 @@ struct ProxyResponder: HTTPResponder {
                 headers: headers
             )
         }
+        let allocator = ByteBufferAllocator()
+        if let range, let whole = try body.whole(count: range.count, allocator: allocator, exchange: &exchange) {
+            await logs.record(exchange)
+            return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: whole))
+        }
         let exchange = exchange
         let logs = logs
-        let allocator = ByteBufferAllocator()
         return Response(
             status: status,
             headers: fields,

@@ -26,6 +26,20 @@ final class StartedRead: @unchecked Sendable {
         get async { await bytes.currentInfo() }
     }
 
+    /// The whole read as one buffer when its first chunk is all of it (`count` bytes), so a small
+    /// answer goes out with its head in one write; `nil` otherwise, and the read is untouched.
+    func whole(count: Int64, allocator: ByteBufferAllocator, exchange: inout Exchange) throws -> ByteBuffer? {
+        guard let chunk = first, Int64(chunk.count) == count else { return nil }
+        first = nil
+        var buffer = allocator.buffer(capacity: chunk.count)
+        try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunk.count) { pointer in
+            try chunk.read(into: pointer)
+            return chunk.count
+        }
+        exchange.delivered(chunk)
+        return buffer
+    }
+
     /// Hands every chunk of the read to `write`, as it becomes available, counting in `exchange`
     /// where the bytes came from.
     func stream(
