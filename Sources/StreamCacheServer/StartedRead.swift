@@ -31,11 +31,7 @@ final class StartedRead: @unchecked Sendable {
     func whole(count: Int64, allocator: ByteBufferAllocator, exchange: inout Exchange) throws -> ByteBuffer? {
         guard let chunk = first, Int64(chunk.count) == count else { return nil }
         first = nil
-        var buffer = allocator.buffer(capacity: chunk.count)
-        try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunk.count) { pointer in
-            try chunk.read(into: pointer)
-            return chunk.count
-        }
+        let buffer = try Self.buffer(of: chunk, allocator: allocator)
         exchange.delivered(chunk)
         return buffer
     }
@@ -51,14 +47,19 @@ final class StartedRead: @unchecked Sendable {
         first = nil
         if next == nil { next = try await iterator.nextChunk() }
         while let chunk = next {
-            var buffer = allocator.buffer(capacity: chunk.count)
-            try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunk.count) { pointer in
-                try chunk.read(into: pointer)
-                return chunk.count
-            }
-            try await write(buffer)
+            try await write(Self.buffer(of: chunk, allocator: allocator))
             exchange.delivered(chunk)
             next = try await iterator.nextChunk()
         }
+    }
+
+    /// The bytes of `chunk`, read from the cache file into a new buffer.
+    private static func buffer(of chunk: CachedChunk, allocator: ByteBufferAllocator) throws -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: chunk.count)
+        try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunk.count) { pointer in
+            try chunk.read(into: pointer)
+            return chunk.count
+        }
+        return buffer
     }
 }

@@ -6,15 +6,15 @@ import Logging
 ///
 /// One engine per cache directory per process; several processes may share a directory.
 public actor CacheEngine {
+    /// What the engine and its resource sessions share.
+    private nonisolated let environment: SessionEnvironment
     /// The directory the engine works in.
-    public nonisolated let directory: CacheDirectory
+    public nonisolated var directory: CacheDirectory { environment.directory }
     /// The index of the directory.
-    public nonisolated let index: CacheIndex
+    public nonisolated var index: CacheIndex { environment.index }
     /// The engine's configuration.
-    public nonisolated let configuration: CacheConfiguration
-    private let logger: Logger
-    /// What the engine's resource sessions share.
-    private let environment: SessionEnvironment
+    public nonisolated var configuration: CacheConfiguration { environment.configuration }
+    private nonisolated var logger: Logger { environment.logger }
 
     private enum Entry {
         case opening(Task<ResourceSession, Error>)
@@ -42,13 +42,9 @@ public actor CacheEngine {
         logger: Logger = Logger(label: "StreamCache")
     ) throws {
         try directory.prepare()
-        self.directory = directory
-        self.index = try CacheIndex(path: directory.indexPath)
-        self.configuration = configuration
-        self.logger = logger
         self.environment = SessionEnvironment(
             configuration: configuration,
-            index: index,
+            index: try CacheIndex(path: directory.indexPath),
             directory: directory,
             origin: origin,
             logger: logger
