@@ -28,3 +28,26 @@ public enum TestData {
         return path
     }
 }
+
+extension TestData {
+    /// Where `received` first differs from `expected` (a byte, or the length), `nil` if equal;
+    /// for expectations that say where a read went wrong without printing megabytes.
+    public static func mismatch<A: Collection, B: Collection>(_ received: A, _ expected: B) -> String?
+    where A.Element == UInt8, B.Element == UInt8 {
+        var offset = 0
+        var left = received.makeIterator()
+        var right = expected.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case (nil, nil):
+                return nil
+            case (let got?, let want?) where got == want:
+                offset += 1
+            case (let got?, let want?):
+                return "byte \(offset) is \(got), expected \(want) (\(received.count) of \(expected.count) bytes)"
+            default:
+                return "\(received.count) bytes, expected \(expected.count) (equal up to byte \(offset))"
+            }
+        }
+    }
+}

@@ -80,6 +80,9 @@ extension ResourceSession {
                     writer.wrote(ByteRange(offset, offset + Int64(usable.count)))
                     offset += Int64(usable.count)
                     try await writer.synchronizeIfDue()
+                    // Bytes past the limit were dropped: the body no longer lines up with
+                    // `offset`, so this request ends here whatever the limit becomes.
+                    let cut = usable.count < bytes.count
                     switch await self.fetch(id, wroteUpTo: offset) {
                     case .proceed(let newLimit):
                         limit = newLimit
@@ -89,7 +92,10 @@ extension ResourceSession {
                     case .finishRequest, .stop:
                         endedEarly = true
                     }
-                    if endedEarly { break }
+                    if endedEarly || cut {
+                        endedEarly = true
+                        break
+                    }
                     if offset >= limit {
                         endedEarly = true
                         break
