@@ -1,0 +1,46 @@
+import Foundation
+
+/// The readers of a session waiting for its state to change, each resumed exactly once.
+///
+/// Every change ends an *epoch*. A reader notes the epoch before it asks the state machine what
+/// to do, and waits only if no change came in between, so no wake-up is lost while the reader
+/// moves from the session's actor to its wait. A lock rather than actor isolation, so a
+/// cancelled reader is resumed from its cancellation handler at once, with no task started.
+final class ReaderWaiters: @unchecked Sendable {
+    // `parked` and `changes` are guarded by `lock`.
+    private let lock = NSLock()
+    private var parked: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var changes = 0
+
+    /// The current epoch.
+    var epoch: Int { lock.withLock { changes } }
+
+    /// Suspends reader `id` until the next change, unless one came since `seen` or its task is
+    /// cancelled.
+    func wait(_ id: Int, unlessChangedSince seen: Int) async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                // Cancellation is flagged before its handler runs, and both sides take the lock:
+                // either the handler finds the continuation parked, or the check below sees the flag.
+                let resumeNow = lock.withLock {
+                    if Task.isCancelled || changes != seen { return true }
+                    parked[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            lock.withLock { parked.removeValue(forKey: id) }?.resume()
+        }
+    }
+
+    /// Ends the epoch and resumes every waiting reader.
+    func wakeAll() {
+        let all = lock.withLock {
+            changes &+= 1
+            defer { parked.removeAll() }
+            return parked
+        }
+        for continuation in all.values { continuation.resume() }
+    }
+}

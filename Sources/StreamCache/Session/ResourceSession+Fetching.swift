@@ -1,0 +1,151 @@
+import Foundation
+
+extension ResourceSession {
+    typealias FetchRequest = ResourceStateMachine.FetchRequest
+
+    /// Runs the fetch the machine asked for, owned by the session until it ends.
+    func start(_ request: FetchRequest) {
+        logger.debug(
+            "fetch started",
+            metadata: ["key": "\(key)", "range": "\(request.first)-\(request.last.map(String.init) ?? "")"]
+        )
+        fetchTasks[request.fetch] = Task { await self.run(request) }
+    }
+
+    /// Sends request after request of one fetch until the machine says it is done; then makes its
+    /// last bytes durable, records them and removes the fetch.
+    nonisolated private func run(_ first: FetchRequest) async {
+        let id = first.fetch
+        let batches = DurableBatches()
+        var failure: StreamCacheError?
+        do {
+            var request: FetchRequest? = first
+            while let current = request {
+                request = try await transfer(current, batches: batches)
+            }
+        } catch is CancellationError {
+            // Stale or abandoned: nobody waits for an error.
+        } catch {
+            failure =
+                error as? StreamCacheError ?? StreamCacheError(.originUnreachable, "origin fetch failed: \(error)")
+            logger.debug("fetch failed", metadata: ["key": "\(key)", "error": "\(failure?.message ?? "")"])
+        }
+        if let (batch, generation, file) = await end(id, error: failure) {
+            await batches.start(batch, generation: generation, file: file, session: self)
+        }
+        await batches.finish()
+        await remove(id)
+    }
+
+    /// Sends one request of fetch `id` and writes its body where the machine says.
+    ///
+    /// - Returns: the next request, or `nil` when the fetch is done.
+    nonisolated private func transfer(_ request: FetchRequest, batches: DurableBatches) async throws -> FetchRequest? {
+        let id = request.fetch
+        let originRequest = OriginRequest(
+            url: url,
+            range: (request.first, request.last),
+            headers: headers,
+            ifRange: request.ifRange
+        )
+        return try await origin.fetch(originRequest) { head, body in
+            let answer = try OriginAnswer.judge(head, first: request.first, last: request.last)
+            guard let file = try await self.accept(answer, fetch: id, sentIfRange: request.ifRange != nil) else {
+                return nil
+            }
+            for try await chunk in body {
+                switch await self.received(id, count: chunk.count) {
+                case .stop:
+                    return nil
+                case .fail(let error):
+                    throw error
+                case .write(let skip, let count, let offset, let endsFetch):
+                    if count > 0 {
+                        try chunk[skip..<skip + count].withUnsafeBytes { try file.write($0, at: offset) }
+                        if let (batch, generation) = await self.wrote(id) {
+                            await batches.start(batch, generation: generation, file: file, session: self)
+                        }
+                    }
+                    if endsFetch { return nil }
+                }
+            }
+            return try await self.bodyEnded(id)
+        }
+    }
+
+    // MARK: Events of a fetch, on the actor
+
+    /// Feeds an answer head to the machine and carries out what it says.
+    ///
+    /// - Returns: the file to write the body into, or `nil` if the body is not wanted.
+    private func accept(_ answer: OriginAnswer, fetch id: Int, sentIfRange: Bool) async throws -> CacheFile? {
+        let action = machine.answered(id, answer, sentIfRange: sentIfRange, now: .now)
+        wakeAll()
+        if let newInfo = action.replaceVersion {
+            try await replaceVersion(with: newInfo, cancel: action.cancel)
+        } else if let info = action.store {
+            try await index.update(id: record.id, info: info)
+        }
+        return action.readBody ? file : nil
+    }
+
+    private func received(_ id: Int, count: Int) -> ResourceStateMachine.ChunkAction {
+        machine.received(id, count: count)
+    }
+
+    /// Marks the bytes fetch `id` was told to write as written.
+    ///
+    /// - Returns: a batch to make durable, if one is due.
+    private func wrote(_ id: Int) -> (RangeSet, Int)? {
+        let batch = machine.wrote(id, now: .now)
+        wakeAll()
+        return batch.map { ($0, machine.generation) }
+    }
+
+    private func bodyEnded(_ id: Int) async throws -> FetchRequest? {
+        switch machine.bodyEnded(id) {
+        case .request(let next):
+            return next
+        case .finish(let store):
+            wakeAll()
+            if let store { try await index.update(id: record.id, info: store) }
+            return nil
+        case .fail(let error):
+            throw error
+        }
+    }
+
+    /// Ends fetch `id`; its waiting readers get `error`.
+    ///
+    /// - Returns: its last bytes to make durable, with their version and file.
+    private func end(_ id: Int, error: StreamCacheError?) -> (RangeSet, Int, CacheFile)? {
+        let batch = machine.endFetch(id, error: error)
+        wakeAll()
+        return batch.map { ($0, machine.generation, file) }
+    }
+
+    private func remove(_ id: Int) {
+        machine.removeFetch(id)
+        fetchTasks[id] = nil
+        wakeAll()
+        notifyIfIdle()
+    }
+
+    /// Syncs `file`, then records `batch` if it still belongs to the current version.
+    func makeDurable(_ batch: RangeSet, generation: Int, file: CacheFile) async {
+        do {
+            try await file.synchronizeOffPool()
+        } catch {
+            logger.warning("cannot sync the cache file", metadata: ["key": "\(key)", "error": "\(error)"])
+            return
+        }
+        guard machine.synced(batch, generation: generation) else { return }
+        let id = record.id
+        do {
+            try await index.addRanges(batch, to: id)
+            machine.recorded(batch, generation: generation)
+        } catch {
+            logger.warning("cannot record fetched ranges", metadata: ["key": "\(key)", "error": "\(error)"])
+        }
+    }
+}

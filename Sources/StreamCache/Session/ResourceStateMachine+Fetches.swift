@@ -1,0 +1,270 @@
+extension ResourceStateMachine {
+    /// What a fetch does with an origin's answer head.
+    struct AnswerAction: Sendable {
+        /// Store this content information in the index (first learned, or range support lost).
+        var store: ContentInfo?
+        /// Move to a new version described so before going on (``versionReplaced(now:)``).
+        var replaceVersion: ContentInfo?
+        /// Fetches of the old version to cancel.
+        var cancel: [Int] = []
+        /// Whether to read the body; if not, the fetch ends.
+        var readBody: Bool
+    }
+
+    /// Where a chunk of the body goes.
+    enum ChunkAction: Equatable, Sendable {
+        /// Write `count` bytes of the chunk, from `skip` on, at `offset` (nothing if `count` is 0),
+        /// report ``wrote(_:now:)``, then read on or, if `endsFetch`, end the fetch.
+        case write(skip: Int, count: Int, offset: Int64, endsFetch: Bool)
+        /// Write nothing and end the fetch: it is stale, or no reader wants its bytes.
+        case stop
+        /// The origin broke its word: fail the fetch.
+        case fail(StreamCacheError)
+    }
+
+    /// How a fetch goes on after its body ended.
+    enum BodyEndAction: Sendable {
+        /// Send the next request.
+        case request(FetchRequest)
+        /// End the fetch, after storing this content information if any (a length learned).
+        case finish(store: ContentInfo?)
+        /// The body was short: fail the fetch.
+        case fail(StreamCacheError)
+    }
+
+    // MARK: Limits
+
+    /// The end `fetch` may write up to on its own account: its requested end and the resource's.
+    private func ownEnd(of fetch: Fetch) -> Int64 {
+        min(fetch.end ?? Int64.max, info.length ?? Int64.max)
+    }
+
+    /// Where `fetch` must stop: its own end, the next byte written or being written, or the next
+    /// byte of another fetch ahead of it (of two at the same byte, the older one goes on).
+    func limit(of fetch: Fetch) -> Int64 {
+        var limit = ownEnd(of: fetch)
+        if let next = written.firstOffset(atOrAfter: fetch.next) { limit = min(limit, next) }
+        if let next = writing.firstOffset(atOrAfter: fetch.next) { limit = min(limit, next) }
+        for other in fetches.values
+        where other.id != fetch.id && other.generation == fetch.generation && !other.isEnding
+            && other.next < ownEnd(of: other)
+            && (other.next > fetch.next || (other.next == fetch.next && other.id < fetch.id))
+        {
+            limit = min(limit, other.next)
+        }
+        return max(limit, fetch.next)
+    }
+
+    /// Whether a reader will still need bytes `fetch` would write.
+    func isWanted(_ fetch: Fetch) -> Bool {
+        let limit = limit(of: fetch)
+        guard fetch.next < limit else { return false }
+        return readers.values.contains { reader in
+            reader.position < limit && (reader.end ?? Int64.max) > fetch.next
+        }
+    }
+
+    /// The fetch `id` if it belongs to the current version and is still writing.
+    private func current(_ id: Int) -> Fetch? {
+        guard let fetch = fetches[id], fetch.generation == generation, !fetch.isEnding else { return nil }
+        return fetch
+    }
+
+    // MARK: Events
+
+    /// Fetch `id` got `answer` to its request.
+    mutating func answered(_ id: Int, _ answer: OriginAnswer, sentIfRange: Bool, now: Instant) -> AnswerAction {
+        defer { checkInvariants() }
+        guard phase == .ready, var fetch = current(id), case .requesting(let first, _) = fetch.state else {
+            return AnswerAction(readBody: false)
+        }
+        var action = AnswerAction(readBody: true)
+        var body: Body
+        switch answer {
+        case .notModified:
+            return AnswerAction(readBody: false)
+        case .endOfResource(let total, let newInfo):
+            var learned = info.length == nil ? newInfo : info
+            learned.length = total
+            if info.length == nil {
+                learn(learned, now: now)
+                action.store = learned
+            } else if info.length != total {
+                action.cancel = replaceVersion(with: learned, survivor: nil)
+                action.replaceVersion = learned
+            }
+            action.readBody = false
+            return action
+        case .partial(let range, let newInfo):
+            precondition(range.lowerBound == first, "OriginAnswer.judge lets through only answers at the asked start")
+            if info.length == nil {
+                learn(newInfo, now: now)
+                action.store = newInfo
+            } else if info.isDifferentVersion(from: newInfo) {
+                action.cancel = replaceVersion(with: newInfo, survivor: id)
+                action.replaceVersion = newInfo
+            }
+            body = Body(position: range.lowerBound, expectedEnd: range.upperBound, isWhole: false)
+        case .full(let newInfo):
+            var learned = newInfo
+            let changed = info.length != nil && info.isDifferentVersion(from: newInfo)
+            learned.byteRangeAccess = changed && sentIfRange
+            if info.length == nil {
+                learn(learned, now: now)
+                action.store = learned
+            } else if changed {
+                action.cancel = replaceVersion(with: learned, survivor: id)
+                action.replaceVersion = learned
+            } else if info.byteRangeAccess {
+                info.byteRangeAccess = false
+                action.store = info
+            }
+            body = Body(position: 0, expectedEnd: newInfo.length, isWhole: true)
+        }
+        fetch = fetches[id]!
+        fetch.state = .receiving(body)
+        fetches[id] = fetch
+        return action
+    }
+
+    private mutating func learn(_ newInfo: ContentInfo, now: Instant) {
+        info = newInfo
+        validatedAt = now
+    }
+
+    /// Fetch `id` received the next `count` bytes of its body.
+    mutating func received(_ id: Int, count: Int) -> ChunkAction {
+        defer { checkInvariants() }
+        guard phase == .ready, var fetch = current(id), case .receiving(var body) = fetch.state else { return .stop }
+        let chunk = ByteRange(body.position, body.position + Int64(count))
+        if let expectedEnd = body.expectedEnd, chunk.upperBound > expectedEnd {
+            return .fail(
+                StreamCacheError(
+                    .originProtocolViolation,
+                    "the origin sent more bytes than its Content-Range or Content-Length said"
+                )
+            )
+        }
+        body.position = chunk.upperBound
+        fetch.state = .receiving(body)
+        fetches[id] = fetch
+        // A whole body is read only while wanted; a bounded answer is finished (its bytes are on
+        // their way), so a reader that left costs nothing twice.
+        if body.isWhole && !isWanted(fetch) { return .stop }
+        // Bytes before the fetch's next byte are the head of a whole body it does not need.
+        guard chunk.upperBound > fetch.next else {
+            return .write(skip: 0, count: 0, offset: fetch.next, endsFetch: false)
+        }
+        precondition(chunk.lowerBound <= fetch.next, "a body never runs ahead of its fetch's next byte")
+        let limit = limit(of: fetch)
+        let write = ByteRange(fetch.next, min(chunk.upperBound, limit))
+        fetch.next = write.upperBound
+        fetch.pendingWrite = write.isEmpty ? nil : write
+        fetches[id] = fetch
+        writing.insert(write)
+        // Cut at the limit: the rest of the body is not this fetch's to write, ever.
+        let endsFetch = write.upperBound < chunk.upperBound || fetch.next >= limit
+        return .write(
+            skip: Int(write.lowerBound - chunk.lowerBound),
+            count: Int(write.count),
+            offset: write.lowerBound,
+            endsFetch: endsFetch
+        )
+    }
+
+    /// Fetch `id` wrote what ``received(_:count:)`` told it to.
+    ///
+    /// - Returns: a batch to sync and record (``synced(_:generation:)``), if one is due.
+    mutating func wrote(_ id: Int, now: Instant) -> RangeSet? {
+        defer { checkInvariants() }
+        guard var fetch = fetches[id], let range = fetch.pendingWrite else { return nil }
+        fetch.pendingWrite = nil
+        guard fetch.generation == generation else {
+            fetches[id] = fetch
+            return nil
+        }
+        writing.remove(range)
+        written.insert(range)
+        fetch.unsynced.insert(range)
+        fetch.unsyncedBytes += range.count
+        var batch: RangeSet?
+        if fetch.unsyncedBytes >= settings.syncBytes || fetch.lastSync.duration(to: now) >= settings.syncInterval {
+            batch = fetch.unsynced
+            fetch.unsynced = RangeSet()
+            fetch.unsyncedBytes = 0
+            fetch.lastSync = now
+        }
+        fetches[id] = fetch
+        return batch
+    }
+
+    /// Fetch `id`'s body ended where the origin closed it.
+    mutating func bodyEnded(_ id: Int) -> BodyEndAction {
+        defer { checkInvariants() }
+        guard var fetch = current(id), case .receiving(let body) = fetch.state else { return .finish(store: nil) }
+        if let expectedEnd = body.expectedEnd, body.position < expectedEnd {
+            return .fail(
+                StreamCacheError(
+                    .originUnreachable,
+                    "the origin ended the body \(expectedEnd - body.position) bytes short"
+                )
+            )
+        }
+        if body.isWhole {
+            guard info.length == nil else { return .finish(store: nil) }
+            info.length = body.position
+            return .finish(store: info)
+        }
+        guard isWanted(fetch) else { return .finish(store: nil) }
+        fetch.span = min(fetch.span * 2, settings.maxFetchSpan)
+        let request = request(for: fetch)
+        fetch.state = .requesting(first: request.first, last: request.last)
+        fetches[id] = fetch
+        return .request(request)
+    }
+
+    /// Fetch `id` writes nothing more, because of `error` if any (its waiting readers get it).
+    ///
+    /// - Returns: its last unsynced bytes, to sync and record before ``removeFetch(_:)``.
+    mutating func endFetch(_ id: Int, error: StreamCacheError?) -> RangeSet? {
+        defer { checkInvariants() }
+        guard var fetch = fetches[id] else { return nil }
+        if let pending = fetch.pendingWrite, fetch.generation == generation {
+            // Told to write, never said it did: those bytes are not in the file.
+            writing.remove(pending)
+        }
+        fetch.pendingWrite = nil
+        fetch.state = .ending
+        let batch = fetch.unsynced
+        fetch.unsynced = RangeSet()
+        fetch.unsyncedBytes = 0
+        fetches[id] = fetch
+        for (readerID, reader) in readers where reader.waitingOn == id {
+            readers[readerID]?.failure = error
+            readers[readerID]?.waitingOn = nil
+        }
+        return fetch.generation == generation && !batch.isEmpty ? batch : nil
+    }
+
+    /// Fetch `id` is gone, its bytes durable and recorded.
+    mutating func removeFetch(_ id: Int) {
+        fetches[id] = nil
+    }
+
+    /// Bytes `batch` of generation `generation` were made durable.
+    ///
+    /// - Returns: whether to record them (they still belong to the current version).
+    mutating func synced(_ batch: RangeSet, generation: Int) -> Bool {
+        defer { checkInvariants() }
+        guard generation == self.generation else { return false }
+        durable = durable.union(batch)
+        return true
+    }
+
+    /// Bytes `batch` of generation `generation` were recorded in the index.
+    mutating func recorded(_ batch: RangeSet, generation: Int) {
+        defer { checkInvariants() }
+        guard generation == self.generation else { return }
+        recorded = recorded.union(batch)
+    }
+}

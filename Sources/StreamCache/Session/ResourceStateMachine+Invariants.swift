@@ -1,0 +1,47 @@
+extension ResourceStateMachine {
+    /// The rules the machine keeps after every event, as sentences naming what broke them
+    /// (empty when all hold).
+    func invariantViolations() -> [String] {
+        var broken: [String] = []
+        if !recorded.isSubset(of: durable) { broken.append("recorded \(recorded) is not all durable \(durable)") }
+        if !durable.isSubset(of: written) { broken.append("durable \(durable) is not all written \(written)") }
+        if written.intersects(writing) { broken.append("bytes being written \(writing) are already written") }
+        var pending = RangeSet()
+        for fetch in fetches.values.sorted(by: { $0.id < $1.id }) where fetch.generation == generation {
+            guard let write = fetch.pendingWrite else { continue }
+            if write.upperBound != fetch.next {
+                broken.append("fetch \(fetch.id) writes \(write) but its next byte is \(fetch.next)")
+            }
+            if !writing.contains(write) { broken.append("fetch \(fetch.id) writes \(write) unannounced") }
+            if pending.intersects(RangeSet([write])) { broken.append("two fetches write \(write)") }
+            pending.insert(write)
+        }
+        for (id, reader) in readers {
+            if let fetch = reader.waitingOn, fetches[fetch] == nil {
+                broken.append("reader \(id) waits on fetch \(fetch), which is gone")
+            }
+        }
+        return broken
+    }
+
+    /// Stops a debug build at a broken invariant.
+    func checkInvariants() {
+        #if DEBUG
+        guard settings.assertsInvariants else { return }
+        let broken = invariantViolations()
+        assert(broken.isEmpty, "ResourceStateMachine: " + broken.joined(separator: "; "))
+        #endif
+    }
+}
+
+extension RangeSet {
+    /// Whether every byte of this set is in `other`.
+    func isSubset(of other: RangeSet) -> Bool {
+        ranges.allSatisfy { other.contains($0) }
+    }
+
+    /// Whether the two sets share a byte.
+    func intersects(_ other: RangeSet) -> Bool {
+        ranges.contains { range in other.gaps(in: range) != [range] }
+    }
+}

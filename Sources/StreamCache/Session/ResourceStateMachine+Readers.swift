@@ -1,0 +1,150 @@
+extension ResourceStateMachine {
+    /// What a reader does next.
+    enum ReadAction: Sendable {
+        /// Read `range` from the cache file; `fromOrigin` if it arrived after the reader came.
+        case deliver(ByteRange, fromOrigin: Bool)
+        /// The read is complete.
+        case end
+        /// Hand the reader this error.
+        case fail(StreamCacheError)
+        /// The reader left (or never came).
+        case cancelled
+        /// Wait until the state changes, then ask again.
+        case wait
+        /// Start this fetch, then wait.
+        case startFetch(FetchRequest)
+        /// Ask the origin whether `info` is still current, report ``validated(_:now:)``, ask again.
+        case validate(ContentInfo)
+        /// Read the index's ranges of generation `generation`, report ``refreshed(_:generation:now:)``,
+        /// ask again.
+        case refresh(generation: Int)
+    }
+
+    /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
+    mutating func addReader(offset: Int64, end: Int64?) -> Int {
+        let id = makeID()
+        readers[id] = Reader(start: offset, position: offset, end: end, cachedAtStart: written)
+        return id
+    }
+
+    /// Forgets reader `id`. Fetches only it wanted finish the request they are in and stop.
+    mutating func removeReader(_ id: Int) {
+        readers[id] = nil
+    }
+
+    /// Reader `id` wants the bytes at `position`.
+    mutating func read(_ id: Int, at position: Int64, now: Instant) -> ReadAction {
+        guard var reader = readers[id] else { return .cancelled }
+        defer { checkInvariants() }
+        if let failure = reader.failure {
+            reader.failure = nil
+            reader.waitingOn = nil
+            readers[id] = reader
+            return .fail(failure)
+        }
+        reader.position = position
+        reader.waitingOn = nil
+        readers[id] = reader
+        switch phase {
+        case .broken(let error): return .fail(error)
+        case .validating, .replacing: return .wait
+        case .ready: break
+        }
+        if !reader.checkedVersion {
+            // Once per reader: the version it starts on is confirmed if the last word is old.
+            readers[id]?.checkedVersion = true
+            if needsValidation(now: now) {
+                phase = .validating
+                return .validate(info)
+            }
+        }
+        let end = min(reader.end ?? Int64.max, info.length ?? Int64.max)
+        if position >= end { return .end }
+        if let present = written.range(containing: position) {
+            var upper = min(present.upperBound, end)
+            // A span is all cached-at-start or all from the origin, so callers can count both.
+            let cached = reader.cachedAtStart.range(containing: position)
+            if let cached {
+                upper = min(upper, cached.upperBound)
+            } else if let next = reader.cachedAtStart.firstOffset(atOrAfter: position) {
+                upper = min(upper, next)
+            }
+            return .deliver(ByteRange(position, upper), fromOrigin: cached == nil)
+        }
+        if let fetch = joinableFetch(at: position, now: now) {
+            readers[id]?.waitingOn = fetch
+            return .wait
+        }
+        // A fetch is writing these bytes right now.
+        if writing.contains(position) { return .wait }
+        if refreshedAt.duration(to: now) > settings.refreshInterval {
+            // Another process sharing the directory may have fetched these bytes meanwhile.
+            refreshedAt = now
+            return .refresh(generation: generation)
+        }
+        let request = startFetch(at: position, end: reader.end, now: now)
+        readers[id]?.waitingOn = request.fetch
+        return .startFetch(request)
+    }
+
+    private func needsValidation(now: Instant) -> Bool {
+        guard info.length != nil, !written.isEmpty else { return false }
+        guard let validatedAt else { return true }
+        return validatedAt.duration(to: now) > settings.revalidationInterval
+    }
+
+    /// The in-flight fetch that will write `position` soon, if any.
+    private func joinableFetch(at position: Int64, now: Instant) -> Int? {
+        fetches.values.first { fetch in
+            fetch.generation == generation && !fetch.isEnding && fetch.next <= position
+                && position - fetch.next <= joinDistance(of: fetch, now: now) && position < limit(of: fetch)
+        }?.id
+    }
+
+    /// How far ahead of its next byte `fetch` is worth waiting for: what it delivers in
+    /// `joinWait` at the rate seen so far, and at least `joinDistance`.
+    private func joinDistance(of fetch: Fetch, now: Instant) -> Int64 {
+        let seconds = Self.seconds(fetch.startedAt.duration(to: now))
+        guard seconds > 0.05 else { return settings.joinDistance }
+        let rate = Double(fetch.next - fetch.start) / seconds
+        return max(settings.joinDistance, Int64(rate * Self.seconds(settings.joinWait)))
+    }
+
+    static func seconds(_ duration: Duration) -> Double {
+        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    /// Starts a fetch of the gap at `position`, up to the reader's end or the next known bytes.
+    private mutating func startFetch(at position: Int64, end readerEnd: Int64?, now: Instant) -> FetchRequest {
+        let id = makeID()
+        var fetch = Fetch(
+            id: id,
+            generation: generation,
+            start: position,
+            next: position,
+            end: readerEnd,
+            startedAt: now,
+            span: settings.firstFetchSpan,
+            state: .ending,
+            lastSync: now
+        )
+        fetches[id] = fetch
+        let request = request(for: fetch)
+        fetch.state = .requesting(first: request.first, last: request.last)
+        fetches[id] = fetch
+        return request
+    }
+
+    /// The next request of `fetch`: from its next byte, `span` bytes, not past its limit.
+    func request(for fetch: Fetch) -> FetchRequest {
+        let limit = limit(of: fetch)
+        let spanEnd = fetch.next > Int64.max - fetch.span ? Int64.max : fetch.next + fetch.span
+        let end = min(limit, spanEnd)
+        return FetchRequest(
+            fetch: fetch.id,
+            first: fetch.next,
+            last: end == Int64.max ? nil : end - 1,
+            ifRange: info.length == nil ? nil : info.ifRangeValidator
+        )
+    }
+}

@@ -1,0 +1,177 @@
+/// Every decision about one resource's reads, with no I/O, no tasks and no clock of its own.
+///
+/// A ``ResourceSession`` feeds it events (a reader wants bytes, a fetch got an answer or a chunk,
+/// bytes became durable, the origin confirmed or replaced the version, another process recorded
+/// ranges), each with the time it happened, and carries out the actions it returns (deliver a
+/// span from the cache file, wait, start a fetch, write these bytes at this offset, sync, record,
+/// replace the version, fail a reader).
+///
+/// What it knows of the current version's bytes, each a subset of the one before:
+/// * `written`: in the cache file, readable;
+/// * `durable`: made durable with `fdatasync`;
+/// * `recorded`: recorded in the index (the index may know less than the file, never more).
+///
+/// A fetch writes only at its `next` byte and only below its limit: the end it was asked for,
+/// the resource's end, the next written byte, and the `next` byte of any fetch ahead of it. So no
+/// two fetches write the same byte, and no byte is written twice.
+struct ResourceStateMachine: Sendable {
+    typealias Instant = ContinuousClock.Instant
+
+    let settings: Settings
+    /// What the origin has said about the current version.
+    var info: ContentInfo
+    /// Counts versions of the resource seen by this session; fetches and syncs carry the one
+    /// they belong to.
+    var generation = 0
+    var written: RangeSet
+    var durable: RangeSet
+    var recorded: RangeSet
+    /// Bytes fetches were told to write and have not yet reported written.
+    var writing = RangeSet()
+    var readers: [Int: Reader] = [:]
+    var fetches: [Int: Fetch] = [:]
+    var phase = Phase.ready
+    /// When the origin last confirmed the version (`nil`: never, in this process).
+    var validatedAt: Instant?
+    /// When the index was last read for ranges another process recorded.
+    var refreshedAt: Instant
+    var lastID = 0
+
+    /// A machine for a resource whose index row says `info` and `recorded`.
+    init(info: ContentInfo, recorded: RangeSet, validatedAt: Instant?, now: Instant, settings: Settings) {
+        self.settings = settings
+        self.info = info
+        self.written = recorded
+        self.durable = recorded
+        self.recorded = recorded
+        self.validatedAt = info.length == nil ? nil : validatedAt
+        self.refreshedAt = now
+    }
+
+    /// Whether nothing is going on: no reader, no fetch, no validation or version change.
+    var isIdle: Bool { readers.isEmpty && fetches.isEmpty && phase == .ready }
+
+    mutating func makeID() -> Int {
+        lastID += 1
+        return lastID
+    }
+}
+
+extension ResourceStateMachine {
+    /// The tuning the machine decides with (see ``CacheConfiguration``).
+    struct Settings: Sendable {
+        var joinDistance: Int64
+        var joinWait: Duration
+        var firstFetchSpan: Int64
+        var maxFetchSpan: Int64
+        var syncBytes: Int64
+        var syncInterval: Duration
+        var revalidationInterval: Duration
+        /// How often a reader facing a gap looks in the index for bytes another process fetched.
+        var refreshInterval: Duration
+        /// Whether debug builds stop at a broken invariant (model tests check them themselves,
+        /// to report the seed).
+        var assertsInvariants = true
+
+        init(_ configuration: CacheConfiguration) {
+            joinDistance = configuration.joinDistance
+            joinWait = configuration.joinWait
+            firstFetchSpan = configuration.firstFetchSpan
+            maxFetchSpan = configuration.maxFetchSpan
+            syncBytes = configuration.syncBytes
+            syncInterval = configuration.syncInterval
+            revalidationInterval = configuration.revalidationInterval
+            refreshInterval = .seconds(1)
+        }
+    }
+
+    /// What the session as a whole is doing.
+    enum Phase: Equatable, Sendable {
+        /// Reads and fetches go on.
+        case ready
+        /// One reader is asking the origin whether the cached version is current; others wait.
+        case validating
+        /// The session is moving to a new version (new index row and file); everyone waits.
+        case replacing
+        /// Moving to a new version failed: every read fails with this error.
+        case broken(StreamCacheError)
+    }
+
+    /// A reader of `[start, end)` (`end == nil`: to the end of the resource).
+    struct Reader: Sendable {
+        let start: Int64
+        /// The next byte the reader needs.
+        var position: Int64
+        let end: Int64?
+        /// The bytes that were cached when the reader came; the others it gets come from the origin.
+        var cachedAtStart: RangeSet
+        /// The fetch whose failure the reader is handed, if it waits on one.
+        var waitingOn: Int?
+        /// An error to hand the reader at its next read.
+        var failure: StreamCacheError?
+        /// Whether the reader has had the version checked (or found it fresh).
+        var checkedVersion = false
+
+        var hasDelivered: Bool { position > start }
+
+        /// Whether the reader will still need byte `offset`.
+        func wants(_ offset: Int64) -> Bool { position <= offset && (end ?? Int64.max) > offset }
+    }
+
+    /// One origin transfer filling a gap: one request after another, each for twice the bytes of
+    /// the one before, while a reader wants more.
+    struct Fetch: Sendable {
+        let id: Int
+        /// The version the fetch writes; a fetch of an older one is stale and writes nothing more.
+        var generation: Int
+        let start: Int64
+        /// The next byte the fetch will write.
+        var next: Int64
+        /// Where the fetch stops at the latest (exclusive), `nil`: the end of the resource.
+        let end: Int64?
+        let startedAt: Instant
+        /// How many bytes the next request asks for.
+        var span: Int64
+        var state: State
+        /// What the fetch was told to write and has not reported written.
+        var pendingWrite: ByteRange?
+        /// Written by this fetch, not yet handed to a sync.
+        var unsynced = RangeSet()
+        var unsyncedBytes: Int64 = 0
+        var lastSync: Instant
+
+        enum State: Sendable {
+            /// A request for `first...last` is on its way.
+            case requesting(first: Int64, last: Int64?)
+            /// The answer's body is arriving.
+            case receiving(Body)
+            /// The fetch writes nothing more; its last bytes are being made durable.
+            case ending
+        }
+
+        var isEnding: Bool {
+            if case .ending = state { return true }
+            return false
+        }
+    }
+
+    /// The body of an accepted answer.
+    struct Body: Sendable {
+        /// The resource offset of the next body byte.
+        var position: Int64
+        /// Where the body must end, if the answer said.
+        let expectedEnd: Int64?
+        /// Whether the body runs to the end of the resource (a `200`), so its end tells the length.
+        let isWhole: Bool
+    }
+
+    /// What a fetch asks the origin for.
+    struct FetchRequest: Equatable, Sendable {
+        let fetch: Int
+        let first: Int64
+        /// The last byte (inclusive), `nil`: to the end.
+        let last: Int64?
+        /// The validator for `If-Range`, when the version is known.
+        let ifRange: String?
+    }
+}
