@@ -139,11 +139,11 @@ extension ResourceSession {
             logger.warning("cannot sync the cache file", metadata: ["key": "\(key)", "error": "\(error)"])
             return
         }
-        guard machine.synced(batch, generation: generation) else { return }
+        guard let toRecord = machine.synced(batch, generation: generation) else { return }
         let id = record.id
         do {
-            try await index.addRanges(batch, to: id)
-            machine.recorded(batch, generation: generation)
+            try await index.addRanges(toRecord, to: id)
+            machine.recorded(toRecord, generation: generation)
         } catch {
             logger.warning("cannot record fetched ranges", metadata: ["key": "\(key)", "error": "\(error)"])
         }

@@ -240,8 +240,8 @@ extension ResourceStateMachine {
         fetch.unsyncedBytes = 0
         fetches[id] = fetch
         for (readerID, reader) in readers where reader.waitingOn == id {
-            readers[readerID]?.failure = error
             readers[readerID]?.waitingOn = nil
+            if let error { readers[readerID]?.failure = error }
         }
         return fetch.generation == generation && !batch.isEmpty ? batch : nil
     }
@@ -253,12 +253,12 @@ extension ResourceStateMachine {
 
     /// Bytes `batch` of generation `generation` were made durable.
     ///
-    /// - Returns: whether to record them (they still belong to the current version).
-    mutating func synced(_ batch: RangeSet, generation: Int) -> Bool {
+    /// - Returns: the ranges to record in the index now, if they still belong to the current version.
+    mutating func synced(_ batch: RangeSet, generation: Int) -> RangeSet? {
         defer { checkInvariants() }
-        guard generation == self.generation else { return false }
+        guard generation == self.generation else { return nil }
         durable = durable.union(batch)
-        return true
+        return batch
     }
 
     /// Bytes `batch` of generation `generation` were recorded in the index.

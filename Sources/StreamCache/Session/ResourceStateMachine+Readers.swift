@@ -69,6 +69,7 @@ extension ResourceStateMachine {
             } else if let next = reader.cachedAtStart.firstOffset(atOrAfter: position) {
                 upper = min(upper, next)
             }
+            readers[id]?.hasDelivered = true
             return .deliver(ByteRange(position, upper), fromOrigin: cached == nil)
         }
         if let fetch = joinableFetch(at: position, now: now) {

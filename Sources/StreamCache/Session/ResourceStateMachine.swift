@@ -111,8 +111,8 @@ extension ResourceStateMachine {
         var failure: StreamCacheError?
         /// Whether the reader has had the version checked (or found it fresh).
         var checkedVersion = false
-
-        var hasDelivered: Bool { position > start }
+        /// Whether the reader was handed bytes (it may not have reported reading them yet).
+        var hasDelivered = false
 
         /// Whether the reader will still need byte `offset`.
         func wants(_ offset: Int64) -> Bool { position <= offset && (end ?? Int64.max) > offset }

@@ -1,0 +1,403 @@
+import Foundation
+import Testing
+
+@testable import StreamCache
+
+/// The events of a ``ResourceSimulation``: each a random thing that happens to a resource, fed
+/// to the machine, its actions carried out on the model, and the rules checked.
+extension ResourceSimulation {
+    /// Runs one random life: `events` random steps, then a calm origin until every reader is done.
+    ///
+    /// - Returns: `false` after the first broken rule (already recorded as an issue).
+    mutating func run(events: Int) -> Bool {
+        for _ in 0..<events {
+            guard step() else { return false }
+        }
+        draining = true
+        for _ in 0..<20_000 {
+            if readers.allSatisfy(\.done) && fetches.isEmpty && syncs.isEmpty && pendingValidation == nil { break }
+            guard step() else { return false }
+        }
+        if let stuck = readers.first(where: { !$0.done }) {
+            return fail("reader \(stuck.id) at \(stuck.position) never finished")
+        }
+        return checkCachedBytes()
+    }
+
+    /// One random event, then the checks.
+    mutating func step() -> Bool {
+        steps += 1
+        now = now.advanced(by: .milliseconds(Int64(random.chance(0.3) ? 0 : Int.random(in: 0...400, using: &random))))
+        let roll = Int.random(in: 0..<100, using: &random)
+        switch roll {
+        case 0..<8 where !draining && readers.filter({ !$0.done }).count < 6: addReader()
+        case 0..<30: readerStep()
+        case 30..<33 where !draining: readerLeaves()
+        case 33..<45: answerFetch()
+        case 45..<72: bodyChunk()
+        case 72..<84: completeSync()
+        case 84..<88: answerValidation()
+        case 88..<89 where !draining: originChanges()
+        case 89..<90 where !draining: crash()
+        case 90..<92 where !draining: anotherProcessRecords()
+        default: readerStep()
+        }
+        return !broken && check()
+    }
+
+    // MARK: Readers
+
+    mutating func addReader() {
+        let length = originBytes.count
+        let start = Int64.random(in: 0...Int64(length), using: &random)
+        let end: Int64? = random.chance(0.4) ? nil : start + Int64.random(in: 1...1500, using: &random)
+        let id = machine.addReader(offset: start, end: end)
+        readers.append(SimReader(id: id, position: start, end: end))
+        note("reader \(id) comes for \(start)..<\(end.map(String.init) ?? "end")")
+    }
+
+    mutating func readerLeaves() {
+        let active = readers.indices.filter { !readers[$0].done }
+        guard let index = active.randomElement(using: &random) else { return }
+        readers[index].done = true
+        let reader = readers[index]
+        machine.removeReader(reader.id)
+        note("reader \(reader.id) leaves at \(reader.position)")
+    }
+
+    mutating func readerStep() {
+        let active = readers.indices.filter { !readers[$0].done }
+        guard let index = active.randomElement(using: &random) else { return }
+        var reader = readers[index]
+        defer { readers[index] = reader }
+        let action = machine.read(reader.id, at: reader.position, now: now)
+        switch action {
+        case .deliver(let range, _):
+            guard range.lowerBound == reader.position, !range.isEmpty else {
+                fail("reader \(reader.id) at \(reader.position) was handed \(range)")
+                return
+            }
+            let take = Int64.random(in: 1...range.count, using: &random)
+            let file = files[recordOfGeneration[machine.generation]!]!
+            for offset in reader.position..<reader.position + take {
+                let version = Int(offset) < file.version.count ? file.version[Int(offset)] : -1
+                guard version >= 0, file.bytes[Int(offset)] == versions[version][Int(offset)] else {
+                    fail("reader \(reader.id) got a wrong byte at \(offset) (version \(version))")
+                    return
+                }
+                if let seen = reader.version, seen != version {
+                    fail("reader \(reader.id) got version \(version) at \(offset) after version \(seen)")
+                    return
+                }
+                reader.version = version
+            }
+            note("reader \(reader.id) reads \(reader.position)..<\(reader.position + take) of version \(reader.version ?? -1)")
+            reader.position += take
+        case .end:
+            let length = machine.info.length ?? Int64.max
+            // Past the end of a version that turned out shorter, or exactly at the end.
+            if reader.position < min(reader.end ?? Int64.max, length) {
+                fail("reader \(reader.id) ended at \(reader.position), its end \(String(describing: reader.end)), length \(length)")
+            }
+            reader.done = true
+            machine.removeReader(reader.id)
+        case .fail(let error):
+            note("reader \(reader.id) fails: \(error.message)")
+            reader.done = true
+            reader.failed = true
+            machine.removeReader(reader.id)
+        case .cancelled:
+            fail("reader \(reader.id) was forgotten while it reads")
+        case .wait:
+            break
+        case .startFetch(let request):
+            note("reader \(reader.id) at \(reader.position) starts fetch \(request.fetch) of \(request.first)...\(request.last.map(String.init) ?? "")")
+            checkNewRequest(request, wantedBy: reader.position)
+            fetches[request.fetch] = SimFetch(
+                id: request.fetch,
+                request: request,
+                record: recordOfGeneration[machine.generation]!
+            )
+        case .validate(let info):
+            note("reader \(reader.id) validates \(info.etag ?? "")")
+            pendingValidation = info
+        case .refresh(let generation):
+            if recordOfGeneration[generation] == currentRecord {
+                machine.refreshed(indexRanges, generation: generation, now: now)
+            }
+        }
+    }
+
+    /// A new request asks for no byte that is written or being written.
+    mutating func checkNewRequest(_ request: ResourceStateMachine.FetchRequest, wantedBy position: Int64?) {
+        let asked = ByteRange(request.first, request.last.map { $0 + 1 } ?? request.first + 1)
+        if machine.written.intersects(RangeSet([asked])) || machine.writing.intersects(RangeSet([asked])) {
+            fail("fetch \(request.fetch) asks for \(asked), some of which is written or being written")
+        }
+        if let last = request.last, last < request.first {
+            fail("fetch \(request.fetch) asks for an empty range \(request.first)...\(last)")
+        }
+    }
+
+    // MARK: The origin
+
+    mutating func answerFetch() {
+        let waiting = fetches.values.filter { $0.request != nil && $0.body == nil && !$0.ending }.map(\.id).sorted()
+        guard let id = waiting.randomElement(using: &random), let request = fetches[id]?.request else { return }
+        let version = originVersion
+        let length = Int64(versions[version].count)
+        let info = originInfo(version)
+        if !draining && random.chance(0.08) {
+            note("fetch \(id): connection refused")
+            endFetch(id, error: StreamCacheError(.originUnreachable, "connection refused"))
+            return
+        }
+        let answer: OriginAnswer
+        var body: (version: Int, position: Int64, end: Int64)?
+        let ignoresRange = !draining && random.chance(0.1)
+        if request.first >= length && !ignoresRange {
+            answer = .endOfResource(total: length, info: info)
+        } else if ignoresRange || (request.ifRange != nil && request.ifRange != info.etag) {
+            var whole = info
+            whole.byteRangeAccess = false
+            answer = .full(info: whole)
+            body = (version, 0, length)
+        } else {
+            let last = min(request.last ?? (length - 1), length - 1)
+            answer = .partial(range: ByteRange(request.first, last + 1), info: info)
+            body = (version, request.first, last + 1)
+        }
+        note("fetch \(id) answered \(answer)")
+        let action = machine.answered(id, answer, sentIfRange: request.ifRange != nil, now: now)
+        if let newInfo = action.replaceVersion {
+            replaceVersion(newInfo, cancel: action.cancel)
+        } else if let store = action.store {
+            indexInfo = store
+        }
+        fetches[id]?.request = nil
+        fetches[id]?.record = recordOfGeneration[machine.generation]!
+        if action.readBody, let body {
+            fetches[id]?.body = body
+        } else {
+            endFetch(id, error: nil)
+        }
+    }
+
+    mutating func bodyChunk() {
+        let receiving = fetches.values.filter { $0.body != nil && !$0.ending }.map(\.id).sorted()
+        guard let id = receiving.randomElement(using: &random), var fetch = fetches[id], let body = fetch.body else {
+            return
+        }
+        if !draining && random.chance(0.03) {
+            note("fetch \(id): connection reset at \(body.position)")
+            endFetch(id, error: StreamCacheError(.originUnreachable, "connection reset"))
+            return
+        }
+        if body.position >= body.end || (!draining && random.chance(0.02)) {
+            note("fetch \(id): body ends at \(body.position) of \(body.end)")
+            switch machine.bodyEnded(id) {
+            case .request(let next):
+                checkNewRequest(next, wantedBy: nil)
+                let wanted = readers.contains { !$0.done && ($0.end ?? Int64.max) > next.first }
+                if !wanted { fail("fetch \(id) asks for \(next.first)... with no reader wanting it") }
+                fetch.body = nil
+                fetch.request = next
+                fetches[id] = fetch
+            case .finish(let store):
+                if let store { indexInfo = store }
+                endFetch(id, error: nil)
+            case .fail(let error):
+                endFetch(id, error: error)
+            }
+            return
+        }
+        let count = Int(min(Int64.random(in: 1...300, using: &random), body.end - body.position))
+        switch machine.received(id, count: count) {
+        case .stop:
+            endFetch(id, error: nil)
+        case .fail(let error):
+            endFetch(id, error: error)
+        case .write(let skip, let written, let offset, let endsFetch):
+            let source = body.position + Int64(skip)
+            if written > 0 {
+                if source != offset {
+                    fail("fetch \(id) writes body byte \(source) at offset \(offset)")
+                    return
+                }
+                var file = files[fetch.record]!
+                file.grow(to: versions[body.version].count)
+                let range = ByteRange(offset, offset + Int64(written))
+                if file.fetched.intersects(RangeSet([range])) {
+                    fail("fetch \(id) writes \(range), some of which a fetch wrote already")
+                    return
+                }
+                file.fetched.insert(range)
+                for index in 0..<written {
+                    file.version[Int(offset) + index] = body.version
+                    file.bytes[Int(offset) + index] = versions[body.version][Int(source) + index]
+                }
+                files[fetch.record] = file
+                if let batch = machine.wrote(id, now: now) {
+                    syncs.append(PendingSync(fetch: nil, batch: batch, generation: machine.generation, record: fetch.record))
+                }
+            }
+            fetch.body!.position += Int64(count)
+            fetches[id] = fetch
+            if endsFetch { endFetch(id, error: nil) }
+        }
+    }
+
+    /// Ends a fetch; its last batch is synced (a later step), then the fetch is removed.
+    mutating func endFetch(_ id: Int, error: StreamCacheError?) {
+        guard var fetch = fetches[id] else { return }
+        fetch.ending = true
+        fetches[id] = fetch
+        let generation = machine.fetches[id]?.generation ?? -1
+        if let batch = machine.endFetch(id, error: error) {
+            syncs.append(PendingSync(fetch: id, batch: batch, generation: generation, record: fetch.record))
+        } else {
+            machine.removeFetch(id)
+            fetches[id] = nil
+        }
+    }
+
+    mutating func completeSync() {
+        guard !syncs.isEmpty else { return }
+        let index = Int.random(in: 0..<syncs.count, using: &random)
+        var sync = syncs[index]
+        if let toRecord = sync.toRecord {
+            if sync.record == currentRecord {
+                indexRanges = indexRanges.union(toRecord)
+                machine.recorded(toRecord, generation: sync.generation)
+            }
+        } else {
+            durable[sync.record, default: RangeSet()] = durable[sync.record, default: RangeSet()].union(sync.batch)
+            sync.toRecord = machine.synced(sync.batch, generation: sync.generation)
+            if sync.toRecord != nil {
+                syncs[index] = sync
+                return
+            }
+        }
+        syncs.remove(at: index)
+        if let fetch = sync.fetch {
+            machine.removeFetch(fetch)
+            fetches[fetch] = nil
+        }
+    }
+
+    mutating func answerValidation() {
+        guard let known = pendingValidation else { return }
+        pendingValidation = nil
+        let current = originInfo(originVersion)
+        let result: ResourceStateMachine.Validation =
+            !draining && random.chance(0.1)
+            ? .unreachable : (known.isDifferentVersion(from: current) ? .changed(current) : .current)
+        note("validation of \(known.etag ?? ""): \(result)")
+        if let (newInfo, cancel) = machine.validated(result, now: now) {
+            replaceVersion(newInfo, cancel: cancel)
+        }
+    }
+
+    /// The origin's content changes: new bytes, a new ETag, sometimes a new length.
+    mutating func originChanges() {
+        let length = random.chance(0.5) ? originBytes.count : Int.random(in: 1...3000, using: &random)
+        versions.append(Self.content(length: length, random: &random))
+        let version = versions.count - 1
+        originVersion = version
+        note("origin now serves version \(version), \(length) bytes")
+    }
+
+    /// The session carries out a version change: a new index row and data file.
+    mutating func replaceVersion(_ newInfo: ContentInfo, cancel: [Int]) {
+        let record = (files.keys.max() ?? 0) + 1
+        files[record] = DataFile(length: Int(newInfo.length ?? 0))
+        currentRecord = record
+        recordOfGeneration[machine.generation] = record
+        indexInfo = newInfo
+        indexRanges = RangeSet()
+        note("version replaced by \(newInfo.etag ?? ""), record \(record); cancelling \(cancel)")
+        machine.versionReplaced(now: now)
+        for id in cancel where fetches[id] != nil { endFetch(id, error: nil) }
+    }
+
+    /// The process dies: readers, fetches and syncs are gone, bytes that were not durable may be
+    /// anything; a new process opens the resource from the index.
+    mutating func crash() {
+        note("crash")
+        var file = files[currentRecord]!
+        let kept = durable[currentRecord] ?? RangeSet()
+        for offset in 0..<file.version.count where file.version[offset] != -1 && !kept.contains(Int64(offset)) {
+            file.version[offset] = -2
+            file.bytes[offset] = UInt8.random(in: 0...255, using: &random)
+        }
+        file.fetched = RangeSet()
+        files[currentRecord] = file
+        readers = []
+        fetches = [:]
+        syncs = []
+        pendingValidation = nil
+        recordOfGeneration = [0: currentRecord]
+        machine = ResourceStateMachine(
+            info: indexInfo,
+            recorded: indexRanges,
+            validatedAt: random.chance(0.5) ? now : nil,
+            now: now,
+            settings: settings
+        )
+    }
+
+    /// Another process sharing the directory fetches a few bytes of the current version and
+    /// records them (durable first).
+    mutating func anotherProcessRecords() {
+        guard let etag = indexInfo.etag, etag == originInfo(originVersion).etag, let length = indexInfo.length,
+            length > 0
+        else { return }
+        let start = Int64.random(in: 0..<length, using: &random)
+        let range = ByteRange(start, min(length, start + Int64.random(in: 1...200, using: &random)))
+        var file = files[currentRecord]!
+        file.grow(to: Int(length))
+        for offset in range.lowerBound..<range.upperBound {
+            file.version[Int(offset)] = originVersion
+            file.bytes[Int(offset)] = originBytes[Int(offset)]
+        }
+        files[currentRecord] = file
+        durable[currentRecord, default: RangeSet()].insert(range)
+        indexRanges.insert(range)
+        note("another process records \(range)")
+    }
+
+    // MARK: Rules
+
+    /// The rules after every event.
+    mutating func check() -> Bool {
+        let broken = machine.invariantViolations()
+        if !broken.isEmpty { return fail("invariant: " + broken.joined(separator: "; ")) }
+        if !indexRanges.isSubset(of: durable[currentRecord] ?? RangeSet()) {
+            return fail("the index holds \(indexRanges), more than is durable")
+        }
+        // Each write is checked as it happens; the whole cache now and then and at the end.
+        return steps % 50 == 0 ? checkCachedBytes() : true
+    }
+
+    /// The cache never holds a wrong byte: what is written or recorded is all one version's.
+    mutating func checkCachedBytes() -> Bool {
+        guard let record = recordOfGeneration[machine.generation], let file = files[record] else { return true }
+        let cached = machine.written.union(record == currentRecord ? indexRanges : RangeSet())
+        var version: Int?
+        for range in cached.ranges {
+            var index = Int(range.lowerBound)
+            while index < Int(range.upperBound) {
+                let byteVersion = index < file.version.count ? file.version[index] : -1
+                guard byteVersion >= 0, file.bytes[index] == versions[byteVersion][index] else {
+                    return fail("the cache holds a wrong byte at \(index)")
+                }
+                if let version, version != byteVersion {
+                    return fail("the cache mixes versions \(version) and \(byteVersion)")
+                }
+                version = byteVersion
+                index += 1
+            }
+        }
+        return true
+    }
+}

@@ -1,0 +1,154 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+@testable import StreamCache
+
+/// A deterministic random source (SplitMix64), so a failing sequence replays from its seed.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
+}
+
+/// One random life of a resource: a ``ResourceStateMachine`` driven by readers that come, read,
+/// seek and leave at random moments, an origin that answers late, short, reset, ignores ranges or
+/// changes its content, syncs that finish in any order, crashes that lose what was not durable,
+/// and another process that records bytes in the same index. A naive model of the origin's
+/// versions, the data files and the index checks every byte a reader gets and every rule.
+struct ResourceSimulation {
+    /// What a data file holds: per byte, the origin version it came from (`-1`: a hole,
+    /// `-2`: garbage left by a crash) and the byte.
+    struct DataFile {
+        var version: [Int]
+        var bytes: [UInt8]
+        /// Bytes fetches of this session wrote (none twice).
+        var fetched = RangeSet()
+        init(length: Int) {
+            version = Array(repeating: -1, count: length)
+            bytes = Array(repeating: 0, count: length)
+        }
+        mutating func grow(to length: Int) {
+            if version.count < length {
+                version += Array(repeating: -1, count: length - version.count)
+                bytes += Array(repeating: 0, count: length - bytes.count)
+            }
+        }
+    }
+
+    struct SimReader {
+        let id: Int
+        var position: Int64
+        let end: Int64?
+        var version: Int?
+        var done = false
+        var failed = false
+    }
+
+    struct SimFetch {
+        let id: Int
+        var request: ResourceStateMachine.FetchRequest?
+        /// The body being read: the origin version, where the next body byte is, where it ends.
+        var body: (version: Int, position: Int64, end: Int64)?
+        /// The data file (record) it writes, fixed when its answer was accepted.
+        var record: Int
+        var ending = false
+    }
+
+    struct PendingSync {
+        let fetch: Int?
+        let batch: RangeSet
+        let generation: Int
+        let record: Int
+        /// What the machine said to record once the batch was durable.
+        var toRecord: RangeSet?
+    }
+
+    var random: SeededRandom
+    let seed: UInt64
+    var now = ContinuousClock.now
+    let settings: ResourceStateMachine.Settings
+    var machine: ResourceStateMachine
+
+    // The origin.
+    var versions: [[UInt8]] = []
+    var originVersion = 0
+
+    // The disk: data files by record id, the index's row and ranges, durable bytes per record.
+    var files: [Int: DataFile] = [:]
+    var currentRecord = 0
+    var indexInfo = ContentInfo()
+    var indexRanges = RangeSet()
+    var durable: [Int: RangeSet] = [:]
+    /// The record each generation of the current machine writes.
+    var recordOfGeneration: [Int: Int] = [0: 0]
+
+    var readers: [SimReader] = []
+    var fetches: [Int: SimFetch] = [:]
+    var syncs: [PendingSync] = []
+    var pendingValidation: ContentInfo?
+    var draining = false
+    var steps = 0
+    /// Whether a rule was broken (the simulation stops there).
+    var broken = false
+    /// The last events, formatted only when a rule breaks.
+    var log: [(step: Int, text: () -> String)] = []
+
+    init(seed: UInt64) {
+        self.seed = seed
+        random = SeededRandom(seed: seed)
+        var settings = ResourceStateMachine.Settings(CacheConfiguration())
+        settings.joinDistance = 64
+        settings.joinWait = .milliseconds(500)
+        settings.firstFetchSpan = 128
+        settings.maxFetchSpan = 1024
+        settings.syncBytes = 256
+        settings.syncInterval = .seconds(1)
+        settings.revalidationInterval = .milliseconds(Int64.random(in: 200...5000, using: &random))
+        settings.refreshInterval = .seconds(1)
+        settings.assertsInvariants = false
+        self.settings = settings
+        let length = Int.random(in: 1...3000, using: &random)
+        versions = [Self.content(length: length, random: &random)]
+        files[0] = DataFile(length: length)
+        machine = ResourceStateMachine(
+            info: ContentInfo(),
+            recorded: RangeSet(),
+            validatedAt: nil,
+            now: now,
+            settings: settings
+        )
+    }
+
+    static func content(length: Int, random: inout SeededRandom) -> [UInt8] {
+        TestData.bytes(count: length, seed: random.next())
+    }
+
+    var originBytes: [UInt8] { versions[originVersion] }
+    func originInfo(_ version: Int) -> ContentInfo {
+        ContentInfo(length: Int64(versions[version].count), contentType: "audio/mpeg", etag: "\"v\(version)\"")
+    }
+
+    /// Records a broken rule with the seed and the last events, so it can be replayed.
+    ///
+    /// - Returns: `false`, for `return fail(…)` in checks.
+    @discardableResult
+    mutating func fail(_ message: String) -> Bool {
+        broken = true
+        let events = log.suffix(25).map { "\($0.step): \($0.text())" }.joined(separator: "\n")
+        Issue.record("seed \(seed), step \(steps): \(message)\nlast events:\n\(events)")
+        return false
+    }
+
+    mutating func note(_ event: @escaping @autoclosure () -> String) {
+        log.append((steps, event))
+        if log.count > 60 { log.removeFirst(20) }
+    }
+}
