@@ -15,6 +15,7 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
             case originProtocolViolation = "origin protocol violation"
             case originTimeout = "origin timeout"
             case tooManyRedirects = "too many redirects"
+            case refusedURL = "refused URL"
             case resourceChanged = "resource changed"
             case rangeNotSatisfiable = "range not satisfiable"
             case storage = "storage error"
@@ -30,6 +31,9 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
         public static let originProtocolViolation = Kind(code: .originProtocolViolation)
         public static let originTimeout = Kind(code: .originTimeout)
         public static let tooManyRedirects = Kind(code: .tooManyRedirects)
+        /// An origin redirected to a URL the engine does not fetch (another scheme, a bad port,
+        /// a URL the configuration refuses).
+        public static let refusedURL = Kind(code: .refusedURL)
         public static let resourceChanged = Kind(code: .resourceChanged)
         public static let rangeNotSatisfiable = Kind(code: .rangeNotSatisfiable)
         public static let storage = Kind(code: .storage)

@@ -8,8 +8,9 @@ import StreamCache
 
 /// An ``OriginClient`` on AsyncHTTPClient: the fast client for servers and the command line.
 ///
-/// Connections are pooled and reused; redirects are followed (at most 10); connect and read
-/// (idle) timeouts turn a silent origin into a clean error instead of a hang.
+/// Connections are pooled and reused; a redirect is handed back like any answer (the engine
+/// follows it, checking the target); connect and read (idle) timeouts turn a silent origin into
+/// a clean error instead of a hang.
 public final class HTTPOriginClient: OriginClient {
     private let client: HTTPClient
     private let logger: Logger
@@ -26,7 +27,7 @@ public final class HTTPOriginClient: OriginClient {
         logger: Logger = Logger(label: "StreamCache.HTTPOriginClient")
     ) {
         var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .follow(max: 10, allowCycles: false)
+        configuration.redirectConfiguration = .disallow
         configuration.timeout = .init(connect: TimeAmount(connectTimeout), read: TimeAmount(readTimeout))
         configuration.decompression = .disabled
         configuration.httpVersion = .http1Only

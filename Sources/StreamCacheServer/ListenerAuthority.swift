@@ -1,3 +1,5 @@
+import Foundation
+
 /// The `Host` values that name this listener; anything else is refused (DNS rebinding).
 ///
 /// A page on `evil.example` that resolves its name to `127.0.0.1` reaches the listener with
@@ -30,5 +32,38 @@ public struct ListenerAuthority: Sendable {
     /// IPv6 addresses as they appear in a `Host` header: `[::1]`.
     private static func bracketed(_ address: String) -> String {
         address.contains(":") && !address.hasPrefix("[") ? "[\(address)]" : address
+    }
+}
+
+extension ListenerAuthority {
+    /// The listener's address once bound, to refuse origin URLs (and redirect targets) that
+    /// point back at the proxy itself: a request loop with no client at its end.
+    public final class Bound: @unchecked Sendable {
+        // `host` and `port` are guarded by `lock`; set once, when the listener is bound.
+        private let lock = NSLock()
+        private var host: String?
+        private var port: Int?
+
+        public init() {}
+
+        /// Notes the address the listener is bound to.
+        public func bind(host: String, port: Int) {
+            lock.withLock {
+                self.host = host.lowercased()
+                self.port = port
+            }
+        }
+
+        /// Why the engine must not fetch `url`, or `nil`: it names this listener.
+        public func refusal(of url: URL) -> String? {
+            let (host, port) = lock.withLock { (self.host, self.port) }
+            guard let port, let urlHost = url.host?.lowercased() else { return nil }
+            let urlPort = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+            guard urlPort == port else { return nil }
+            let name = urlHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            let loopback = name == "localhost" || name.hasPrefix("127.") || name == "::1" || name == "0.0.0.0"
+            guard loopback || name == host else { return nil }
+            return "the URL points at this proxy itself (\(url.host ?? ""):\(port))"
+        }
     }
 }

@@ -48,29 +48,24 @@ struct ProxyResponder: HTTPResponder {
 
     private func serve(_ target: ProxyTarget, exchange: inout Exchange) async throws -> Response {
         let request = exchange.request
-        let headers = originHeaders.fields(for: target.url)
         let ranges = RangeRequest(range: request.headers[.range], ifRange: request.headers[.ifRange])
 
+        // One open for the whole request: its content information and its bytes.
+        let resource = try await engine.open(target.url, originHeaders: originHeaders)
         // Start reading at once where the request says where; learn the length on the way.
         var read: StartedRead?
         if request.method == .get, let (first, last) = ranges.startBeforeLength {
-            read = try await StartedRead(
-                engine: engine,
-                url: target.url,
-                offset: first,
-                length: last.map { $0 - first + 1 },
-                headers: headers
-            )
+            read = try await StartedRead(resource, offset: first, length: last.map { $0 - first + 1 })
         }
         let info: ContentInfo
         if let read {
             info = await read.info
         } else {
-            info = try await engine.contentInfo(target.url, headers: headers)
+            info = try await resource.info()
         }
         if PlaylistRewriter.isPlaylist(target.url, contentType: info.contentType) {
             let whole = read.flatMap { $0.offset == 0 && $0.length == nil ? $0 : nil }
-            return try await servePlaylist(target, headers: headers, info: info, started: whole, exchange: &exchange)
+            return try await servePlaylist(resource, info: info, started: whole, exchange: &exchange)
         }
         let plan = ranges.plan(for: info)
 
@@ -107,13 +102,7 @@ struct ProxyResponder: HTTPResponder {
         if let read {
             body = read
         } else {
-            body = try await StartedRead(
-                engine: engine,
-                url: target.url,
-                offset: range?.lowerBound ?? 0,
-                length: range?.count,
-                headers: headers
-            )
+            body = try await StartedRead(resource, offset: range?.lowerBound ?? 0, length: range?.count)
         }
         let allocator = ByteBufferAllocator()
         if let range, let whole = try body.whole(count: range.count, allocator: allocator, exchange: &exchange) {
@@ -146,8 +135,7 @@ struct ProxyResponder: HTTPResponder {
     /// is when it is a plain M3U list rather than HLS; its origin bytes are cached like any
     /// resource's, so a second play costs nothing.
     private func servePlaylist(
-        _ target: ProxyTarget,
-        headers: [HeaderField],
+        _ resource: CachedResource,
         info: ContentInfo,
         started: StartedRead?,
         exchange: inout Exchange
@@ -159,7 +147,7 @@ struct ProxyResponder: HTTPResponder {
         if let started {
             read = started
         } else {
-            read = try await StartedRead(engine: engine, url: target.url, offset: 0, length: nil, headers: headers)
+            read = try await StartedRead(resource, offset: 0, length: nil)
         }
         var original = [UInt8]()
         try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) { buffer in
@@ -170,7 +158,7 @@ struct ProxyResponder: HTTPResponder {
         }
         let text: String?
         do {
-            text = try PlaylistRewriter.rewrite(original, from: target.url)
+            text = try PlaylistRewriter.rewrite(original, from: resource.url)
         } catch {
             throw ProxyRefusal(.badGateway, "invalid playlist from the origin: \(error)")
         }

@@ -13,10 +13,11 @@ final class StartedRead: @unchecked Sendable {
     private var iterator: ByteStream.Iterator
     private var first: CachedChunk?
 
-    init(engine: CacheEngine, url: URL, offset: Int64, length: Int64?, headers: [HeaderField]) async throws {
+    init(_ resource: CachedResource, offset: Int64, length: Int64?) async throws {
+        try CacheEngine.validateRange(offset: offset, length: length)
         self.offset = offset
         self.length = length
-        bytes = try await engine.read(url, offset: offset, length: length, headers: headers)
+        bytes = resource.read(from: offset, length: length)
         iterator = bytes.makeAsyncIterator()
         first = try await iterator.nextChunk()
     }

@@ -248,7 +248,13 @@ struct OriginConnection {
 
     private func record(_ request: HTTPRequestHead, path: String, status: Int, bytes: Int64) {
         recorder.finished(
-            .init(path: path, range: request.headers.first(name: "Range"), status: status, bodyBytes: bytes)
+            .init(
+                path: path,
+                range: request.headers.first(name: "Range"),
+                status: status,
+                bodyBytes: bytes,
+                headers: request.headers.map { "\($0.name): \($0.value)" }
+            )
         )
     }
 

@@ -10,6 +10,8 @@ public struct OriginStatistics: Sendable, Hashable, Codable {
         public var status: Int
         /// Body bytes actually written to the connection.
         public var bodyBytes: Int64
+        /// The request's header fields, as `Name: value`.
+        public var headers: [String] = []
     }
 
     /// Every request answered, in order of completion.

@@ -28,11 +28,15 @@ struct CacheOptions: ParsableArguments {
     }
 
     /// Runs `body` with an engine on this cache directory, and closes the HTTP client afterwards.
-    func withEngine<Result>(_ body: (CacheEngine) async throws -> Result) async throws -> Result {
+    func withEngine<Result>(
+        configure: (inout CacheConfiguration) -> Void = { _ in },
+        _ body: (CacheEngine) async throws -> Result
+    ) async throws -> Result {
         let logger = logger
         let client = HTTPOriginClient(logger: logger)
         var configuration = CacheConfiguration()
         if let maxSize { configuration.maxSize = maxSize }
+        configure(&configuration)
         do {
             let engine = try CacheEngine(
                 directory: directory,

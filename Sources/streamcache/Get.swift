@@ -38,8 +38,9 @@ extension StreamCacheCommand {
                     try output.write(chunk)
                     written += Int64(chunk.count)
                 }
-                if written == 0, length != 0, let total = await stream.currentInfo().length, offset >= total,
-                    total > 0 || offset > 0
+                let last = length.map { offset + $0 - 1 }
+                if written == 0, length != 0, let total = await stream.currentInfo().length, total > 0 || offset > 0,
+                    RangeSpecifier.from(first: offset, last: last).resolve(length: total) == nil
                 {
                     throw StreamCacheError(
                         .rangeNotSatisfiable,

@@ -73,7 +73,7 @@ struct ResourceListing: Encodable {
         key = record.key
         length = record.info.length
         cachedBytes = ranges.count
-        complete = record.info.length.map { ranges.count >= $0 } ?? false
+        complete = record.info.isComplete(with: ranges)
         self.ranges = ranges.ranges.map { Range(offset: $0.lowerBound, length: $0.count) }
         contentType = record.info.contentType
         etag = record.info.etag

@@ -34,6 +34,17 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "A fault to apply to every request (repeatable).")
         var fault: [String] = []
 
+        @Option(name: .long, help: "Answer PATH with 302 to LOCATION, as PATH=LOCATION (repeatable).")
+        var redirect: [String] = []
+
+        /// The `--redirect` values as path and location.
+        private var redirects: [(path: String, location: String)] {
+            redirect.compactMap { text in
+                guard let equals = text.firstIndex(of: "="), text.hasPrefix("/") else { return nil }
+                return (String(text[..<equals]), String(text[text.index(after: equals)...]))
+            }
+        }
+
         func validate() throws {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue
@@ -45,6 +56,9 @@ extension StreamCacheCommand {
             if let rate, rate <= 0 { throw ValidationError("invalid rate \(rate)") }
             for kind in fault where OriginFault(argument: kind) == nil {
                 throw ValidationError("unknown fault '\(kind)'")
+            }
+            guard redirects.count == redirect.count else {
+                throw ValidationError("invalid --redirect: expected /PATH=LOCATION")
             }
         }
 
@@ -60,6 +74,7 @@ extension StreamCacheCommand {
             } catch {
                 Terminal.fail("cannot listen on \(host):\(port): \(error)")
             }
+            for (path, location) in redirects { origin.setRedirect(path, to: location) }
             TerminationSignal.install()
             FileHandle.standardOutput.write(Data("listening on http://\(host):\(origin.port)\n".utf8))
             await TerminationSignal.wait()

@@ -52,10 +52,12 @@ extension StreamCacheCommand {
             } catch {
                 throw StreamCacheError(.storage, "\(error)")
             }
-            try await cache.withEngine { engine in
+            let listener = ListenerAuthority.Bound()
+            try await cache.withEngine(configure: { $0.refuseURL = listener.refusal(of:) }) { engine in
                 let server = ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: cache.logger)
                 do {
                     try await server.run { host, port in
+                        listener.bind(host: host, port: port)
                         let shown = host.contains(":") ? "[\(host)]" : host
                         FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
                     }

@@ -160,6 +160,12 @@ extension ListeningProcess {
     }
 
     struct Stats: Decodable {
+        struct Request: Decodable {
+            let path: String
+            let range: String?
+            let status: Int
+        }
+        let requests: [Request]
         let bodyBytes: Int64
         let duplicateBytes: Int64
     }

@@ -39,8 +39,13 @@ import Testing
         let one = try #require(OriginHeaders.Rule(parsing: "cdn.example=Authorization: Bearer x=y"))
         #expect(one.host == "cdn.example")
         let headers = OriginHeaders([all, one])
-        #expect(headers.fields(for: URL(string: "https://CDN.example/a")!).count == 2)
-        #expect(headers.fields(for: URL(string: "https://other.example/a")!).count == 1)
+        let cdn = URL(string: "https://CDN.example/a")!
+        let other = URL(string: "https://other.example/a")!
+        #expect(headers.fields(for: cdn, firstURL: cdn).count == 2)
+        #expect(headers.fields(for: other, firstURL: other).count == 1)
+        // After a redirect to another origin, only the headers for that host go along.
+        #expect(headers.fields(for: cdn, firstURL: other).map(\.name) == ["Authorization"])
+        #expect(headers.fields(for: other, firstURL: cdn).isEmpty)
         for bad in ["no colon", ": empty name", "=Name: v", "Bad Name: v", "Name: a\r\nInjected: 1"] {
             #expect(OriginHeaders.Rule(parsing: bad) == nil, "\(bad)")
         }

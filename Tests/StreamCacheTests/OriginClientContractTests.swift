@@ -61,26 +61,17 @@ import Testing
     }
 
     @Test(arguments: Kind.allCases)
-    func followsRedirectsAndReportsTheFinalURL(kind: Kind) async throws {
+    func handsBackARedirectWithoutFollowingIt(kind: Kind) async throws {
         let origin = try await TestOrigin()
         defer { Task { await origin.shutdown() } }
         origin.setResource(TestData.bytes(count: 1000, seed: 2), at: "/real.mp3")
-        origin.setRedirect("/short", to: "/hop")
-        origin.setRedirect("/hop", to: origin.url("/real.mp3").absoluteString, status: 307)
-        for hop in 0..<11 { origin.setRedirect("/loop\(hop)", to: "/loop\(hop + 1)") }
+        origin.setRedirect("/short", to: "/real.mp3", status: 307)
         try await withClient(kind) { client in
-            let (head, bytes) = try await collect(client, OriginRequest(url: origin.url("/short"), range: (0, 9)))
-            #expect(head.status == 206)
-            #expect(head.url.path == "/real.mp3")
-            #expect(bytes.count == 10)
-            // More than 10 redirects: the client throws, or hands back the 3xx the cache rejects.
-            do {
-                let (loopHead, _) = try await collect(client, OriginRequest(url: origin.url("/loop0"), range: (0, 9)))
-                _ = try OriginAnswer.judge(loopHead, first: 0, last: 9)
-                Issue.record("a redirect loop was followed to an answer")
-            } catch let error as StreamCacheError {
-                #expect(error.kind == .tooManyRedirects)
-            }
+            let (head, _) = try await collect(client, OriginRequest(url: origin.url("/short"), range: (0, 9)))
+            #expect(head.status == 307)
+            #expect(head["Location"] == "/real.mp3")
+            // The engine decides whether to follow it; the client sent nothing to the target.
+            #expect(origin.statistics.requests.map(\.path) == ["/short"])
         }
     }
 

@@ -1,5 +1,5 @@
 import Foundation
-import StreamCache
+@testable import StreamCache
 import StreamCacheTesting
 import Testing
 
@@ -73,6 +73,22 @@ import Testing
         let again = try await simulator.openAsset(setup.url)
         #expect(again.contentInformationRequest?.isEntireLengthAvailableOnDemand == true)
         setup.checkFinishedRequests(simulator)
+        await setup.fixture.tearDown()
+    }
+
+    @Test func eachLoadingRequestOpensTheResourceOnceAndAsksOnlyForMissingBytes() async throws {
+        let setup = try await Setup()
+        let engine = try setup.fixture.engine()
+        let simulator = AVPlayerSimulator(loader: ResourceLoaderEngine(engine: engine))
+        _ = try await simulator.openAsset(setup.url)
+        try await simulator.load(setup.url, contentInformation: true, data: (0, 100_000))
+        try await simulator.load(setup.url, data: (50_000, 100_000))
+        try await simulator.load(setup.url, data: (1_000_000, 10_000))
+        setup.checkFinishedRequests(simulator)
+        #expect(await engine.opened == 4, "one open per loading request")
+        // The 2 content bytes, then only what was missing: 2-99999, 100000-149999, the last range.
+        let ranges = setup.fixture.origin.statistics.requests.map(\.range)
+        #expect(ranges == ["bytes=0-1", "bytes=2-99999", "bytes=100000-149999", "bytes=1000000-1009999"])
         await setup.fixture.tearDown()
     }
 

@@ -4,20 +4,6 @@ import Testing
 
 @testable import StreamCache
 
-/// A deterministic random source (SplitMix64), so a failing sequence replays from its seed.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
-}
-
 /// One random life of a resource: a ``ResourceStateMachine`` driven by readers that come, read,
 /// seek and leave at random moments, an origin that answers late, short, reset, ignores ranges or
 /// changes its content, syncs that finish in any order, crashes that lose what was not durable,

@@ -27,6 +27,11 @@ public struct CacheConfiguration: Sendable {
     public var idleLinger: Duration = .seconds(2)
     /// Attempts at a range without progress before a read fails on a transient origin error.
     public var maxAttempts: Int = 3
+    /// Redirects followed for one request, at most.
+    public var maxRedirects: Int = 10
+    /// Refuses a URL the engine would fetch (the first one or a redirect target): a reason, or
+    /// `nil` to allow it. URLs that are not http(s) with a host and a valid port are always refused.
+    public var refuseURL: @Sendable (URL) -> String? = { _ in nil }
     /// The cache key of a URL; by default the URL itself. Supply one for signed URLs with rotating tokens.
     public var key: @Sendable (URL) -> String = { $0.absoluteString }
 

@@ -10,8 +10,8 @@ public actor CacheEngine {
     private nonisolated let environment: SessionEnvironment
     /// The directory the engine works in.
     public nonisolated var directory: CacheDirectory { environment.directory }
-    /// The index of the directory.
-    public nonisolated var index: CacheIndex { environment.index }
+    /// The index of the directory (the engine's alone: a user must not record bytes it did not write).
+    package nonisolated var index: CacheIndex { environment.index }
     /// The engine's configuration.
     public nonisolated var configuration: CacheConfiguration { environment.configuration }
     private nonisolated var logger: Logger { environment.logger }
@@ -26,6 +26,9 @@ public actor CacheEngine {
     /// When the last lease of a key was released, for keys whose session lingers open.
     private var releasedAt: [String: ContinuousClock.Instant] = [:]
     private var eviction: Task<Void, Never>?
+    private nonisolated let chores = EngineChores()
+    /// Empties the chore mailbox; owned by the engine, ended and awaited by ``shutdown()``.
+    private var housekeeping: Task<Void, Never>?
 
     /// Opens the cache in `directory`, creating it if needed.
     ///
@@ -46,28 +49,59 @@ public actor CacheEngine {
             configuration: configuration,
             index: try CacheIndex(path: directory.indexPath),
             directory: directory,
-            origin: origin,
+            origin: RedirectingOrigin(client: origin, configuration: configuration),
             logger: logger
         )
     }
 
-    /// Checks that `url` is an absolute http(s) URL the engine can fetch.
+    /// Checks that `url` is an absolute http(s) URL with a host and a valid port.
     ///
     /// - Throws: ``StreamCacheError`` `unsupportedScheme` or `invalidURL`.
     public nonisolated static func validate(_ url: URL) throws {
-        guard let scheme = url.scheme?.lowercased() else {
-            throw StreamCacheError(.invalidURL, "not an absolute URL: \(url.absoluteString)")
-        }
-        guard scheme == "http" || scheme == "https" else {
-            throw StreamCacheError(
-                .unsupportedScheme,
-                "unsupported URL scheme '\(scheme)' (only http and https): \(url.absoluteString)"
-            )
-        }
-        guard let host = url.host, !host.isEmpty else {
-            throw StreamCacheError(.invalidURL, "URL has no host: \(url.absoluteString)")
-        }
+        try OriginURLRules.check(url)
     }
+
+    /// Checks that `url` is one the engine fetches under `configuration` (``validate(_:)`` and
+    /// ``CacheConfiguration/refuseURL``).
+    ///
+    /// - Throws: ``StreamCacheError`` `unsupportedScheme` or `invalidURL`.
+    public nonisolated static func validate(_ url: URL, configuration: CacheConfiguration) throws {
+        try OriginURLRules.check(url)
+        if let reason = configuration.refuseURL(url) { throw StreamCacheError(.invalidURL, reason) }
+    }
+
+    /// Opens `url`: one handle for its content information and its reads.
+    ///
+    /// - Parameters:
+    ///   - url: the origin URL.
+    ///   - headers: per-resource request headers for the origin (sent, never stored).
+    /// - Throws: ``StreamCacheError`` for an invalid URL or an unusable cache.
+    public func open(_ url: URL, headers: [HeaderField] = []) async throws -> CachedResource {
+        try await open(url, originHeaders: OriginHeaders(fields: headers))
+    }
+
+    /// Opens `url` with headers for its origin and, per host, for the origins it redirects to.
+    ///
+    /// - Throws: ``StreamCacheError`` for an invalid or refused URL, or an unusable cache.
+    public func open(_ url: URL, originHeaders headers: OriginHeaders) async throws -> CachedResource {
+        try Self.validate(url, configuration: configuration)
+        let key = configuration.key(url)
+        leases[key, default: 0] += 1
+        opened += 1
+        let session: ResourceSession
+        do {
+            session = try await self.session(key: key, url: url, headers: headers)
+        } catch {
+            releaseLease(key)
+            throw error
+        }
+        startHousekeeping()
+        let lease = SessionLease(session: session, key: key, chores: chores)
+        return CachedResource(lease: lease, configuration: configuration, url: url)
+    }
+
+    /// How many resources were opened (for tests that count opens per request).
+    package private(set) var opened = 0
 
     /// Reads bytes `[offset, offset + length)` of `url` (`length == nil`: to the end).
     ///
@@ -84,48 +118,38 @@ public actor CacheEngine {
         length: Int64? = nil,
         headers: [HeaderField] = []
     ) async throws -> ByteStream {
-        try Self.validate(url)
+        try Self.validateRange(offset: offset, length: length)
+        return try await open(url, headers: headers).read(from: offset, length: length)
+    }
+
+    /// Checks that `[offset, offset + length)` is a range a read can ask for.
+    ///
+    /// - Throws: ``StreamCacheError`` `invalidRange`.
+    public nonisolated static func validateRange(offset: Int64, length: Int64?) throws {
         guard offset >= 0, (length ?? 0) >= 0, length.map({ offset <= Int64.max - $0 }) ?? true else {
             throw StreamCacheError(
                 .invalidRange,
                 "invalid range: offset \(offset), length \(length.map(String.init) ?? "to end")"
             )
         }
-        let key = configuration.key(url)
-        leases[key, default: 0] += 1
-        let session: ResourceSession
-        do {
-            session = try await self.session(key: key, url: url, headers: headers)
-        } catch {
-            releaseLease(key)
-            throw error
-        }
-        let lease = SessionLease(session: session) { [weak self] in
-            await self?.releaseLease(key)
-        }
-        return ByteStream(lease: lease, offset: offset, length: length, configuration: configuration)
     }
 
-    /// What is known about `url`: length, type, validators and range support.
+    /// What is known about `url`: length, type, validators and range support (see
+    /// ``CachedResource/info()``).
     ///
-    /// From the cache when the resource is known there (revalidated with the origin when due),
-    /// else from a `Range: bytes=0-1` request, as AVFoundation makes; those bytes are cached.
-    ///
-    /// - Throws: ``StreamCacheError`` as ``read(_:offset:length:headers:)`` and its stream do.
+    /// - Throws: ``StreamCacheError`` as ``open(_:headers:)`` and ``CachedResource/info()`` do.
     public func contentInfo(_ url: URL, headers: [HeaderField] = []) async throws -> ContentInfo {
-        let stream = try await read(url, offset: 0, length: 2, headers: headers)
-        var iterator = stream.makeAsyncIterator()
-        _ = try await iterator.nextChunk()
-        return await stream.currentInfo()
+        try await open(url, headers: headers).info()
     }
 
-    private func session(key: String, url: URL, headers: [HeaderField]) async throws -> ResourceSession {
+    private func session(key: String, url: URL, headers: OriginHeaders) async throws -> ResourceSession {
         switch sessions[key] {
         case .open(let session):
             return session
         case .opening(let task):
             return try await task.value
         case nil:
+            // Awaited by this caller and by every other caller opening the same key meanwhile.
             let task = Task { [environment, validatedAt] in
                 try await ResourceSession.open(
                     key: key,
@@ -133,8 +157,8 @@ public actor CacheEngine {
                     headers: headers,
                     environment: environment,
                     validatedAt: validatedAt[key]
-                ) { [weak self] key in
-                    Task { await self?.sessionMayBeIdle(key) }
+                ) { [chores] key in
+                    chores.post(.sessionMayBeIdle(key: key))
                 }
             }
             sessions[key] = .opening(task)
@@ -156,7 +180,37 @@ public actor CacheEngine {
         // One closer per lingering key; a later release only moves the time it waits for.
         let lingering = releasedAt[key] != nil
         releasedAt[key] = .now
-        if !lingering { Task { await closeAfterLinger(key) } }
+        if !lingering { chores.post(.linger(key: key)) }
+    }
+
+    deinit {
+        chores.close()
+    }
+
+    /// Starts the task that does the engine's chores, once.
+    private func startHousekeeping() {
+        guard housekeeping == nil else { return }
+        let mailbox = chores.open()
+        // Owned by the engine: `shutdown()` ends the mailbox and awaits it. It holds the engine
+        // weakly, so an engine nobody shuts down still goes away (its deinit ends the mailbox).
+        housekeeping = Task { [weak self] in
+            await withDiscardingTaskGroup { group in
+                for await chore in mailbox {
+                    switch chore {
+                    case .leaseReleased(let key):
+                        group.addTask { await self?.releaseLease(key) }
+                    case .readerAbandoned(let session, let reader):
+                        group.addTask { await session.removeReader(reader) }
+                    case .sessionMayBeIdle(let key):
+                        group.addTask { await self?.sessionMayBeIdle(key) }
+                    case .linger(let key):
+                        group.addTask { await self?.closeAfterLinger(key) }
+                    }
+                }
+                // Lingering sessions need not wait out their time once the engine stops.
+                group.cancelAll()
+            }
+        }
     }
 
     /// Waits until `key` has gone unused for ``CacheConfiguration/idleLinger``, then closes its
@@ -168,7 +222,7 @@ public actor CacheEngine {
                 return
             }
             let due = released.advanced(by: configuration.idleLinger)
-            if due <= .now { break }
+            if due <= .now || Task.isCancelled { break }
             try? await Task.sleep(until: due)
         }
         releasedAt[key] = nil
@@ -178,10 +232,9 @@ public actor CacheEngine {
     /// Whether every byte of `url` is in the cache (its length known and all of it recorded).
     public func isComplete(_ url: URL) async -> Bool {
         guard let record = try? await index.resource(forKey: configuration.key(url)),
-            let length = record.info.length,
             let ranges = try? await index.ranges(of: record.id)
         else { return false }
-        return length == 0 || ranges.contains(ByteRange(0, length))
+        return record.info.isComplete(with: ranges)
     }
 
     /// Closes the session of `key` if nobody uses it any more, then enforces the budget.
@@ -197,6 +250,9 @@ public actor CacheEngine {
     /// Waits until every fetch has ended and its bytes are durable and recorded, then enforces
     /// the budget. Call before the process exits; reads still running are not waited for.
     public func shutdown() async {
+        chores.close()
+        await housekeeping?.value
+        housekeeping = nil
         releasedAt = [:]
         for (key, entry) in sessions {
             guard case .open(let session) = entry else { continue }
@@ -222,6 +278,7 @@ public actor CacheEngine {
     public func evictIfNeeded() async {
         // One pass at a time; a caller arriving during a pass runs another after it.
         let previous = eviction
+        // Awaited by this caller, and by the next pass, which starts after it.
         let pass = Task {
             await previous?.value
             await self.evictionPass()
@@ -257,7 +314,7 @@ public actor CacheEngine {
     private func remove(_ record: ResourceRecord, keeping keep: Int64) async throws -> Bool {
         let path = directory.dataPath(id: record.id)
         let index = index
-        let done = try await Self.withExclusiveLock(path: path) { descriptor in
+        let done = try await CacheFile.withExclusiveLock(path: path) { descriptor in
             if keep <= 0 {
                 try await index.delete(id: record.id)
                 unlink(path)
@@ -278,21 +335,6 @@ public actor CacheEngine {
         }
         if done { logger.debug("evicted", metadata: ["url": "\(record.url)", "kept": "\(keep)"]) }
         return done
-    }
-
-    /// Runs `body` while holding an exclusive lock on the data file at `path`, if nobody has it open.
-    /// `body` gets the locked descriptor, or `nil` if the file does not exist.
-    private static func withExclusiveLock(path: String, _ body: (Int32?) async throws -> Void) async throws -> Bool {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
-        if fd < 0 {
-            guard errno == ENOENT else { throw StreamCacheError.storage("cannot open", path: path, errno: errno) }
-            try await body(nil)
-            return true
-        }
-        defer { close(fd) }
-        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
-        try await body(fd)
-        return true
     }
 
     /// Deletes the cached bytes and index entry of `url`, even while it is read (readers keep

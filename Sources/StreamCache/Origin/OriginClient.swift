@@ -2,10 +2,11 @@ import Foundation
 
 /// Something that can send a ranged GET to an origin and stream the answer back.
 ///
-/// Implementations follow redirects (at most 10, relative `Location` included), never decode
-/// `Content-Encoding`, report transport failures as ``StreamCacheError`` (`originUnreachable`,
-/// `originTimeout`, `tooManyRedirects`), and stop the transfer when the calling task is cancelled
-/// or `handle` returns before the body ends. They do not judge status codes or ranges: the cache does.
+/// Implementations do not follow redirects: a `3xx` is handed to `handle` like any answer, and
+/// the engine follows it after checking the target. They never decode `Content-Encoding`, report
+/// transport failures as ``StreamCacheError`` (`originUnreachable`, `originTimeout`), and stop the
+/// transfer when the calling task is cancelled or `handle` returns before the body ends. They do
+/// not judge status codes or ranges: the cache does.
 public protocol OriginClient: Sendable {
     /// Sends `request` and hands the response head and body to `handle`.
     ///

@@ -96,7 +96,8 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
         newRequest request: URLRequest,
         completionHandler: @escaping (URLRequest?) -> Void
     ) {
-        completionHandler(transfer(task)?.allowRedirect() == true ? request : nil)
+        // Handed back like any answer: the engine follows redirects, checking each target.
+        completionHandler(nil)
     }
 }
 
@@ -104,7 +105,6 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 private final class Transfer: @unchecked Sendable {
     private static let highWater = 4 << 20
     private static let lowWater = 1 << 20
-    private static let maxRedirects = 10
 
     // Guarded by `lock`.
     private let lock = NSLock()
@@ -116,20 +116,12 @@ private final class Transfer: @unchecked Sendable {
     private var suspended = false
     private var finished = false
     private var failure: Error?
-    private var redirects = 0
     private var headWaiter: CheckedContinuation<OriginResponseHead, Error>?
     private var chunkWaiter: CheckedContinuation<[UInt8]?, Error>?
 
     init(task: URLSessionDataTask, url: URL) {
         self.task = task
         self.url = url
-    }
-
-    func allowRedirect() -> Bool {
-        lock.withLock {
-            redirects += 1
-            return redirects <= Self.maxRedirects
-        }
     }
 
     func received(_ urlResponse: URLResponse) {

@@ -32,6 +32,8 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
         }
         let handle = RequestHandle(request)
         lock.withLock {
+            // Owned by the loader: kept in `loads` until the request is finished, cancelled by
+            // `didCancel` (AVFoundation owns the request's life).
             loads[handle.id] = Task { await self.load(handle, from: origin) }
         }
         return true
@@ -47,11 +49,11 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
 
     private func load(_ handle: RequestHandle, from url: URL) async {
         do {
-            var info: ContentInfo?
+            // One open per loading request: content information and bytes from one session.
+            let resource = try await engine.open(url)
             if try await onQueue(handle, { $0.contentInformationRequest != nil }) == true {
-                let known = try await engine.contentInfo(url)
-                info = known
-                let complete = await engine.isComplete(url)
+                let known = try await resource.info()
+                let complete = await resource.isComplete()
                 try await onQueue(handle) { request in
                     guard let content = request.contentInformationRequest else { return }
                     content.contentType = UniformType.identifier(mimeType: known.contentType, url: url)
@@ -62,7 +64,7 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
                 }
             }
             if let wanted = try await onQueue(handle, { Self.wantedBytes(of: $0.dataRequest) }) ?? nil {
-                try await deliver(wanted, of: url, to: handle, info: info)
+                try await deliver(wanted, of: resource, to: handle)
             }
             try await finish(handle, error: nil)
         } catch is CancellationError {
@@ -84,22 +86,26 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
 
     private func deliver(
         _ wanted: (offset: Int64, length: Int64?),
-        of url: URL,
-        to handle: RequestHandle,
-        info: ContentInfo?
+        of resource: CachedResource,
+        to handle: RequestHandle
     ) async throws {
-        let known: ContentInfo
-        if let info { known = info } else { known = try await engine.contentInfo(url) }
-        if let length = known.length, wanted.offset >= length, wanted.length != 0 {
-            throw StreamCacheError(
-                .rangeNotSatisfiable,
-                "data request at offset \(wanted.offset) is past the end of \(url.absoluteString) (\(length) bytes)"
-            )
-        }
         guard wanted.length != 0 else { return }
-        for try await chunk in try await engine.read(url, offset: wanted.offset, length: wanted.length) {
+        try CacheEngine.validateRange(offset: wanted.offset, length: wanted.length)
+        let stream = resource.read(from: wanted.offset, length: wanted.length)
+        var delivered = false
+        for try await chunk in stream {
+            delivered = true
             let data = Data(chunk)
             try await onQueue(handle) { $0.dataRequest?.respond(with: data) }
+        }
+        let last = wanted.length.map { wanted.offset + $0 - 1 }
+        if !delivered, let length = await stream.currentInfo().length,
+            RangeSpecifier.from(first: wanted.offset, last: last).resolve(length: length) == nil
+        {
+            throw StreamCacheError(
+                .rangeNotSatisfiable,
+                "data request at offset \(wanted.offset) is past the end of \(resource.url.absoluteString) (\(length) bytes)"
+            )
         }
     }
 

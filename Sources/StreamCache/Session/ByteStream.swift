@@ -17,6 +17,9 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// What the origin has said about the resource so far (length, type, validators).
     public func currentInfo() async -> ContentInfo { await lease.session.info }
 
+    /// Whether every byte of the resource is in the cache now.
+    public func isComplete() async -> Bool { await lease.session.isComplete }
+
     public func makeAsyncIterator() -> Iterator {
         Iterator(lease: lease, offset: offset, length: length, configuration: configuration)
     }
@@ -60,7 +63,7 @@ public struct ByteStream: AsyncSequence, Sendable {
             let session = lease.session
             if reader == nil {
                 let id = await session.addReader(offset: position, end: length.map { position + $0 })
-                reader = ReaderRegistration(session: session, id: id)
+                reader = ReaderRegistration(session: session, id: id, chores: lease.chores)
             }
             guard let reader else { return nil }
             while true {
@@ -108,7 +111,7 @@ public struct ByteStream: AsyncSequence, Sendable {
 /// A run of bytes of a read that is in the cache file, ready to be read.
 public struct CachedChunk: Sendable {
     /// The cache file holding the bytes.
-    public let file: CacheFile
+    let file: CacheFile
     /// Where the bytes start in the resource (and the file).
     public let offset: Int64
     /// How many bytes.
@@ -142,11 +145,13 @@ public struct CachedChunk: Sendable {
 final class ReaderRegistration: Sendable {
     let session: ResourceSession
     let id: Int
+    private let chores: EngineChores
     private let removed = Flag()
 
-    init(session: ResourceSession, id: Int) {
+    init(session: ResourceSession, id: Int, chores: EngineChores) {
         self.session = session
         self.id = id
+        self.chores = chores
     }
 
     func remove() async {
@@ -156,21 +161,23 @@ final class ReaderRegistration: Sendable {
 
     deinit {
         guard removed.set() else { return }
-        Task { [session, id] in await session.removeReader(id) }
+        chores.post(.readerAbandoned(session, reader: id))
     }
 }
 
-/// Keeps a session open in its engine while a stream of it exists.
+/// Keeps a session open in its engine while a handle or stream of it exists.
 final class SessionLease: Sendable {
     let session: ResourceSession
-    private let onRelease: @Sendable () async -> Void
+    let key: String
+    let chores: EngineChores
 
-    init(session: ResourceSession, onRelease: @escaping @Sendable () async -> Void) {
+    init(session: ResourceSession, key: String, chores: EngineChores) {
         self.session = session
-        self.onRelease = onRelease
+        self.key = key
+        self.chores = chores
     }
 
     deinit {
-        Task { [onRelease] in await onRelease() }
+        chores.post(.leaseReleased(key: key))
     }
 }

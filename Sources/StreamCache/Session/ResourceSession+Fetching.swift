@@ -9,6 +9,8 @@ extension ResourceSession {
             "fetch started",
             metadata: ["key": "\(key)", "range": "\(request.first)-\(request.last.map(String.init) ?? "")"]
         )
+        // Owned by the session: it removes itself when done, `drain()` awaits it, a version
+        // change cancels it.
         fetchTasks[request.fetch] = Task { await self.run(request) }
     }
 
@@ -42,13 +44,8 @@ extension ResourceSession {
     /// - Returns: the next request, or `nil` when the fetch is done.
     nonisolated private func transfer(_ request: FetchRequest, batches: DurableBatches) async throws -> FetchRequest? {
         let id = request.fetch
-        let originRequest = OriginRequest(
-            url: url,
-            range: (request.first, request.last),
-            headers: headers,
-            ifRange: request.ifRange
-        )
-        return try await origin.fetch(originRequest) { head, body in
+        let originRequest = OriginRequest(url: url, range: (request.first, request.last), ifRange: request.ifRange)
+        return try await origin.fetch(originRequest, headers: headers) { head, body in
             let answer = try OriginAnswer.judge(head, first: request.first, last: request.last)
             guard let file = try await self.accept(answer, fetch: id, sentIfRange: request.ifRange != nil) else {
                 return nil

@@ -18,12 +18,13 @@ extension ResourceSession {
         let request = OriginRequest(
             url: url,
             range: (0, 0),
-            headers: headers,
             ifNoneMatch: known.etag,
             ifModifiedSince: known.etag == nil ? known.lastModified : nil
         )
         do {
-            let answer = try await origin.fetch(request) { head, _ in try OriginAnswer.judge(head, first: 0, last: 0) }
+            let answer = try await origin.fetch(request, headers: headers) { head, _ in
+                try OriginAnswer.judge(head, first: 0, last: 0)
+            }
             switch answer {
             case .notModified:
                 return .current

@@ -10,11 +10,11 @@ import Logging
 actor ResourceSession {
     let key: String
     let url: URL
-    let headers: [HeaderField]
+    let headers: OriginHeaders
     let environment: SessionEnvironment
     nonisolated var index: CacheIndex { environment.index }
     nonisolated var directory: CacheDirectory { environment.directory }
-    nonisolated var origin: any OriginClient { environment.origin }
+    nonisolated var origin: RedirectingOrigin { environment.origin }
     nonisolated var logger: Logger { environment.logger }
 
     /// The index row of the current version.
@@ -32,7 +32,7 @@ actor ResourceSession {
     private init(
         key: String,
         url: URL,
-        headers: [HeaderField],
+        headers: OriginHeaders,
         environment: SessionEnvironment,
         record: ResourceRecord,
         file: CacheFile,
@@ -54,7 +54,7 @@ actor ResourceSession {
     static func open(
         key: String,
         url: URL,
-        headers: [HeaderField],
+        headers: OriginHeaders,
         environment: SessionEnvironment,
         validatedAt: ContinuousClock.Instant?,
         onIdle: @escaping @Sendable (String) -> Void
@@ -98,6 +98,9 @@ actor ResourceSession {
 
     /// When the origin last confirmed the version.
     var validatedAt: ContinuousClock.Instant? { machine.validatedAt }
+
+    /// Whether every byte of the current version is in the cache file.
+    var isComplete: Bool { machine.info.isComplete(with: machine.written) }
 
     /// Whether nothing is going on in the session.
     var isIdle: Bool { machine.isIdle }

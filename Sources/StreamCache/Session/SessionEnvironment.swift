@@ -6,6 +6,6 @@ struct SessionEnvironment: Sendable {
     let configuration: CacheConfiguration
     let index: CacheIndex
     let directory: CacheDirectory
-    let origin: any OriginClient
+    let origin: RedirectingOrigin
     let logger: Logger
 }

@@ -13,9 +13,9 @@ import Darwin
 /// Reads and writes are positional (`pread`/`pwrite`), so any number of tasks may use one
 /// `CacheFile` at once. While open it holds a shared `flock`, which tells eviction in this or any
 /// other process that the resource is in use.
-public final class CacheFile: Sendable {
+package final class CacheFile: Sendable {
     /// The path of the file.
-    public let path: String
+    package let path: String
     private let descriptor: Int32
 
     /// Opens (creating if needed) the file at `path` and takes a shared lock on it.
@@ -23,7 +23,7 @@ public final class CacheFile: Sendable {
     /// Eviction holds an exclusive lock for a moment while it deletes a file; opening waits for
     /// it without blocking a thread.
     /// - Throws: ``StreamCacheError/Kind/storage`` if the file cannot be opened.
-    public static func openLocked(path: String) async throws -> CacheFile {
+    package static func openLocked(path: String) async throws -> CacheFile {
         while true {
             if let file = try CacheFile(path: path) { return file }
             try await Task.sleep(for: .milliseconds(5))
@@ -49,7 +49,7 @@ public final class CacheFile: Sendable {
     }
 
     /// The size of the file in bytes (the end of the highest byte ever written).
-    public func size() throws -> Int64 {
+    package func size() throws -> Int64 {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else {
             throw StreamCacheError.storage("cannot stat", path: path, errno: errno)
@@ -58,7 +58,7 @@ public final class CacheFile: Sendable {
     }
 
     /// Writes all of `bytes` at `offset`.
-    public func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         var done = 0
         while done < bytes.count {
             let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
@@ -70,23 +70,10 @@ public final class CacheFile: Sendable {
         }
     }
 
-    /// Writes all of `bytes` at `offset`.
-    public func write(_ bytes: [UInt8], at offset: Int64) throws {
-        try bytes.withUnsafeBytes { try write($0, at: offset) }
-    }
-
-    /// Reads `count` bytes at `offset`; fewer only at the end of the file.
-    public func read(at offset: Int64, count: Int) throws -> [UInt8] {
-        try [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
-            initialized = 0
-            initialized = try read(into: UnsafeMutableRawBufferPointer(raw), at: offset)
-        }
-    }
-
     /// Fills `buffer` with the bytes at `offset`.
     ///
     /// - Returns: how many bytes were read; fewer than `buffer.count` only at the end of the file.
-    public func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer, at offset: Int64) throws -> Int {
         var done = 0
         while done < buffer.count {
             let result = pread(descriptor, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
@@ -101,7 +88,7 @@ public final class CacheFile: Sendable {
     }
 
     /// Makes every byte written so far durable (`fdatasync`).
-    public func synchronize() throws {
+    private func synchronize() throws {
         #if canImport(Darwin)
         let result = fsync(descriptor)
         #else
@@ -111,7 +98,7 @@ public final class CacheFile: Sendable {
     }
 
     /// Makes every byte written so far durable, on a thread outside Swift's cooperative pool.
-    public func synchronizeOffPool() async throws {
+    package func synchronizeOffPool() async throws {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
             CacheFile.syncQueue.async {
                 continuation.resume(with: Result { try self.synchronize() })
@@ -120,4 +107,19 @@ public final class CacheFile: Sendable {
     }
 
     private static let syncQueue = DispatchQueue(label: "StreamCache.CacheFile.sync", attributes: .concurrent)
+
+    /// Runs `body` while holding an exclusive lock on the data file at `path`, if nobody has it open.
+    /// `body` gets the locked descriptor, or `nil` if the file does not exist.
+    static func withExclusiveLock(path: String, _ body: (Int32?) async throws -> Void) async throws -> Bool {
+        let fd = open(path, O_RDWR | O_CLOEXEC)
+        if fd < 0 {
+            guard errno == ENOENT else { throw StreamCacheError.storage("cannot open", path: path, errno: errno) }
+            try await body(nil)
+            return true
+        }
+        defer { close(fd) }
+        guard flock(fd, LOCK_EX | LOCK_NB) == 0 else { return false }
+        try await body(fd)
+        return true
+    }
 }

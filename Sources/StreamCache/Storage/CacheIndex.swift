@@ -6,22 +6,38 @@ import GRDB
 /// The index may know less than the data files, never more: ranges are recorded only after their
 /// bytes are durable (see ``ResourceSession``). Several processes may share one index; every
 /// write is one immediate transaction, and a busy database is waited for, not failed.
-public final class CacheIndex: Sendable {
+package final class CacheIndex: Sendable {
     private let pool: DatabasePool
 
     /// Opens (creating and migrating if needed) the index at `path`.
     ///
     /// - Throws: ``StreamCacheError/Kind/index`` if the database cannot be opened.
-    public init(path: String) throws {
+    package init(path: String) throws {
         var configuration = Configuration()
         configuration.busyMode = .timeout(30)
         configuration.foreignKeysEnabled = true
         configuration.label = "StreamCache.index"
         do {
-            pool = try DatabasePool(path: path, configuration: configuration)
+            pool = try Self.openPool(path: path, configuration: configuration)
             try Self.createSchema(pool)
         } catch {
             throw StreamCacheError(.index, "cannot open cache index \(path): \(Self.describe(error))")
+        }
+    }
+
+    /// Opens the pool, waiting out another process that holds the database while it switches a
+    /// new index to WAL mode (SQLite reports that as busy without calling the busy handler).
+    private static func openPool(path: String, configuration: Configuration) throws -> DatabasePool {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while true {
+            do {
+                return try DatabasePool(path: path, configuration: configuration)
+            } catch let error as DatabaseError
+                where (error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED)
+                && ContinuousClock.now < deadline
+            {
+                usleep(useconds_t.random(in: 5_000...50_000))
+            }
         }
     }
 
@@ -93,7 +109,7 @@ public final class CacheIndex: Sendable {
     // MARK: Resources
 
     /// The resource stored under `key`, created (empty, with `url`) if there is none.
-    public func resource(forKey key: String, creatingWithURL url: String) async throws -> ResourceRecord {
+    package func resource(forKey key: String, creatingWithURL url: String) async throws -> ResourceRecord {
         try await write { db in
             if let existing = try Self.fetchResource(db, key: key) { return existing }
             let now = Date().timeIntervalSince1970
@@ -106,17 +122,17 @@ public final class CacheIndex: Sendable {
     }
 
     /// The resource stored under `key`, if any.
-    public func resource(forKey key: String) async throws -> ResourceRecord? {
+    package func resource(forKey key: String) async throws -> ResourceRecord? {
         try await read { db in try Self.fetchResource(db, key: key) }
     }
 
     /// The resource with row id `id`, if it still exists.
-    public func resource(id: Int64) async throws -> ResourceRecord? {
+    package func resource(id: Int64) async throws -> ResourceRecord? {
         try await read { db in try Self.fetchResource(db, id: id) }
     }
 
     /// Every resource with its present ranges, most recently used first.
-    public func allResources() async throws -> [(ResourceRecord, RangeSet)] {
+    package func allResources() async throws -> [(ResourceRecord, RangeSet)] {
         try await read { db in
             let rows = try Row.fetchAll(db, sql: "SELECT * FROM resource ORDER BY lastAccess DESC, id DESC")
             return try rows.map { row in
@@ -127,7 +143,7 @@ public final class CacheIndex: Sendable {
     }
 
     /// Stores what the origin said about resource `id`.
-    public func update(id: Int64, info: ContentInfo) async throws {
+    package func update(id: Int64, info: ContentInfo) async throws {
         try await write { db in
             try db.execute(
                 sql: """
@@ -143,7 +159,7 @@ public final class CacheIndex: Sendable {
     /// the same key, in one transaction. The old row and its ranges are gone afterwards.
     ///
     /// - Returns: the new record; its id is new, so writers of the old version can record nothing in it.
-    public func replaceVersion(
+    package func replaceVersion(
         of oldID: Int64,
         key: String,
         url: String,
@@ -170,7 +186,7 @@ public final class CacheIndex: Sendable {
     }
 
     /// Marks resource `id` as used now.
-    public func touch(id: Int64) async throws {
+    package func touch(id: Int64) async throws {
         try await write { db in
             try db.execute(
                 sql: "UPDATE resource SET lastAccess = ? WHERE id = ?",
@@ -180,14 +196,14 @@ public final class CacheIndex: Sendable {
     }
 
     /// Pins or unpins resource `id`; pinned resources are never evicted.
-    public func setPinned(_ pinned: Bool, id: Int64) async throws {
+    package func setPinned(_ pinned: Bool, id: Int64) async throws {
         try await write { db in
             try db.execute(sql: "UPDATE resource SET pinned = ? WHERE id = ?", arguments: [pinned, id])
         }
     }
 
     /// Deletes resource `id` and its ranges. The caller removes the data file afterwards.
-    public func delete(id: Int64) async throws {
+    package func delete(id: Int64) async throws {
         try await write { db in
             try db.execute(sql: "DELETE FROM resource WHERE id = ?", arguments: [id])
         }
@@ -196,7 +212,7 @@ public final class CacheIndex: Sendable {
     // MARK: Ranges
 
     /// The byte ranges of resource `id` the index holds.
-    public func ranges(of id: Int64) async throws -> RangeSet {
+    package func ranges(of id: Int64) async throws -> RangeSet {
         try await read { db in try Self.fetchRanges(db, id: id) }
     }
 
@@ -205,7 +221,7 @@ public final class CacheIndex: Sendable {
     /// - Returns: `false` if the resource no longer exists (removed, evicted or replaced meanwhile);
     ///   then nothing is recorded.
     @discardableResult
-    public func addRanges(_ ranges: RangeSet, to id: Int64) async throws -> Bool {
+    package func addRanges(_ ranges: RangeSet, to id: Int64) async throws -> Bool {
         guard !ranges.isEmpty else { return true }
         return try await write { db in
             guard try Self.fetchResource(db, id: id) != nil else { return false }
@@ -215,7 +231,7 @@ public final class CacheIndex: Sendable {
     }
 
     /// Replaces all ranges of resource `id` by `ranges` (used when the data file holds less).
-    public func setRanges(_ ranges: RangeSet, of id: Int64) async throws {
+    package func setRanges(_ ranges: RangeSet, of id: Int64) async throws {
         try await write { db in
             guard try Self.fetchResource(db, id: id) != nil else { return }
             try Self.storeRanges(db, id: id, ranges: ranges)
@@ -223,14 +239,14 @@ public final class CacheIndex: Sendable {
     }
 
     /// The bytes all resources hold together.
-    public func totalCachedBytes() async throws -> Int64 {
+    package func totalCachedBytes() async throws -> Int64 {
         try await read { db in
             try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(cachedBytes), 0) FROM resource") ?? 0
         }
     }
 
     /// Resources that may be evicted, least recently used first.
-    public func evictionCandidates() async throws -> [ResourceRecord] {
+    package func evictionCandidates() async throws -> [ResourceRecord] {
         try await read { db in
             try Row.fetchAll(
                 db,

@@ -42,4 +42,11 @@ public struct ContentInfo: Hashable, Sendable {
         if (etag != nil) != (newer.etag != nil) { return true }
         return false
     }
+
+    /// Whether `ranges` hold every byte of the resource: its length is known and all of it is
+    /// there (the one definition of a complete resource).
+    public func isComplete(with ranges: RangeSet) -> Bool {
+        guard let length else { return false }
+        return length == 0 || ranges.contains(ByteRange(0, length))
+    }
 }

@@ -18,10 +18,4 @@ public struct ResourceRecord: Hashable, Sendable {
     public var pinned: Bool
     /// The bytes the index holds for it.
     public var cachedBytes: Int64
-
-    /// Whether every byte of the resource is cached.
-    public var isComplete: Bool {
-        guard let length = info.length else { return false }
-        return cachedBytes >= length
-    }
 }

@@ -1,0 +1,40 @@
+import Foundation
+
+/// One resource opened in a ``CacheEngine``: its content information and its reads come from
+/// one shared session, so asking what a resource is and then reading it costs one open and no
+/// origin request beyond the bytes that are missing.
+///
+/// Keep it while you use the resource; the session stays open as long as a handle or one of its
+/// streams exists.
+public struct CachedResource: Sendable {
+    let lease: SessionLease
+    let configuration: CacheConfiguration
+
+    /// The origin URL.
+    public let url: URL
+
+    /// What is known about the resource: length, type, validators, range support.
+    ///
+    /// From the cache when it is known there (revalidated with the origin when due), else from a
+    /// `Range: bytes=0-1` request, as AVFoundation makes; those two bytes are cached.
+    ///
+    /// - Throws: ``StreamCacheError`` if the origin cannot say.
+    public func info() async throws -> ContentInfo {
+        var iterator = read(from: 0, length: 2).makeAsyncIterator()
+        _ = try await iterator.nextChunk()
+        return await lease.session.info
+    }
+
+    /// Whether every byte of the resource is in the cache.
+    public func isComplete() async -> Bool {
+        await lease.session.isComplete
+    }
+
+    /// Reads bytes `[offset, offset + length)` (`length == nil`: to the end), in order, as they
+    /// become available.
+    ///
+    /// - Precondition: `offset >= 0`, `length >= 0` (checked by ``CacheEngine/read(_:offset:length:headers:)``).
+    public func read(from offset: Int64 = 0, length: Int64? = nil) -> ByteStream {
+        ByteStream(lease: lease, offset: offset, length: length, configuration: configuration)
+    }
+}

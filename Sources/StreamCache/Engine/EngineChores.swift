@@ -1,0 +1,49 @@
+import Foundation
+
+/// Work the engine does that no caller waits for: releasing the lease of a dropped handle,
+/// forgetting the reader of a dropped stream, closing a session once it has lingered unused.
+///
+/// Posted synchronously (from `deinit` too) into a mailbox that one engine-owned task empties;
+/// ``CacheEngine/shutdown()`` ends the mailbox and awaits that task. Nothing here starts a task
+/// of its own.
+enum EngineChore: Sendable {
+    /// A ``CachedResource`` or stream of `key` went away.
+    case leaseReleased(key: String)
+    /// A stream was dropped while its reader was registered.
+    case readerAbandoned(ResourceSession, reader: Int)
+    /// The session of `key` may have nothing left to do.
+    case sessionMayBeIdle(key: String)
+    /// The last lease of `key` went; close its session once it has lingered unused.
+    case linger(key: String)
+}
+
+/// The mailbox of an engine's chores. Shared by the engine, its sessions, handles and streams;
+/// ``close()`` ends the current mailbox (for shutdown) and ``open()`` starts a new one.
+final class EngineChores: @unchecked Sendable {
+    // `inbox` is guarded by `lock`.
+    private let lock = NSLock()
+    private var inbox: AsyncStream<EngineChore>.Continuation?
+
+    /// Posts `chore`; dropped if no mailbox is open (the engine has shut down).
+    func post(_ chore: EngineChore) {
+        lock.withLock { _ = inbox?.yield(chore) }
+    }
+
+    /// Opens a new mailbox, ending the previous one.
+    func open() -> AsyncStream<EngineChore> {
+        let (mailbox, inbox) = AsyncStream.makeStream(of: EngineChore.self)
+        lock.withLock {
+            self.inbox?.finish()
+            self.inbox = inbox
+        }
+        return mailbox
+    }
+
+    /// Ends the mailbox: its reader stops once it has taken what was posted.
+    func close() {
+        lock.withLock {
+            inbox?.finish()
+            inbox = nil
+        }
+    }
+}
