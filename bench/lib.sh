@@ -1,8 +1,13 @@
 # Shared by the benchmark scripts: the release binary, a scratch folder, listeners and timing.
 # Source it from a script that has `set -euo pipefail` and has cd'ed to the package root.
 
-swift build -c release --product streamcache >/dev/null
-bin=$(swift build -c release --show-bin-path)/streamcache
+# STREAMCACHE_BIN=PATH benchmarks that binary instead (for example an earlier build, to compare).
+if [ -n "${STREAMCACHE_BIN:-}" ]; then
+    bin=$STREAMCACHE_BIN
+else
+    swift build -c release --product streamcache >/dev/null
+    bin=$(swift build -c release --show-bin-path)/streamcache
+fi
 work=$(mktemp -d /tmp/streamcache-bench.XXXXXX)
 # Servers run in the background from command substitutions, so each leaves its pid in $work/*.pid.
 cleanup() {

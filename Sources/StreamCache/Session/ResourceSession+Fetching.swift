@@ -51,20 +51,11 @@ extension ResourceSession {
                 return nil
             }
             for try await chunk in body {
-                switch await self.received(id, count: chunk.count) {
-                case .stop:
-                    return nil
-                case .fail(let error):
-                    throw error
-                case .write(let skip, let count, let offset, let endsFetch):
-                    if count > 0 {
-                        try chunk[skip..<skip + count].withUnsafeBytes { try file.write($0, at: offset) }
-                        if let (batch, generation) = await self.wrote(id) {
-                            await batches.start(batch, generation: generation, file: file, session: self)
-                        }
-                    }
-                    if endsFetch { return nil }
+                let step = try await self.receive(chunk, fetch: id, file: file)
+                if let (batch, generation) = step.batch {
+                    await batches.start(batch, generation: generation, file: file, session: self)
                 }
+                if step.endsFetch { return nil }
             }
             return try await self.bodyEnded(id)
         }
@@ -86,17 +77,28 @@ extension ResourceSession {
         return action.readBody ? file : nil
     }
 
-    private func received(_ id: Int, count: Int) -> ResourceStateMachine.ChunkAction {
-        machine.received(id, count: count)
-    }
-
-    /// Marks the bytes fetch `id` was told to write as written.
+    /// Feeds a chunk of fetch `id`'s body to the machine and carries out what it says: the bytes
+    /// it wants are written to `file` and reported written, in one step on the actor, so each
+    /// chunk costs one hop.
     ///
-    /// - Returns: a batch to make durable, if one is due.
-    private func wrote(_ id: Int) -> (RangeSet, Int)? {
-        let batch = machine.wrote(id, now: .now)
-        wakeAll()
-        return batch.map { ($0, machine.generation) }
+    /// - Returns: whether the fetch ends here, and a batch to make durable if one is due.
+    private func receive(
+        _ chunk: [UInt8],
+        fetch id: Int,
+        file: CacheFile
+    ) throws -> (endsFetch: Bool, batch: (RangeSet, Int)?) {
+        switch machine.received(id, count: chunk.count) {
+        case .stop:
+            return (true, nil)
+        case .fail(let error):
+            throw error
+        case .write(let skip, let count, let offset, let endsFetch):
+            guard count > 0 else { return (endsFetch, nil) }
+            try chunk[skip..<skip + count].withUnsafeBytes { try file.write($0, at: offset) }
+            let batch = machine.wrote(id, now: .now)
+            wakeAll()
+            return (endsFetch, batch.map { ($0, machine.generation) })
+        }
     }
 
     private func bodyEnded(_ id: Int) async throws -> FetchRequest? {
