@@ -13,8 +13,14 @@ import Testing
         async let first = Curl.fetch(setup.url("r.bin"), headers: ["Range: bytes=0-1048575"])
         try await Task.sleep(for: .milliseconds(500))
         let second = try await Curl.fetch(setup.url("r.bin"), headers: ["Range: bytes=300000-1048575"])
-        #expect(TestData.mismatch(try await first.body, slice(data, 0, 1_048_576)) == nil, "the first reader got wrong bytes")
-        #expect(TestData.mismatch(second.body, slice(data, 300_000, 748_576)) == nil, "the second reader got wrong bytes")
+        #expect(
+            TestData.mismatch(try await first.body, slice(data, 0, 1_048_576)) == nil,
+            "the first reader got wrong bytes"
+        )
+        #expect(
+            TestData.mismatch(second.body, slice(data, 300_000, 748_576)) == nil,
+            "the second reader got wrong bytes"
+        )
 
         let replay = try await Curl.fetch(setup.url("r.bin"))
         #expect(TestData.mismatch(replay.body, data) == nil, "the cache kept a wrong byte")
@@ -46,7 +52,8 @@ func slice(_ data: [UInt8], _ offset: Int, _ length: Int) -> [UInt8] {
         try setup.workspace.write(data, as: "r.bin")
         let readers = (0..<Int.random(in: 2...6, using: &random)).map { _ in
             let first = Int.random(in: 0..<size, using: &random)
-            let last = Bool.random(using: &random) ? nil : min(size - 1, first + Int.random(in: 0...1_500_000, using: &random))
+            let last =
+                Bool.random(using: &random) ? nil : min(size - 1, first + Int.random(in: 0...1_500_000, using: &random))
             let delay = Int.random(in: 0...1500, using: &random)
             return (first, last, delay)
         }

@@ -1,7 +1,8 @@
 import Foundation
-@testable import StreamCache
 import StreamCacheTesting
 import Testing
+
+@testable import StreamCache
 
 /// The resource loader engine driven by the AVPlayer simulator against the conditioned origin.
 @Suite(.timeLimit(.minutes(3))) struct ResourceLoaderTests {

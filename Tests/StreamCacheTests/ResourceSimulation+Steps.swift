@@ -91,13 +91,17 @@ extension ResourceSimulation {
                 }
                 reader.version = version
             }
-            note("reader \(reader.id) reads \(reader.position)..<\(reader.position + take) of version \(reader.version ?? -1)")
+            note(
+                "reader \(reader.id) reads \(reader.position)..<\(reader.position + take) of version \(reader.version ?? -1)"
+            )
             reader.position += take
         case .end:
             let length = machine.info.length ?? Int64.max
             // Past the end of a version that turned out shorter, or exactly at the end.
             if reader.position < min(reader.end ?? Int64.max, length) {
-                fail("reader \(reader.id) ended at \(reader.position), its end \(String(describing: reader.end)), length \(length)")
+                fail(
+                    "reader \(reader.id) ended at \(reader.position), its end \(String(describing: reader.end)), length \(length)"
+                )
             }
             reader.done = true
             machine.removeReader(reader.id)
@@ -111,7 +115,9 @@ extension ResourceSimulation {
         case .wait:
             break
         case .startFetch(let request):
-            note("reader \(reader.id) at \(reader.position) starts fetch \(request.fetch) of \(request.first)...\(request.last.map(String.init) ?? "")")
+            note(
+                "reader \(reader.id) at \(reader.position) starts fetch \(request.fetch) of \(request.first)...\(request.last.map(String.init) ?? "")"
+            )
             checkNewRequest(request, wantedBy: reader.position)
             fetches[request.fetch] = SimFetch(
                 id: request.fetch,
@@ -238,7 +244,9 @@ extension ResourceSimulation {
                 }
                 files[fetch.record] = file
                 if let batch = machine.wrote(id, now: now) {
-                    syncs.append(PendingSync(fetch: nil, batch: batch, generation: machine.generation, record: fetch.record))
+                    syncs.append(
+                        PendingSync(fetch: nil, batch: batch, generation: machine.generation, record: fetch.record)
+                    )
                 }
             }
             fetch.body!.position += Int64(count)

@@ -19,13 +19,19 @@ import Testing
         async let first = readAll(engine, url, offset: 0, length: 1_048_576)
         try await Task.sleep(for: .milliseconds(500))
         let second = try await readAll(engine, url, offset: 300_000, length: 748_576)
-        #expect(TestData.mismatch(try await first, slice(data, 0, 1_048_576)) == nil, "the first reader got wrong bytes")
+        #expect(
+            TestData.mismatch(try await first, slice(data, 0, 1_048_576)) == nil,
+            "the first reader got wrong bytes"
+        )
         #expect(TestData.mismatch(second, slice(data, 300_000, 748_576)) == nil, "the second reader got wrong bytes")
         await engine.shutdown()
 
         fixture.origin.setConditions(OriginConditions())
         let replay = try fixture.engine()
-        #expect(TestData.mismatch(try await readAll(replay, url, offset: 0, length: 1_048_576), slice(data, 0, 1_048_576)) == nil)
+        #expect(
+            TestData.mismatch(try await readAll(replay, url, offset: 0, length: 1_048_576), slice(data, 0, 1_048_576))
+                == nil
+        )
         #expect(TestData.mismatch(try await readAll(replay, url), data) == nil, "the cache kept a wrong byte")
         await replay.shutdown()
         await fixture.tearDown()

@@ -54,7 +54,10 @@ extension ResourceStateMachine {
             readers[id]?.cachedAtStart = RangeSet()
             if let waitingOn = reader.waitingOn, waitingOn != survivor { readers[id]?.waitingOn = nil }
             if reader.hasDelivered {
-                readers[id]?.failure = StreamCacheError(.resourceChanged, "the resource changed at the origin during the read")
+                readers[id]?.failure = StreamCacheError(
+                    .resourceChanged,
+                    "the resource changed at the origin during the read"
+                )
             }
         }
         return stale
