@@ -16,6 +16,7 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
             case originTimeout = "origin timeout"
             case tooManyRedirects = "too many redirects"
             case refusedURL = "refused URL"
+            case encodedBody = "encoded body"
             case resourceChanged = "resource changed"
             case rangeNotSatisfiable = "range not satisfiable"
             case storage = "storage error"
@@ -34,6 +35,9 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
         /// An origin redirected to a URL the engine does not fetch (another scheme, a bad port,
         /// a URL the configuration refuses).
         public static let refusedURL = Kind(code: .refusedURL)
+        /// The origin sent a body with a `Content-Encoding` (gzip, …) although only unencoded
+        /// bytes were asked for: its bytes are not the resource's, so none are kept.
+        public static let encodedBody = Kind(code: .encodedBody)
         public static let resourceChanged = Kind(code: .resourceChanged)
         public static let rangeNotSatisfiable = Kind(code: .rangeNotSatisfiable)
         public static let storage = Kind(code: .storage)

@@ -31,9 +31,11 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
     case changingETag
     /// Sends neither `ETag` nor `Last-Modified`.
     case noValidators
+    /// Labels every body `Content-Encoding: gzip`, whatever `Accept-Encoding` said.
+    case gzipEncoding
 
     /// Parses the command-line form: `ignore-range`, `wrong-range-start`, `short-body`,
-    /// `reset-after=N`, `status=N`, `changing-etag`, `no-validators`.
+    /// `reset-after=N`, `status=N`, `changing-etag`, `no-validators`, `gzip-encoding`.
     public init?(argument: String) {
         let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
         switch (parts.first ?? "", parts.count == 2 ? Int(parts[1]) : nil) {
@@ -42,6 +44,7 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
         case ("short-body", nil) where parts.count == 1: self = .shortBody
         case ("changing-etag", nil) where parts.count == 1: self = .changingETag
         case ("no-validators", nil) where parts.count == 1: self = .noValidators
+        case ("gzip-encoding", nil) where parts.count == 1: self = .gzipEncoding
         case ("reset-after", let count?) where count >= 0: self = .resetAfter(count)
         case ("status", let code?) where (100...599).contains(code): self = .status(code)
         default: return nil
@@ -57,6 +60,7 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
         case .status(let code): "status=\(code)"
         case .changingETag: "changing-etag"
         case .noValidators: "no-validators"
+        case .gzipEncoding: "gzip-encoding"
         }
     }
 }

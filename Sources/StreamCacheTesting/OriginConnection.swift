@@ -110,6 +110,10 @@ struct OriginConnection {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: resource.contentType)
         headers.add(name: "Accept-Ranges", value: "bytes")
+        if conditions.faults.contains(.gzipEncoding) {
+            // As an origin that compresses whatever it sends, whatever the client accepts.
+            headers.add(name: "Content-Encoding", value: "gzip")
+        }
         if withValidators {
             headers.add(name: "ETag", value: etag)
             headers.add(name: "Last-Modified", value: lastModified)

@@ -18,6 +18,14 @@ public enum OriginAnswer: Hashable, Sendable {
     public static func judge(_ head: OriginResponseHead, first: Int64, last: Int64?) throws -> OriginAnswer {
         let info = head.contentInfo
         let host = head.url.host ?? head.url.absoluteString
+        if head.status == 200 || head.status == 206, let encoding = head["Content-Encoding"],
+            !encoding.split(separator: ",").allSatisfy({ $0.trimming(" \t").lowercased() == "identity" })
+        {
+            throw StreamCacheError(
+                .encodedBody,
+                "origin \(host) sent Content-Encoding: \(encoding) although only unencoded bytes were asked for"
+            )
+        }
         switch head.status {
         case 206:
             guard let value = head["Content-Range"], let contentRange = ContentRange(parsing: value),
