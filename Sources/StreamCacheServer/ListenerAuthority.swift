@@ -22,10 +22,14 @@ public struct ListenerAuthority: Sendable {
     ///   - port: the port the connection arrived on (the listener's).
     ///   - localAddress: the IP address the connection arrived on.
     public func accepts(_ host: String, port: Int, localAddress: @autoclosure () -> String? = nil) -> Bool {
-        let host = host.lowercased()
+        var name = host.lowercased()
         let suffix = ":\(port)"
-        guard host.hasSuffix(suffix) else { return false }
-        let name = String(host.dropLast(suffix.count))
+        if name.hasSuffix(suffix) {
+            name.removeLast(suffix.count)
+        } else if port != 80 || (!name.hasSuffix("]") && name.contains(":")) {
+            // Only a listener on port 80 may be named without its port (the default for http).
+            return false
+        }
         return names.contains(name) || localAddress().map { Self.bracketed($0.lowercased()) == name } ?? false
     }
 

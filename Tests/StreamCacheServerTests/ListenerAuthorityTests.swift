@@ -27,4 +27,13 @@ import Testing
         #expect(any.accepts("[fe80::1]:9000", port: 9000, localAddress: "fe80::1"))
         #expect(!any.accepts("evil.example:9000", port: 9000, localAddress: "10.0.0.5"))
     }
+
+    /// A client leaves the port out of `Host` when it is the scheme's default (RFC 9110 §7.2).
+    @Test func aHostWithoutAPortNamesAListenerOnPort80() {
+        for host in ["127.0.0.1", "localhost", "[::1]", "127.0.0.1:80"] {
+            #expect(loopback.accepts(host, port: 80), "\(host)")
+        }
+        #expect(!loopback.accepts("evil.example", port: 80))
+        #expect(!loopback.accepts("127.0.0.1", port: 8080))
+    }
 }

@@ -32,8 +32,19 @@ public struct CacheConfiguration: Sendable {
     /// Refuses a URL the engine would fetch (the first one or a redirect target): a reason, or
     /// `nil` to allow it. URLs that are not http(s) with a host and a valid port are always refused.
     public var refuseURL: @Sendable (URL) -> String? = { _ in nil }
-    /// The cache key of a URL; by default the URL itself. Supply one for signed URLs with rotating tokens.
-    public var key: @Sendable (URL) -> String = { $0.absoluteString }
+    /// The cache key of a URL; by default ``canonicalKey(_:)``. Supply one for signed URLs with
+    /// rotating tokens.
+    public var key: @Sendable (URL) -> String = CacheConfiguration.canonicalKey
+
+    /// The URL as one resource is stored under however it is spelled: without its `#fragment`
+    /// (never sent to an origin), scheme and host in lower case; path and query as they are.
+    public static func canonicalKey(_ url: URL) -> String {
+        guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
+        components.fragment = nil
+        components.scheme = components.scheme?.lowercased()
+        components.percentEncodedHost = components.percentEncodedHost?.lowercased()
+        return components.string ?? url.absoluteString
+    }
 
     /// The default configuration.
     public init() {}
