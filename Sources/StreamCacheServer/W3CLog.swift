@@ -13,7 +13,8 @@ public actor W3CLog {
     /// - Throws: an error naming the path if it cannot be opened.
     public init(path: String, fields: [String], software: String = "streamcache") throws {
         if !FileManager.default.fileExists(atPath: path) {
-            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600])
+            else {
                 throw ProxyLogError(path: path)
             }
         }

@@ -50,4 +50,13 @@ import Testing
             #expect(OriginHeaders.Rule(parsing: bad) == nil, "\(bad)")
         }
     }
+
+    /// Logs hold the URLs a user played: only that user may read them.
+    @Test func aNewLogFileIsTheUsersAlone() throws {
+        let path = NSTemporaryDirectory() + "/log-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        _ = try W3CLog(path: path, fields: ["date"])
+        let mode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        #expect(mode.map { $0 & 0o777 } == 0o600)
+    }
 }

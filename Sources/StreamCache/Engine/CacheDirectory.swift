@@ -31,10 +31,32 @@ public struct CacheDirectory: Sendable, Hashable {
 
     /// Creates the directory and its `data` folder if needed, and checks they are writable.
     ///
+    /// Every folder it creates (a missing `~/.cache` too, as XDG asks) is the user's alone (0700).
+    ///
     /// - Throws: ``StreamCacheError/Kind/storage`` with the reason.
     public func prepare() throws {
         do {
-            try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+            var missing: [String] = []
+            var folder = dataDirectory
+            while !folder.isEmpty, folder != "/", !FileManager.default.fileExists(atPath: folder) {
+                missing.append(folder)
+                folder = (folder as NSString).deletingLastPathComponent
+            }
+            for folder in missing.reversed() {
+                do {
+                    try FileManager.default.createDirectory(
+                        atPath: folder,
+                        withIntermediateDirectories: false,
+                        attributes: [.posixPermissions: 0o700]
+                    )
+                } catch {
+                    // Another process sharing the directory made it first.
+                    var isDirectory: ObjCBool = false
+                    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory),
+                        isDirectory.boolValue
+                    else { throw error }
+                }
+            }
         } catch {
             let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
             throw StreamCacheError(.storage, "cannot create cache directory \(path): \(reason)")

@@ -32,7 +32,7 @@ package final class CacheFile: Sendable {
 
     /// Opens the file and takes a shared lock, or returns `nil` if someone holds an exclusive one.
     private init?(path: String) throws {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw StreamCacheError.storage("cannot open", path: path, errno: errno) }
         guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
             let code = errno

@@ -20,6 +20,8 @@ package final class CacheIndex: Sendable {
         do {
             pool = try Self.openPool(path: path, configuration: configuration)
             try Self.createSchema(pool)
+            // The index holds the URLs a user fetched: the user's alone, with its WAL files.
+            for file in [path, path + "-wal", path + "-shm"] { chmod(file, 0o600) }
         } catch {
             throw StreamCacheError(.index, "cannot open cache index \(path): \(Self.describe(error))")
         }
