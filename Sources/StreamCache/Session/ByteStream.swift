@@ -17,9 +17,6 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// What the origin has said about the resource so far (length, type, validators).
     public func currentInfo() async -> ContentInfo { await lease.session.info }
 
-    /// Whether every byte of the resource is in the cache now.
-    public func isComplete() async -> Bool { await lease.session.isComplete }
-
     public func makeAsyncIterator() -> Iterator {
         Iterator(lease: lease, offset: offset, length: length, configuration: configuration)
     }

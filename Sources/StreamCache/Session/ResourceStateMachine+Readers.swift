@@ -126,10 +126,10 @@ extension ResourceStateMachine {
             end: readerEnd,
             startedAt: now,
             span: settings.firstFetchSpan,
-            state: .ending,
+            state: .requesting(first: position, last: nil),
             lastSync: now
         )
-        fetches[id] = fetch
+        // Its limit depends on the others only, so the request is known before it is added.
         let request = request(for: fetch)
         fetch.state = .requesting(first: request.first, last: request.last)
         fetches[id] = fetch
