@@ -22,6 +22,15 @@ final class StartedRead: @unchecked Sendable {
         first = try await iterator.nextChunk()
     }
 
+    /// Whether the read yields exactly the bytes of `range` (`nil`: the whole resource, its
+    /// length unknown).
+    func reads(_ range: ByteRange?) -> Bool {
+        guard let range else { return offset == 0 && length == nil }
+        guard offset == range.lowerBound else { return false }
+        // A read past the end stops at the end, where a range resolved against the length stops too.
+        return length.map { offset + $0 >= range.upperBound } ?? true
+    }
+
     /// What the engine knows about the resource now.
     var info: ContentInfo {
         get async { await bytes.currentInfo() }

@@ -33,9 +33,11 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
     case noValidators
     /// Labels every body `Content-Encoding: gzip`, whatever `Accept-Encoding` said.
     case gzipEncoding
+    /// Sends no `Content-Length`: the body is chunked, its length known only at its end.
+    case noLength
 
     /// Parses the command-line form: `ignore-range`, `wrong-range-start`, `short-body`,
-    /// `reset-after=N`, `status=N`, `changing-etag`, `no-validators`, `gzip-encoding`.
+    /// `reset-after=N`, `status=N`, `changing-etag`, `no-validators`, `gzip-encoding`, `no-length`.
     public init?(argument: String) {
         let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
         switch (parts.first ?? "", parts.count == 2 ? Int(parts[1]) : nil) {
@@ -45,6 +47,7 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
         case ("changing-etag", nil) where parts.count == 1: self = .changingETag
         case ("no-validators", nil) where parts.count == 1: self = .noValidators
         case ("gzip-encoding", nil) where parts.count == 1: self = .gzipEncoding
+        case ("no-length", nil) where parts.count == 1: self = .noLength
         case ("reset-after", let count?) where count >= 0: self = .resetAfter(count)
         case ("status", let code?) where (100...599).contains(code): self = .status(code)
         default: return nil
@@ -61,6 +64,7 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
         case .changingETag: "changing-etag"
         case .noValidators: "no-validators"
         case .gzipEncoding: "gzip-encoding"
+        case .noLength: "no-length"
         }
     }
 }

@@ -161,7 +161,7 @@ struct OriginConnection {
                 value: "bytes \(announced.lowerBound)-\(announced.upperBound - 1)/\(resource.length)"
             )
         }
-        headers.add(name: "Content-Length", value: "\(announced.count)")
+        if !conditions.faults.contains(.noLength) { headers.add(name: "Content-Length", value: "\(announced.count)") }
         try await outbound.write(.head(HTTPResponseHead(version: request.version, status: status, headers: headers)))
         if request.method == .HEAD {
             try await outbound.write(.end(nil))
@@ -211,7 +211,8 @@ struct OriginConnection {
         outbound: Outbound
     ) async throws -> Int64 {
         let reader = try resource.reader()
-        let chunkSize = rate.map { max(1024, min(64 << 10, $0 / 50)) } ?? (256 << 10)
+        // About 50 chunks a second, so a slow origin trickles as a real one does.
+        let chunkSize = rate.map { max(1, min(64 << 10, $0 / 50)) } ?? (256 << 10)
         let clock = ContinuousClock()
         let start = clock.now
         var offset = range.lowerBound
