@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StreamCache
 
 /// Where the proxy records its exchanges: an access log and an error log in the W3C Extended Log
 /// File Format (each optional), and the logger (failures only, at `notice`).
@@ -25,7 +26,7 @@ public struct ProxyLogs: Sendable {
 
     func record(_ exchange: Exchange) async {
         guard access != nil || (errors != nil && exchange.failure != nil) else {
-            if let failure = exchange.failure {
+            if let failure = exchange.failure.map(Credentials.redacted) {
                 logger.notice(
                     "request failed",
                     metadata: ["status": "\(exchange.status.code)", "reason": "\(failure)"]
@@ -35,13 +36,13 @@ public struct ProxyLogs: Sendable {
         }
         let stamp = W3CLog.timestamp(exchange.date).split(separator: " ").map(String.init)
         let method = exchange.request.method.rawValue
-        let uri = exchange.request.head.path ?? "-"
+        let uri = Credentials.redacted(exchange.request.head.path ?? "-")
         let status = String(exchange.status.code)
         await access?.write([
             stamp[0], stamp[1], exchange.clientIP, method, uri, status, String(exchange.sentBytes),
             String(exchange.cacheBytes), String(exchange.originBytes), String(format: "%.3f", exchange.seconds),
         ])
-        if let failure = exchange.failure {
+        if let failure = exchange.failure.map(Credentials.redacted) {
             await errors?.write([stamp[0], stamp[1], exchange.clientIP, method, uri, status, failure])
             logger.notice("request failed", metadata: ["status": "\(status)", "reason": "\(failure)"])
         }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
@@ -17,24 +18,38 @@ struct ProxyResponder: HTTPResponder {
     let authority: ListenerAuthority
     let originHeaders: OriginHeaders
     let logs: ProxyLogs
+    let webPages: WebPagePolicy
 
     func respond(to request: Request, context: Context) async throws -> Response {
         var exchange = Exchange(request: request, context: context)
         do {
-            guard request.method == .get || request.method == .head else {
-                var response = exchange.refuse(ProxyRefusal(.methodNotAllowed, "only GET and HEAD are served"))
-                response.headers[.allow] = "GET, HEAD"
-                await logs.record(exchange)
-                return response
-            }
             guard let host = request.head.authority else {
                 throw ProxyRefusal(.badRequest, "the request has no Host header")
             }
             guard authority.accepts(host, port: context.localPort ?? -1, localAddress: context.localIP) else {
                 throw ProxyRefusal(.forbidden, "the Host header does not name this server")
             }
-            let target = try ProxyTarget(requestTarget: request.head.path ?? "")
-            return try await serve(target, exchange: &exchange)
+            let verdict = webPages.judge(
+                origin: request.headers[.origin],
+                fetchSite: request.headers[Self.secFetchSite],
+                referer: request.headers[.referer]
+            )
+            switch verdict {
+            case .serve:
+                return try await answer(request, exchange: &exchange)
+            case .refuse(let reason):
+                throw ProxyRefusal(.forbidden, reason)
+            case .serveTo(let origin):
+                var response = try await answer(request, exchange: &exchange)
+                response.headers[.accessControlAllowOrigin] = origin
+                response.headers[.accessControlExposeHeaders] = "Content-Range, Content-Length, Accept-Ranges, ETag"
+                response.headers[.vary] = "Origin"
+                if request.method == .options {
+                    response.headers[.accessControlAllowMethods] = "GET, HEAD"
+                    response.headers[.accessControlAllowHeaders] = "Range, If-Range"
+                }
+                return response
+            }
         } catch let refusal as ProxyRefusal {
             let response = exchange.refuse(refusal)
             await logs.record(exchange)
@@ -44,6 +59,26 @@ struct ProxyResponder: HTTPResponder {
             await logs.record(exchange)
             return response
         }
+    }
+
+    private static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+
+    /// Answers a request from a client that may use the proxy.
+    private func answer(_ request: Request, exchange: inout Exchange) async throws -> Response {
+        if request.method == .options, request.headers[.origin] != nil {
+            // The preflight of an allowed web player.
+            exchange.status = .noContent
+            await logs.record(exchange)
+            return Response(status: .noContent)
+        }
+        guard request.method == .get || request.method == .head else {
+            var response = exchange.refuse(ProxyRefusal(.methodNotAllowed, "only GET and HEAD are served"))
+            response.headers[.allow] = "GET, HEAD"
+            await logs.record(exchange)
+            return response
+        }
+        let target = try ProxyTarget(requestTarget: request.head.path ?? "")
+        return try await serve(target, exchange: &exchange)
     }
 
     private func serve(_ target: ProxyTarget, exchange: inout Exchange) async throws -> Response {
@@ -57,11 +92,15 @@ struct ProxyResponder: HTTPResponder {
         if request.method == .get, let (first, last) = ranges.startBeforeLength {
             read = try await StartedRead(resource, offset: first, length: last.map { $0 - first + 1 })
         }
-        let info: ContentInfo
+        var info: ContentInfo
         if let read {
             info = await read.info
         } else {
             info = try await resource.info()
+        }
+        if info.length == nil, request.method == .head {
+            // An origin that sends no length (a chunked 200): learn it, never guess it.
+            info = try await Self.learnLength(of: resource)
         }
         if PlaylistRewriter.isPlaylist(target.url, contentType: info.contentType) {
             let whole = read.flatMap { $0.offset == 0 && $0.length == nil ? $0 : nil }
@@ -95,9 +134,9 @@ struct ProxyResponder: HTTPResponder {
             await logs.record(exchange)
             return Response(status: status, headers: fields, body: ResponseBody())
         }
-        // The read started before the length was known fits the plan unless the plan changed it
-        // (an end clamped to the length reads the same bytes; a whole answer starts at 0).
-        if let started = read, started.offset != (range?.lowerBound ?? 0) { read = nil }
+        // The read started before the length was known is used only if it reads what the plan
+        // sends (an end clamped to the length reads the same bytes).
+        if let started = read, !started.reads(range) { read = nil }
         let body: StartedRead
         if let read {
             body = read
@@ -189,6 +228,12 @@ struct ProxyResponder: HTTPResponder {
             headers: fields,
             body: isHead ? ResponseBody() : ResponseBody(byteBuffer: body)
         )
+    }
+
+    /// Reads `resource` to its end so the cache learns its length, then says what it learned.
+    private static func learnLength(of resource: CachedResource) async throws -> ContentInfo {
+        for try await _ in resource.read(from: 0) {}
+        return try await resource.info()
     }
 
     /// `416` for a range that starts at or past the end of a `length`-byte representation.

@@ -1,6 +1,8 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Logging
+import ServiceLifecycle
 import StreamCache
 
 /// How the proxy listens and what it adds to origin requests.
@@ -11,13 +13,20 @@ public struct ProxyConfiguration: Sendable {
     public var port = 0
     /// Headers sent to origins (`--header`).
     public var originHeaders = OriginHeaders()
+    /// Web origins allowed to use the proxy (`--allow-origin`); requests from other web pages get `403`.
+    public var allowedOrigins: [String] = []
+    /// How long a connection may stay without a complete request (idle keep-alive, a partial
+    /// request line or partial headers) before it is closed.
+    public var idleTimeout: Duration = .seconds(30)
+    /// How long responses in flight may go on after SIGINT or SIGTERM before they are cut.
+    public var shutdownGracePeriod: Duration = .seconds(2)
 
     public init() {}
 }
 
 /// The loopback caching proxy: any player streams `http://127.0.0.1:PORT/<origin URL>` through
 /// the cache engine (DESIGN.md §6). Runs on Hummingbird until SIGINT or SIGTERM, then finishes
-/// the responses in flight.
+/// the responses in flight for at most ``ProxyConfiguration/shutdownGracePeriod``.
 public struct ProxyServer: Sendable {
     let engine: CacheEngine
     let configuration: ProxyConfiguration
@@ -40,11 +49,14 @@ public struct ProxyServer: Sendable {
             engine: engine,
             authority: ListenerAuthority(boundHost: configuration.host),
             originHeaders: configuration.originHeaders,
-            logs: logs
+            logs: logs,
+            webPages: WebPagePolicy(allowedOrigins: configuration.allowedOrigins)
         )
         let host = configuration.host
+        let idleTimeout = configuration.idleTimeout
         let application = Application(
             responder: responder,
+            server: HTTPServerBuilder { responder in ProxyChannel(responder: responder, idleTimeout: idleTimeout) },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: nil
@@ -54,6 +66,13 @@ public struct ProxyServer: Sendable {
             },
             logger: logger
         )
-        try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+        var group = ServiceGroupConfiguration(
+            services: [.init(service: application)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger
+        )
+        // Responses that outlast the grace period (a slow origin, a stalled client) are cut.
+        group.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
+        try await ServiceGroup(configuration: group).run()
     }
 }

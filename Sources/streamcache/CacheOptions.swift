@@ -97,11 +97,23 @@ enum ByteCount {
 
 /// Parsing an origin URL argument.
 enum URLArgument {
+    /// The URL a command is given; credentials in it are refused (the cache would keep them).
     static func parse(_ text: String) throws -> URL {
         guard let url = URL(string: text), url.scheme != nil else {
-            throw StreamCacheError(.invalidURL, "not an absolute URL: \(text)")
+            throw StreamCacheError(.invalidURL, "not an absolute URL: \(Credentials.redacted(text))")
         }
         try CacheEngine.validate(url)
         return url
+    }
+
+    /// The URL of a command that fetches it, with `user:password@` taken out of it and sent as
+    /// `Authorization: Basic` to that origin (as curl does); the cache keeps the URL without them.
+    static func parseFetching(_ text: String) throws -> (URL, [HeaderField]) {
+        guard let url = URL(string: text), url.scheme != nil else {
+            throw StreamCacheError(.invalidURL, "not an absolute URL: \(Credentials.redacted(text))")
+        }
+        let (plain, authorization) = Credentials.split(url)
+        try CacheEngine.validate(plain)
+        return (plain, authorization.map { [$0] } ?? [])
     }
 }

@@ -19,8 +19,8 @@ extension StreamCacheCommand {
         @OptionGroup var cache: CacheOptions
 
         func run() async throws {
-            let url = try URLArgument.parse(url)
-            let headers = try originHeaders.fields()
+            let (url, credentials) = try URLArgument.parseFetching(url)
+            let headers = try originHeaders.fields() + credentials
             try await cache.withEngine { engine in
                 let stream = try await engine.read(url, headers: headers)
                 let output = try OutputFile(path: file)

@@ -27,9 +27,9 @@ extension StreamCacheCommand {
         @OptionGroup var cache: CacheOptions
 
         func run() async throws {
-            let url = try URLArgument.parse(url)
+            let (url, credentials) = try URLArgument.parseFetching(url)
             let (offset, length) = try Self.parseRange(range)
-            let headers = try originHeaders.fields()
+            let headers = try originHeaders.fields() + credentials
             try await cache.withEngine { engine in
                 let stream = try await engine.read(url, offset: offset, length: length, headers: headers)
                 let output = try OutputFile(path: output)

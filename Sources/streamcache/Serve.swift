@@ -32,10 +32,25 @@ extension StreamCacheCommand {
         )
         var header: [String] = []
 
+        @Option(
+            name: .long,
+            help: "A web page origin allowed to use the proxy, e.g. https://player.example (repeatable; others get 403)."
+        )
+        var allowOrigin: [String] = []
+
+        @Option(name: .long, help: "Seconds a connection may stay without a complete request before it is closed.")
+        var idleTimeout: Double = 30
+
         @OptionGroup var cache: CacheOptions
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("invalid port \(port)") }
+            guard idleTimeout > 0, idleTimeout <= 86400 else {
+                throw ValidationError("invalid --idle-timeout \(idleTimeout): expected seconds between 0 and 86400")
+            }
+            for origin in allowOrigin where !WebPagePolicy.isValidOrigin(origin) {
+                throw ValidationError("invalid --allow-origin '\(origin)': expected scheme://host[:port]")
+            }
             for line in header where OriginHeaders.Rule(parsing: line) == nil {
                 throw ValidationError("invalid --header '\(line)': expected 'Name: value' or 'host=Name: value'")
             }
@@ -46,6 +61,8 @@ extension StreamCacheCommand {
             configuration.host = host
             configuration.port = port
             configuration.originHeaders = OriginHeaders(header.compactMap(OriginHeaders.Rule.init(parsing:)))
+            configuration.allowedOrigins = allowOrigin
+            configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
             let logs: ProxyLogs
             do {
                 logs = try ProxyLogs(accessLogPath: accessLog, errorLogPath: errorLog, logger: cache.logger)

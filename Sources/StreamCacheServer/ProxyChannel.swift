@@ -1,0 +1,60 @@
+import HTTPTypes
+import Hummingbird
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+
+/// The proxy's HTTP/1.1 connections: Hummingbird's, plus an idle timeout and the close an
+/// HTTP/1.0 client without keep-alive expects.
+///
+/// The idle timeout counts from the last complete request part, so idle keep-alive connections,
+/// a partial request line and headers trickled in forever are all closed once it passes; a
+/// response still being written is never cut by it.
+struct ProxyChannel: HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    let responder: HTTPChannelHandler.Responder
+    let idleTimeout: Duration
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.configureHTTPServerPipeline(
+                withPipeliningAssistance: false,  // requests are taken one at a time by the async channel
+                withErrorHandling: false,  // a parse error is answered by Hummingbird
+                withOutboundHeaderValidation: false  // HTTPTypes validates fields already
+            )
+            try pipeline.addHandler(HTTP10KeepAliveHandler())
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
+            return try NIOAsyncChannel(
+                wrappingChannelSynchronously: channel,
+                configuration: .init(isOutboundHalfClosureEnabled: true)
+            )
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: value, logger: logger)
+    }
+}
+
+/// Marks an HTTP/1.0 request without `Connection: keep-alive` (and an HTTP/1.1 one that asks
+/// to close) with `Connection: close`, the one signal Hummingbird closes a connection on after
+/// its response.
+final class HTTP10KeepAliveHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard case .head(var head) = unwrapInboundIn(data), !head.isKeepAlive else {
+            context.fireChannelRead(data)
+            return
+        }
+        head.headers.replaceOrAdd(name: "Connection", value: "close")
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+}
