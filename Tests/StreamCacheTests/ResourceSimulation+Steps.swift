@@ -218,7 +218,7 @@ extension ResourceSimulation {
             return
         }
         let count = Int(min(Int64.random(in: 1...300, using: &random), body.end - body.position))
-        switch machine.received(id, count: count) {
+        switch machine.received(id, count: count, now: now) {
         case .stop:
             endFetch(id, error: nil)
         case .fail(let error):

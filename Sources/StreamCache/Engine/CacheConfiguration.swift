@@ -13,11 +13,18 @@ public struct CacheConfiguration: Sendable {
     /// The largest chunk a reader is handed at once.
     public var readChunkSize: Int = 512 << 10
     /// A fetch asks the origin for this many bytes first, then for twice as many each time, up to
-    /// ``maxFetchSpan``. A fetch whose readers left finishes the request it is in, so no byte
-    /// the origin sent is thrown away, and asks for no more.
+    /// ``maxFetchSpan``. A fetch whose readers left finishes the request it is in (for at most
+    /// ``orphanGrace``), so no byte the origin sent is thrown away, and asks for no more.
     public var firstFetchSpan: Int64 = 1 << 20
     /// The largest span one origin request asks for.
     public var maxFetchSpan: Int64 = 16 << 20
+    /// How long a fetch whose readers left may go on finishing the request it is in (at most
+    /// ``maxFetchSpan`` bytes); past it the request is dropped, so a slow origin holds no
+    /// connection for nobody.
+    public var orphanGrace: Duration = .seconds(3)
+    /// How long ``CacheEngine/shutdown()`` lets running fetches finish before it cancels them
+    /// (what they wrote is still made durable and recorded).
+    public var shutdownGrace: Duration = .seconds(1)
     /// Fetched bytes are synced and recorded every this many bytes...
     public var syncBytes: Int64 = 8 << 20
     /// ...or after this long, whichever comes first.

@@ -244,21 +244,36 @@ public actor CacheEngine {
         guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { return }
         sessions[key] = nil
         validatedAt[key] = await session.validatedAt
+        if await session.discardIfEmpty() { validatedAt[key] = nil }
         await evictIfNeeded()
     }
 
     /// Waits until every fetch has ended and its bytes are durable and recorded, then enforces
-    /// the budget. Call before the process exits; reads still running are not waited for.
+    /// the budget. Call before the process exits; reads still running are not waited for, and
+    /// fetches still running after ``CacheConfiguration/shutdownGrace`` are cancelled.
     public func shutdown() async {
         chores.close()
         await housekeeping?.value
         housekeeping = nil
         releasedAt = [:]
-        for (key, entry) in sessions {
-            guard case .open(let session) = entry else { continue }
-            await session.drain()
-            if leases[key] == nil, case .open(let current) = sessions[key], current === session { sessions[key] = nil }
+        let open = sessions.compactMap { key, entry in
+            if case .open(let session) = entry { (key, session) } else { nil }
         }
+        // Owned by this call: fetches still running after the grace (a slow origin) are
+        // cancelled, so shutdown ends whatever the origins do; cancelled once the drain is done.
+        let deadline = Task { [grace = configuration.shutdownGrace] in
+            try? await Task.sleep(for: grace)
+            guard !Task.isCancelled else { return }
+            for (_, session) in open { await session.cancelFetches() }
+        }
+        for (key, session) in open {
+            await session.drain()
+            guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { continue }
+            sessions[key] = nil
+            _ = await session.discardIfEmpty()
+        }
+        deadline.cancel()
+        await deadline.value
         await evictIfNeeded()
     }
 

@@ -87,7 +87,7 @@ extension ResourceSession {
         fetch id: Int,
         file: CacheFile
     ) throws -> (endsFetch: Bool, batch: (RangeSet, Int)?) {
-        switch machine.received(id, count: chunk.count) {
+        switch machine.received(id, count: chunk.count, now: .now) {
         case .stop:
             return (true, nil)
         case .fail(let error):
@@ -128,6 +128,11 @@ extension ResourceSession {
         fetchTasks[id] = nil
         wakeAll()
         notifyIfIdle()
+    }
+
+    /// Cancels every running fetch; what they wrote is still made durable and recorded.
+    func cancelFetches() {
+        for task in fetchTasks.values { task.cancel() }
     }
 
     /// Syncs `file`, then records `batch` if it still belongs to the current version.

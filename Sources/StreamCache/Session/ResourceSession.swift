@@ -158,6 +158,25 @@ actor ResourceSession {
         if machine.isIdle { onIdle(key) }
     }
 
+    /// Deletes the index row and data file of a resource the session learned nothing about (an
+    /// origin that answered 404, refused or never answered), so failures leave no trace. Call
+    /// only on an idle session about to close.
+    ///
+    /// - Returns: whether the resource was deleted.
+    func discardIfEmpty() async -> Bool {
+        guard machine.isIdle, machine.written.isEmpty, machine.info.length == nil else { return false }
+        // Another process with the file open may still fetch it: then it stays.
+        guard file.lockExclusively() else { return false }
+        do {
+            try await index.delete(id: record.id)
+        } catch {
+            return false
+        }
+        unlink(file.path)
+        machine.replacementFailed(StreamCacheError(.storage, "the resource was removed"))
+        return true
+    }
+
     /// Waits until every fetch has ended and recorded what it wrote.
     func drain() async {
         while let task = fetchTasks.values.first {

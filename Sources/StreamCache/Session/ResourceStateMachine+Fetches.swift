@@ -124,6 +124,8 @@ extension ResourceStateMachine {
         fetch = fetches[id]!
         fetch.state = .receiving(body)
         fetches[id] = fetch
+        // Its readers left while it waited for the answer: the body has barely begun, drop it.
+        if !isWanted(fetch) { action.readBody = false }
         return action
     }
 
@@ -132,8 +134,8 @@ extension ResourceStateMachine {
         validatedAt = now
     }
 
-    /// Fetch `id` received the next `count` bytes of its body.
-    mutating func received(_ id: Int, count: Int) -> ChunkAction {
+    /// Fetch `id` received the next `count` bytes of its body at `now`.
+    mutating func received(_ id: Int, count: Int, now: Instant) -> ChunkAction {
         defer { checkInvariants() }
         guard phase == .ready, var fetch = current(id), case .receiving(var body) = fetch.state else { return .stop }
         let chunk = ByteRange(body.position, body.position + Int64(count))
@@ -147,10 +149,20 @@ extension ResourceStateMachine {
         }
         body.position = chunk.upperBound
         fetch.state = .receiving(body)
+        if isWanted(fetch) {
+            fetch.orphanedAt = nil
+        } else {
+            // A whole body is read only while wanted. A bounded answer is finished (its bytes are
+            // on their way, so a reader that left costs nothing twice), but only for
+            // `orphanGrace`: a slow origin must not hold a connection for nobody.
+            let orphanedAt = fetch.orphanedAt ?? now
+            fetch.orphanedAt = orphanedAt
+            if body.isWhole || orphanedAt.duration(to: now) >= settings.orphanGrace {
+                fetches[id] = fetch
+                return .stop
+            }
+        }
         fetches[id] = fetch
-        // A whole body is read only while wanted; a bounded answer is finished (its bytes are on
-        // their way), so a reader that left costs nothing twice.
-        if body.isWhole && !isWanted(fetch) { return .stop }
         // Bytes before the fetch's next byte are the head of a whole body it does not need.
         guard chunk.upperBound > fetch.next else {
             return .write(skip: 0, count: 0, offset: fetch.next, endsFetch: false)

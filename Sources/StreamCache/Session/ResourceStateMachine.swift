@@ -67,6 +67,8 @@ extension ResourceStateMachine {
         var syncBytes: Int64
         var syncInterval: Duration
         var revalidationInterval: Duration
+        /// How long a fetch no reader wants may go on finishing the request it is in.
+        var orphanGrace: Duration
         /// How often a reader facing a gap looks in the index for bytes another process fetched.
         var refreshInterval: Duration
         /// Whether debug builds stop at a broken invariant (model tests check them themselves,
@@ -81,6 +83,7 @@ extension ResourceStateMachine {
             syncBytes = configuration.syncBytes
             syncInterval = configuration.syncInterval
             revalidationInterval = configuration.revalidationInterval
+            orphanGrace = configuration.orphanGrace
             refreshInterval = .seconds(1)
         }
     }
@@ -139,6 +142,8 @@ extension ResourceStateMachine {
         var unsynced = RangeSet()
         var unsyncedBytes: Int64 = 0
         var lastSync: Instant
+        /// Since when no reader wants what the fetch writes (`nil`: one does).
+        var orphanedAt: Instant?
 
         enum State: Sendable {
             /// A request for `first...last` is on its way.

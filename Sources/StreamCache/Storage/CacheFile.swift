@@ -48,6 +48,13 @@ package final class CacheFile: Sendable {
         close(descriptor)
     }
 
+    /// Turns the shared lock into an exclusive one if no other process has the file open.
+    ///
+    /// - Returns: whether the lock is now exclusive.
+    package func lockExclusively() -> Bool {
+        flock(descriptor, LOCK_EX | LOCK_NB) == 0
+    }
+
     /// The size of the file in bytes (the end of the highest byte ever written).
     package func size() throws -> Int64 {
         var info = stat()
