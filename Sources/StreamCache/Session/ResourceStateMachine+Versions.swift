@@ -21,8 +21,16 @@ extension ResourceStateMachine {
         phase = .ready
         if case .abandoned = result { return nil }
         validatedAt = now
-        guard case .changed(let newInfo) = result else { return nil }
-        return (newInfo, replaceVersion(with: newInfo, survivor: nil))
+        switch result {
+        case .changed(let newInfo):
+            return (newInfo, replaceVersion(with: newInfo, survivor: nil))
+        case .current where !info.hasValidator && !info.isComplete(with: written):
+            // Same length, but nothing says the bytes cached before are of the version the
+            // missing ones will come from: start again rather than combine them.
+            return (info, replaceVersion(with: info, survivor: nil))
+        default:
+            return nil
+        }
     }
 
     /// Moves to a new version: nothing of the old one is readable any more; readers that already

@@ -32,6 +32,14 @@ public struct ContentInfo: Hashable, Sendable {
         return lastModified
     }
 
+    /// Whether a byte fetched now can be told to belong to the same version as one fetched
+    /// earlier: a strong ETag or a Last-Modified date. Without one, ranges are combined only
+    /// within one revalidation (RFC 9111 §3.4).
+    public var hasValidator: Bool {
+        if let etag, !etag.hasPrefix("W/") { return true }
+        return lastModified != nil
+    }
+
     /// Whether `newer` describes a different version of the resource than this.
     ///
     /// Validators are compared where both sides have them; without any, the total length decides.
