@@ -239,13 +239,24 @@ public actor CacheEngine {
 
     /// Closes the session of `key` if nobody uses it any more, then enforces the budget.
     private func sessionMayBeIdle(_ key: String) async {
-        guard leases[key] == nil, releasedAt[key] == nil, case .open(let session) = sessions[key] else { return }
-        guard await session.isIdle else { return }
-        guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { return }
+        guard await closeIfIdle(key) else { return }
+        // Only now: the closed session no longer holds the shared lock of its file, so eviction
+        // can take its exclusive one and cut the resource down to the budget.
+        await evictIfNeeded()
+    }
+
+    /// Closes the session of `key` if nobody uses it; the session and its file are released
+    /// when this returns.
+    ///
+    /// - Returns: whether it was closed.
+    private func closeIfIdle(_ key: String) async -> Bool {
+        guard leases[key] == nil, releasedAt[key] == nil, case .open(let session) = sessions[key] else { return false }
+        guard await session.isIdle else { return false }
+        guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { return false }
         sessions[key] = nil
         validatedAt[key] = await session.validatedAt
         if await session.discardIfEmpty() { validatedAt[key] = nil }
-        await evictIfNeeded()
+        return true
     }
 
     /// Waits until every fetch has ended and its bytes are durable and recorded, then enforces
@@ -256,6 +267,14 @@ public actor CacheEngine {
         await housekeeping?.value
         housekeeping = nil
         releasedAt = [:]
+        await closeSessions()
+        // The closed sessions hold no file locks any more: eviction can cut what they read.
+        await evictIfNeeded()
+    }
+
+    /// Waits for the fetches of every session, cancelling those that outlast the grace, and
+    /// closes the sessions nobody uses.
+    private func closeSessions() async {
         let open = sessions.compactMap { key, entry in
             if case .open(let session) = entry { (key, session) } else { nil }
         }
@@ -274,7 +293,6 @@ public actor CacheEngine {
         }
         deadline.cancel()
         await deadline.value
-        await evictIfNeeded()
     }
 
     /// Ids of the resources this engine has open sessions on.
