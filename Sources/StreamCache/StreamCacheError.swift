@@ -20,6 +20,7 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
             case resourceChanged = "resource changed"
             case rangeNotSatisfiable = "range not satisfiable"
             case storage = "storage error"
+            case diskFull = "disk full"
             case index = "index error"
         }
         fileprivate let code: Code
@@ -41,6 +42,9 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
         public static let resourceChanged = Kind(code: .resourceChanged)
         public static let rangeNotSatisfiable = Kind(code: .rangeNotSatisfiable)
         public static let storage = Kind(code: .storage)
+        /// The cache's filesystem is full (or the user's quota used up): cached bytes are still
+        /// served, the rest streams through uncached.
+        public static let diskFull = Kind(code: .diskFull)
         public static let index = Kind(code: .index)
 
         public var description: String { code.rawValue }
@@ -73,6 +77,7 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
     public var errorDescription: String? { message }
 
     static func storage(_ what: String, path: String, errno code: Int32) -> StreamCacheError {
-        StreamCacheError(.storage, "\(what) \(path): \(String(cString: strerror(code)))")
+        let full = code == ENOSPC || code == EDQUOT
+        return StreamCacheError(full ? .diskFull : .storage, "\(what) \(path): \(String(cString: strerror(code)))")
     }
 }

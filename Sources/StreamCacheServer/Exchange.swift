@@ -62,6 +62,8 @@ struct Exchange: Sendable {
             status = .badRequest
         case .rangeNotSatisfiable:
             status = .rangeNotSatisfiable
+        case .diskFull:
+            status = HTTPResponse.Status(code: 507, reasonPhrase: "Insufficient Storage")
         case .storage, .index:
             status = .internalServerError
         default:

@@ -26,6 +26,8 @@ public actor CacheEngine {
     /// When the last lease of a key was released, for keys whose session lingers open.
     private var releasedAt: [String: ContinuousClock.Instant] = [:]
     private var eviction: Task<Void, Never>?
+    /// When room was last made on a full disk.
+    private var lastMadeRoom: ContinuousClock.Instant?
     private nonisolated let chores = EngineChores()
     /// Empties the chore mailbox; owned by the engine, ended and awaited by ``shutdown()``.
     private var housekeeping: Task<Void, Never>?
@@ -91,6 +93,15 @@ public actor CacheEngine {
         let session: ResourceSession
         do {
             session = try await self.session(key: key, url: url, headers: headers)
+        } catch let error as StreamCacheError where error.kind == .diskFull {
+            // No room for a new row or file: make some, then try once more.
+            await makeRoom()
+            do {
+                session = try await self.session(key: key, url: url, headers: headers)
+            } catch {
+                releaseLease(key)
+                throw error
+            }
         } catch {
             releaseLease(key)
             throw error
@@ -205,6 +216,8 @@ public actor CacheEngine {
                         group.addTask { await self?.sessionMayBeIdle(key) }
                     case .linger(let key):
                         group.addTask { await self?.closeAfterLinger(key) }
+                    case .diskFull:
+                        group.addTask { await self?.makeRoom() }
                     }
                 }
                 // Lingering sessions need not wait out their time once the engine stops.
@@ -304,34 +317,54 @@ public actor CacheEngine {
         return ids
     }
 
+    /// Makes room on a full disk: evicts least recently used resources (not in use, not pinned)
+    /// until the cache holds at most half of what it held; at most once every 5 seconds.
+    private func makeRoom() async {
+        if let last = lastMadeRoom, last.duration(to: .now) < .seconds(5) { return }
+        lastMadeRoom = .now
+        // Sessions lingering unused hold their files: close them so they can go too.
+        for key in sessions.keys where leases[key] == nil {
+            releasedAt[key] = nil
+            _ = await closeIfIdle(key)
+        }
+        guard let total = try? await index.totalCachedBytes(), total > 0 else { return }
+        logger.warning("the cache's disk is full; evicting to make room", metadata: ["cached": "\(total)"])
+        await evict(downTo: total / 2)
+    }
+
     /// Removes least recently used resources until the cache fits its budget.
     ///
     /// Resources open in this or another process, and pinned ones, are kept. A resource that is
     /// alone over the budget is cut down to the budget (its first bytes are kept).
     public func evictIfNeeded() async {
+        await evict(downTo: configuration.maxSize)
+    }
+
+    /// Removes least recently used resources until the cache holds at most `budget` bytes.
+    private func evict(downTo budget: Int64) async {
         // One pass at a time; a caller arriving during a pass runs another after it.
         let previous = eviction
         // Awaited by this caller, and by the next pass, which starts after it.
         let pass = Task {
             await previous?.value
-            await self.evictionPass()
+            await self.evictionPass(budget: budget)
         }
         eviction = pass
         await pass.value
     }
 
-    private func evictionPass() async {
+    private func evictionPass(budget: Int64) async {
         do {
             var total = try await index.totalCachedBytes()
-            guard total > configuration.maxSize else { return }
+            guard total > budget else { return }
             let inUse = await resourcesInUse()
             let candidates = try await index.evictionCandidates().filter { !inUse.contains($0.id) }
-            for (position, candidate) in candidates.enumerated() where total > configuration.maxSize {
+            for (position, candidate) in candidates.enumerated() where total > budget {
                 // Whole resources, least recently used first; only the most recent one, if it
                 // alone is over the budget, is cut down instead of removed.
                 let isLast = position == candidates.count - 1
                 let rest = total - candidate.cachedBytes
-                let keep = isLast && rest < configuration.maxSize ? configuration.maxSize - rest : 0
+                let keep = isLast && rest < budget ? budget - rest : 0
                 if try await remove(candidate, keeping: keep) {
                     total = rest + keep
                 }
@@ -349,8 +382,11 @@ public actor CacheEngine {
         let index = index
         let done = try await CacheFile.withExclusiveLock(path: path) { descriptor in
             if keep <= 0 {
-                try await index.delete(id: record.id)
+                // Emptied through the locked descriptor first, so the space is free at once,
+                // even for the index's own write on a full disk.
+                if let descriptor { _ = ftruncate(descriptor, 0) }
                 unlink(path)
+                try await index.delete(id: record.id)
                 return
             }
             var kept = RangeSet()
@@ -360,11 +396,13 @@ public actor CacheEngine {
                 kept.insert(ByteRange(range.lowerBound, range.lowerBound + take))
                 budget -= take
             }
-            try await index.setRanges(kept, of: record.id)
+            // The file first (space is freed for the index's write on a full disk): ranges the
+            // index still holds past the file's end are dropped when the file is next opened.
             // Through the locked descriptor: opening the file again would wait for our own lock.
             if let descriptor, ftruncate(descriptor, off_t(kept.ranges.last?.upperBound ?? 0)) != 0 {
                 throw StreamCacheError.storage("cannot truncate", path: path, errno: errno)
             }
+            try await index.setRanges(kept, of: record.id)
         }
         if done { logger.debug("evicted", metadata: ["url": "\(record.url)", "kept": "\(keep)"]) }
         return done
@@ -377,9 +415,16 @@ public actor CacheEngine {
     @discardableResult
     public func remove(_ url: URL) async throws -> Bool {
         guard let record = try await index.resource(forKey: configuration.key(url)) else { return false }
-        try await index.delete(id: record.id)
-        unlink(directory.dataPath(id: record.id))
+        try await delete(record)
         return true
+    }
+
+    /// Deletes the data file of `record`, then its row: the file first, so space is freed even
+    /// when the disk is too full for the index to change (a row whose file is gone is dropped
+    /// when it is next opened: the ranges past a file's end are).
+    private func delete(_ record: ResourceRecord) async throws {
+        unlink(directory.dataPath(id: record.id))
+        try await index.delete(id: record.id)
     }
 
     /// Deletes every resource in the cache.
@@ -388,10 +433,7 @@ public actor CacheEngine {
     @discardableResult
     public func removeAll() async throws -> Int {
         let all = try await index.allResources()
-        for (record, _) in all {
-            try await index.delete(id: record.id)
-            unlink(directory.dataPath(id: record.id))
-        }
+        for (record, _) in all { try await delete(record) }
         return all.count
     }
 

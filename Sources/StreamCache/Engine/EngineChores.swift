@@ -15,6 +15,8 @@ enum EngineChore: Sendable {
     case sessionMayBeIdle(key: String)
     /// The last lease of `key` went; close its session once it has lingered unused.
     case linger(key: String)
+    /// Writing to the cache failed for lack of space: evict to make room.
+    case diskFull
 }
 
 /// The mailbox of an engine's chores. Shared by the engine, its sessions, handles and streams;

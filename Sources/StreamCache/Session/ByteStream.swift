@@ -28,6 +28,8 @@ public struct ByteStream: AsyncSequence, Sendable {
         private let length: Int64?
         private let configuration: CacheConfiguration
         private var reader: ReaderRegistration?
+        /// The rest of the read straight from the origin, once the disk was too full to cache it.
+        private var uncached: AsyncThrowingStream<[UInt8], Error>.AsyncIterator?
         private var failures = 0
         /// Whether bytes were delivered since the last transient failure.
         private var progressed = false
@@ -57,6 +59,7 @@ public struct ByteStream: AsyncSequence, Sendable {
         /// - Throws: as ``next()``.
         public mutating func nextChunk() async throws -> CachedChunk? {
             guard !finished else { return nil }
+            if uncached != nil { return try await nextUncachedChunk() }
             let session = lease.session
             if reader == nil {
                 let id = await session.addReader(offset: position, end: length.map { position + $0 })
@@ -67,6 +70,15 @@ public struct ByteStream: AsyncSequence, Sendable {
                 let span: Span
                 do {
                     span = try await session.nextSpan(reader: reader.id, at: position)
+                } catch let error as StreamCacheError where error.kind == .diskFull {
+                    // Ask the engine to make room for the next reads; this one goes on uncached.
+                    lease.chores.post(.diskFull)
+                    let known = await session.info
+                    await finish()
+                    finished = false
+                    uncached = session.uncached(from: position, end: length.map { position + $0 }, known: known)
+                        .makeAsyncIterator()
+                    return try await nextUncachedChunk()
                 } catch let error as StreamCacheError
                     where error.isTransient && failures + 1 < configuration.maxAttempts
                 {
@@ -97,6 +109,18 @@ public struct ByteStream: AsyncSequence, Sendable {
             }
         }
 
+        /// The next bytes of a read that goes on uncached.
+        private mutating func nextUncachedChunk() async throws -> CachedChunk? {
+            guard let bytes = try await uncached?.next() else {
+                finished = true
+                uncached = nil
+                return nil
+            }
+            let chunk = CachedChunk(bytes: bytes, offset: position)
+            position += Int64(bytes.count)
+            return chunk
+        }
+
         private mutating func finish() async {
             finished = true
             await reader?.remove()
@@ -105,16 +129,37 @@ public struct ByteStream: AsyncSequence, Sendable {
     }
 }
 
-/// A run of bytes of a read that is in the cache file, ready to be read.
+/// A run of bytes of a read that is in the cache file (or, when the disk is full, in memory),
+/// ready to be read.
 public struct CachedChunk: Sendable {
-    /// The cache file holding the bytes.
-    let file: CacheFile
+    private enum Storage: Sendable {
+        /// In the cache file, at ``CachedChunk/offset``.
+        case file(CacheFile)
+        /// Straight from the origin, not cached.
+        case memory([UInt8])
+    }
+
+    private let storage: Storage
     /// Where the bytes start in the resource (and the file).
     public let offset: Int64
     /// How many bytes.
     public let count: Int
     /// Whether the read waited for these bytes to arrive from the origin (else they were cached).
     public let fromOrigin: Bool
+
+    init(file: CacheFile, offset: Int64, count: Int, fromOrigin: Bool) {
+        storage = .file(file)
+        self.offset = offset
+        self.count = count
+        self.fromOrigin = fromOrigin
+    }
+
+    init(bytes: [UInt8], offset: Int64) {
+        storage = .memory(bytes)
+        self.offset = offset
+        self.count = bytes.count
+        self.fromOrigin = true
+    }
 
     /// The bytes, as an array.
     ///
@@ -132,8 +177,13 @@ public struct CachedChunk: Sendable {
     /// - Throws: ``StreamCacheError`` `storage` if the file cannot be read or is short.
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws {
         let target = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
-        guard try file.read(into: target, at: offset) == count else {
-            throw StreamCacheError(.storage, "cache file \(file.path) is shorter than its index says")
+        switch storage {
+        case .memory(let bytes):
+            bytes.withUnsafeBytes { target.copyMemory(from: $0) }
+        case .file(let file):
+            guard try file.read(into: target, at: offset) == count else {
+                throw StreamCacheError(.storage, "cache file \(file.path) is shorter than its index says")
+            }
         }
     }
 }

@@ -71,8 +71,10 @@ actor ResourceSession {
             }
             let recorded = try await index.ranges(of: record.id)
             let present = recorded.clamped(below: try file.size())
-            if present != recorded { try await index.setRanges(present, of: record.id) }
-            try await index.touch(id: record.id)
+            // Both best-effort, so a full disk does not keep cached bytes from being served: the
+            // next open clamps the ranges again, and the access time only orders eviction.
+            if present != recorded { try? await index.setRanges(present, of: record.id) }
+            try? await index.touch(id: record.id)
             let machine = ResourceStateMachine(
                 info: record.info,
                 recorded: present,

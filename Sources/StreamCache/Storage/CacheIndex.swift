@@ -95,6 +95,8 @@ package final class CacheIndex: Sendable {
             return try await pool.write(body)
         } catch let error as StreamCacheError {
             throw error
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
+            throw StreamCacheError(.diskFull, "cache index write failed: \(Self.describe(error))")
         } catch {
             throw StreamCacheError(.index, "cache index write failed: \(Self.describe(error))")
         }
@@ -112,7 +114,9 @@ package final class CacheIndex: Sendable {
 
     /// The resource stored under `key`, created (empty, with `url`) if there is none.
     package func resource(forKey key: String, creatingWithURL url: String) async throws -> ResourceRecord {
-        try await write { db in
+        // Read first: a cached resource opens even when the disk is too full for a write.
+        if let existing = try await resource(forKey: key) { return existing }
+        return try await write { db in
             if let existing = try Self.fetchResource(db, key: key) { return existing }
             let now = Date().timeIntervalSince1970
             try db.execute(

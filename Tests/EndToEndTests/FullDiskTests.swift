@@ -1,0 +1,94 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// A small tmpfs as the cache directory, filled by something else: on a full disk every request
+/// got 500 "database or disk is full", and `rm --all` failed and freed nothing.
+@Suite(.timeLimit(.minutes(3)), .enabled(if: Tmpfs.canMount, "mounting a tmpfs needs root"))
+struct FullDiskTests {
+    @Test func cachedBytesAreServedNewOnesStreamAndRmFreesSpace() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let disk = try Tmpfs(megabytes: 8)
+        defer { disk.unmount() }
+        let cached = TestData.bytes(count: 1_000_000, seed: 570)
+        let fresh = TestData.bytes(count: 3_000_000, seed: 571)
+        try workspace.write(cached, as: "cached.bin")
+        try workspace.write(fresh, as: "fresh.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: disk.path)
+        let cachedURL = proxy.url(origin.url("cached.bin"))
+        let warm = try await Curl.fetch(cachedURL)
+        #expect(warm.status == 200 && [UInt8](warm.body) == cached)
+        try await Task.sleep(for: .milliseconds(500))
+
+        // Something else fills the disk to the last byte.
+        try disk.fill()
+        let again = try await Curl.fetch(cachedURL, headers: ["Range: bytes=1000-199999"])
+        #expect(again.status == 206, "cached bytes on a full disk: \(again.status) \(again.body.prefix(200))")
+        #expect([UInt8](again.body) == Array(cached[1000..<200_000]))
+        let streamed = try await Curl.fetch(proxy.url(origin.url("fresh.bin")))
+        #expect(streamed.status == 200, "a new resource on a full disk: \(streamed.status)")
+        let right = [UInt8](streamed.body) == fresh
+        #expect(right, "\(streamed.body.count) bytes, not the resource")
+        #expect(proxy.process.isRunning)
+        try await proxy.stop()
+
+        // `rm --all` works on the full disk and frees what the cache held.
+        let freeBefore = disk.freeBytes
+        let removed = try await CLI.run(["rm", "--all"], cacheDir: disk.path)
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(disk.freeBytes > freeBefore, "rm --all freed nothing")
+        let data = (try? FileManager.default.contentsOfDirectory(atPath: disk.path + "/data")) ?? []
+        #expect(data.isEmpty, "data files left: \(data)")
+    }
+}
+
+/// A tmpfs of its own size, mounted for one test.
+struct Tmpfs {
+    let path: String
+
+    /// Whether this process may mount one (root on Linux).
+    static let canMount: Bool = {
+        guard let probe = try? Tmpfs(megabytes: 1) else { return false }
+        probe.unmount()
+        return true
+    }()
+
+    init(megabytes: Int) throws {
+        path = TestData.temporaryDirectory("tmpfs")
+        let status = Self.run("/bin/mount", ["-t", "tmpfs", "-o", "size=\(megabytes)m", "tmpfs", path])
+        guard status == 0 else { throw POSIXError(.EPERM) }
+    }
+
+    /// Fills the filesystem with a file of zeros until writing fails.
+    func fill() throws {
+        let fd = open(path + "/filler", O_WRONLY | O_CREAT, 0o600)
+        defer { close(fd) }
+        let block = [UInt8](repeating: 0, count: 4096)
+        while block.withUnsafeBytes({ write(fd, $0.baseAddress, $0.count) }) > 0 {}
+        _ = block.withUnsafeBytes { write(fd, $0.baseAddress, 1) }
+    }
+
+    var freeBytes: Int64 {
+        var info = statvfs()
+        guard statvfs(path, &info) == 0 else { return 0 }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+
+    func unmount() {
+        _ = Self.run("/bin/umount", ["-l", path])
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return -1 }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+}
