@@ -80,6 +80,7 @@ let package = Package(
                 "StreamCacheServer",
                 "StreamCacheTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

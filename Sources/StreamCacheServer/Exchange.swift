@@ -17,8 +17,11 @@ struct Exchange: Sendable {
     var cacheBytes: Int64 = 0
     /// ...of which arrived from the origin while the request waited.
     var originBytes: Int64 = 0
-    /// Why the request failed or was refused, one line.
+    /// Why the request failed or was refused, one line (the error log's `x-reason`).
     var failure: String?
+    /// How the response ended when that is no failure of the proxy: `client-went-away` for a
+    /// player that hung up (to seek, as players do).
+    var outcome: String?
 
     init(request: Request, context: ProxyRequestContext) {
         self.request = request
@@ -74,8 +77,12 @@ struct Exchange: Sendable {
 
     /// Notes an error that ended the body after the head went out.
     mutating func note(_ error: Error) {
-        failure =
-            (error as? StreamCacheError)?.message ?? (error is CancellationError ? "cancelled" : "client went away")
+        if let error = error as? StreamCacheError {
+            failure = error.message
+        } else {
+            // A player that drops its connection (a seek) is normal, not an error.
+            outcome = "client-went-away"
+        }
     }
 
     var seconds: Double {

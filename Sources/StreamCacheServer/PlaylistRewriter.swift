@@ -40,6 +40,17 @@ enum PlaylistRewriter {
         return playlist.mappingURIs { proxyPath(for: $0, relativeTo: url) }.text
     }
 
+    /// Whether the playlist `bytes` may change at the origin: a media playlist without
+    /// `EXT-X-ENDLIST` (live or event) or a multivariant playlist. Plain M3U lists and broken
+    /// playlists are taken as they are.
+    static func mayChange(_ bytes: [UInt8], from url: URL) -> Bool {
+        switch try? Playlist(parsing: bytes, url: url.absoluteString) {
+        case .multivariant: true
+        case .media(let media): !media.endList
+        case nil: false
+        }
+    }
+
     /// `/<absolute URL>` of `uri` as seen from `base`.
     static func proxyPath(for uri: String, relativeTo base: URL) -> String {
         let absolute = URL(string: uri, relativeTo: base)?.absoluteString ?? uri

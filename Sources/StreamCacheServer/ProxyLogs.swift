@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Logging
 import StreamCache
 
@@ -6,8 +7,8 @@ import StreamCache
 /// File Format (each optional), and the logger (failures only, at `notice`).
 public struct ProxyLogs: Sendable {
     static let accessFields = [
-        "date", "time", "c-ip", "cs-method", "cs-uri", "sc-status", "sc-bytes", "x-cache-bytes", "x-origin-bytes",
-        "time-taken",
+        "date", "time", "c-ip", "cs-method", "cs-uri", "cs(Range)", "cs(User-Agent)", "sc-status", "sc-bytes",
+        "x-cache-bytes", "x-origin-bytes", "time-taken", "x-outcome",
     ]
     static let errorFields = ["date", "time", "c-ip", "cs-method", "cs-uri", "sc-status", "x-reason"]
 
@@ -38,9 +39,11 @@ public struct ProxyLogs: Sendable {
         let method = exchange.request.method.rawValue
         let uri = Credentials.redacted(exchange.request.head.path ?? "-")
         let status = String(exchange.status.code)
+        let headers = exchange.request.headers
         await access?.write([
-            stamp[0], stamp[1], exchange.clientIP, method, uri, status, String(exchange.sentBytes),
-            String(exchange.cacheBytes), String(exchange.originBytes), String(format: "%.3f", exchange.seconds),
+            stamp[0], stamp[1], exchange.clientIP, method, uri, headers[.range], headers[.userAgent], status,
+            String(exchange.sentBytes), String(exchange.cacheBytes), String(exchange.originBytes),
+            String(format: "%.3f", exchange.seconds), exchange.failure == nil ? exchange.outcome : "failed",
         ])
         if let failure = exchange.failure.map(Credentials.redacted) {
             await errors?.write([stamp[0], stamp[1], exchange.clientIP, method, uri, status, failure])

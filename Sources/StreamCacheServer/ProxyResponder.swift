@@ -195,6 +195,12 @@ struct ProxyResponder: HTTPResponder {
                 throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
             }
         }
+        if exchange.cacheBytes > 0, PlaylistRewriter.mayChange(original, from: resource.url) {
+            // A live or multivariant playlist answered from the cache may be stale: the origin's
+            // current one is fetched (not cached); the cached one stands in only when the origin
+            // cannot be reached.
+            if let fresh = try await Self.freshPlaylist(resource, exchange: &exchange) { original = fresh }
+        }
         let text: String?
         do {
             text = try PlaylistRewriter.rewrite(original, from: resource.url)
@@ -228,6 +234,24 @@ struct ProxyResponder: HTTPResponder {
             headers: fields,
             body: isHead ? ResponseBody() : ResponseBody(byteBuffer: body)
         )
+    }
+
+    /// The playlist as the origin has it now, not cached; `nil` if the origin cannot be reached.
+    private static func freshPlaylist(_ resource: CachedResource, exchange: inout Exchange) async throws -> [UInt8]? {
+        var fresh = [UInt8]()
+        do {
+            for try await chunk in resource.readFromOrigin() {
+                fresh += chunk
+                guard fresh.count <= PlaylistRewriter.maximumSize else {
+                    throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
+                }
+            }
+        } catch let error as StreamCacheError where error.isTransient {
+            return nil
+        }
+        exchange.cacheBytes = 0
+        exchange.originBytes = Int64(fresh.count)
+        return fresh
     }
 
     /// Reads `resource` to its end so the cache learns its length, then says what it learned.

@@ -13,9 +13,6 @@ struct CacheOptions: ParsableArguments {
     )
     var cacheDir: String?
 
-    @Option(name: .long, help: "The cache's byte budget, e.g. 512M or 2G (default 2G).", transform: ByteCount.parse)
-    var maxSize: Int64?
-
     var directory: CacheDirectory {
         cacheDir.map { CacheDirectory(path: $0) } ?? .default()
     }
@@ -28,14 +25,26 @@ struct CacheOptions: ParsableArguments {
     }
 
     /// Runs `body` with an engine on this cache directory, and closes the HTTP client afterwards.
+    ///
+    /// - Parameters:
+    ///   - timeout: how long the origin may take to accept a connection and between bytes.
+    ///   - evicts: whether the engine keeps the cache within its stored budget (`rm` does not).
     func withEngine<Result>(
         configure: (inout CacheConfiguration) -> Void = { _ in },
+        timeout: Duration? = nil,
+        evicts: Bool = true,
         _ body: (CacheEngine) async throws -> Result
     ) async throws -> Result {
         let logger = logger
-        let client = HTTPOriginClient(logger: logger)
+        try directory.prepare()
+        let settings = try CacheSettings.load(from: directory)
+        let client = HTTPOriginClient(
+            connectTimeout: timeout ?? .seconds(10),
+            readTimeout: timeout ?? .seconds(30),
+            logger: logger
+        )
         var configuration = CacheConfiguration()
-        if let maxSize { configuration.maxSize = maxSize }
+        configuration.maxSize = evicts ? settings.effectiveMaxSize : .max
         configure(&configuration)
         do {
             let engine = try CacheEngine(
@@ -74,9 +83,9 @@ enum ByteCount {
             factor = unit
             number.removeLast()
         }
-        guard let value = Double(number), value >= 0, value * factor < 9e18 else {
+        guard let value = Double(number), value > 0, value * factor >= 1, value * factor < 9e18 else {
             throw ValidationError(
-                "invalid size '\(text)': expected a number of bytes, optionally with K, M, G or T (e.g. 512M)"
+                "invalid size '\(text)': expected a positive number of bytes, optionally with K, M, G or T (e.g. 512M)"
             )
         }
         return Int64(value * factor)
@@ -99,19 +108,26 @@ enum ByteCount {
 enum URLArgument {
     /// The URL a command is given; credentials in it are refused (the cache would keep them).
     static func parse(_ text: String) throws -> URL {
-        guard let url = URL(string: text), url.scheme != nil else {
-            throw StreamCacheError(.invalidURL, "not an absolute URL: \(Credentials.redacted(text))")
-        }
+        let url = try absolute(text)
         try CacheEngine.validate(url)
+        return url
+    }
+
+    /// `text` as a URL with a scheme, or one line saying what is missing.
+    private static func absolute(_ text: String) throws -> URL {
+        guard text.contains("://"), let url = URL(string: text), url.scheme != nil else {
+            throw StreamCacheError(
+                .invalidURL,
+                "not an absolute URL: \(Credentials.redacted(text)) (add http:// or https://)"
+            )
+        }
         return url
     }
 
     /// The URL of a command that fetches it, with `user:password@` taken out of it and sent as
     /// `Authorization: Basic` to that origin (as curl does); the cache keeps the URL without them.
     static func parseFetching(_ text: String) throws -> (URL, [HeaderField]) {
-        guard let url = URL(string: text), url.scheme != nil else {
-            throw StreamCacheError(.invalidURL, "not an absolute URL: \(Credentials.redacted(text))")
-        }
+        let url = try absolute(text)
         let (plain, authorization) = Credentials.split(url)
         try CacheEngine.validate(plain)
         return (plain, authorization.map { [$0] } ?? [])

@@ -6,8 +6,10 @@ extension StreamCacheCommand {
     struct Get: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write bytes of a URL, from the cache where present and from the origin where not.",
-            discussion:
-                "Exit status 0 on success; on any failure a non-zero status, one line on stderr, and no output file."
+            discussion: """
+                Exit status 0 on success; on any failure a non-zero status, one line on stderr, and no output file. \
+                Binary output is not written to a terminal unless -o - says so.
+                """
         )
 
         @Argument(help: "The http(s) URL of the resource.")
@@ -15,58 +17,75 @@ extension StreamCacheCommand {
 
         @Option(
             name: .long,
-            help: "Inclusive byte range A-B, or A- for all from A to the end (default: the whole resource)."
+            parsing: .unconditional,
+            help: "Inclusive byte range A-B, A- for all from A, or -N for the last N bytes (default: all)."
         )
         var range: String?
 
-        @Option(name: [.short, .long], help: "Output file, or - for stdout.")
-        var output: String = "-"
+        @Option(name: [.short, .long], help: "Output file, or - for stdout (default: stdout unless it is a terminal).")
+        var output: String?
+
+        @OptionGroup var transfer: TransferOptions
 
         @OptionGroup var originHeaders: OriginHeaderOptions
 
         @OptionGroup var cache: CacheOptions
 
-        func run() async throws {
-            let (url, credentials) = try URLArgument.parseFetching(url)
-            let (offset, length) = try Self.parseRange(range)
-            let headers = try originHeaders.fields() + credentials
-            try await cache.withEngine { engine in
-                let stream = try await engine.read(url, offset: offset, length: length, headers: headers)
-                let output = try OutputFile(path: output)
-                var written: Int64 = 0
-                for try await chunk in stream {
-                    try output.write(chunk)
-                    written += Int64(chunk.count)
-                }
-                let last = length.map { offset + $0 - 1 }
-                if written == 0, length != 0, let total = await stream.currentInfo().length, total > 0 || offset > 0,
-                    RangeSpecifier.from(first: offset, last: last).resolve(length: total) == nil
-                {
-                    throw StreamCacheError(
-                        .rangeNotSatisfiable,
-                        "range starts at \(offset), past the end of the \(total)-byte resource"
-                    )
-                }
-                try output.commit()
-            }
+        func validate() throws {
+            _ = try Self.parseRange(range)
         }
 
-        /// Parses `A-B` (inclusive) or `A-` into an offset and a length (`nil`: to the end).
-        static func parseRange(_ text: String?) throws -> (Int64, Int64?) {
-            guard let text else { return (0, nil) }
-            let invalid = StreamCacheError(
-                .invalidRange,
-                "invalid --range '\(text)': expected A-B or A- with 0 ≤ A ≤ B"
-            )
-            let parts = text.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, let first = Int64(parts[0]), first >= 0, parts[0].allSatisfy(\.isNumber) else {
-                throw invalid
+        func run() async throws {
+            let (url, credentials) = try URLArgument.parseFetching(url)
+            let specifier = try Self.parseRange(range)
+            let path = output ?? "-"
+            if output == nil, isatty(STDOUT_FILENO) == 1 {
+                throw StreamCacheError(
+                    .storage,
+                    "not writing binary data to a terminal; use -o FILE, or -o - to write it here anyway"
+                )
             }
-            if parts[1].isEmpty { return (first, nil) }
-            guard parts[1].allSatisfy(\.isNumber), let last = Int64(parts[1]), last >= first, last < Int64.max else {
-                throw invalid
+            try OutputFile.check(path)
+            let headers = try originHeaders.fields() + credentials
+            var offset: Int64 = 0
+            var length: Int64?
+            switch specifier {
+            case .from(let first, let last):
+                offset = first
+                length = last.map { $0 - first + 1 }
+            case .suffix(let count):
+                // The last N bytes: the length decides where they start.
+                let info = try await cache.withEngine(timeout: transfer.timeoutDuration) { engine in
+                    try await engine.contentInfo(url, headers: headers)
+                }
+                guard let total = info.length else {
+                    throw StreamCacheError(.rangeNotSatisfiable, "the origin does not say the length, so -\(count) has no start")
+                }
+                offset = max(0, total - count)
+                length = total - offset
             }
-            return (first, last - first + 1)
+            try await Download(
+                url: url,
+                headers: headers,
+                offset: offset,
+                length: length,
+                output: path,
+                progress: path == "-" ? nil : Progress.make(label: "get", forced: transfer.progress)
+            ).run(cache: cache, timeout: transfer.timeoutDuration)
+        }
+
+        /// Parses `A-B` (inclusive), `A-` or `-N` (the last N bytes); `nil`: the whole resource.
+        static func parseRange(_ text: String?) throws -> RangeSpecifier {
+            guard let text else { return .from(first: 0, last: nil) }
+            guard let specifiers = RangeSpecifier.parse("bytes=" + text), specifiers.count == 1,
+                specifiers[0] != .suffix(count: 0)
+            else {
+                throw StreamCacheError(
+                    .invalidRange,
+                    "invalid --range '\(text)': expected A-B, A- or -N with 0 ≤ A ≤ B"
+                )
+            }
+            return specifiers[0]
         }
     }
 }

@@ -6,44 +6,137 @@ extension StreamCacheCommand {
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ls",
-            abstract: "List cached resources with their cached ranges."
+            abstract: "List cached resources with their cached ranges (reads only; never evicts).",
+            discussion: """
+                HLS segments are shown under the playlist beside them, as a count and a total; \
+                --segments lists them one by one.
+                """
         )
 
-        @Flag(name: .long, help: "Print one JSON document instead of text.")
+        @Argument(help: "Only resources whose URL starts with this.")
+        var prefix: String?
+
+        @Flag(name: .long, help: "Print one JSON object: the totals and the resources.")
         var json = false
+
+        @Flag(name: .long, help: "List HLS segments one by one instead of grouping them under their playlist.")
+        var segments = false
 
         @OptionGroup var cache: CacheOptions
 
         func run() async throws {
-            try cache.directory.prepare()
-            let index = try CacheIndex(path: cache.directory.indexPath)
-            let resources = try await index.allResources()
+            let directory = cache.directory
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+                throw StreamCacheError(.storage, "cache directory \(directory.path) is a file, not a directory")
+            }
+            var resources: [(ResourceRecord, RangeSet)] = []
+            if directory.exists {
+                // Read-only: listing works on a cache the user may not write.
+                resources = try await CacheIndex(readingAt: directory.indexPath).allResources()
+            }
+            if let prefix { resources = resources.filter { $0.0.url.hasPrefix(prefix) } }
+            let settings = (try? CacheSettings.load(from: directory)) ?? CacheSettings()
+            let totals = ListingTotals(resources: resources, maxSize: settings.effectiveMaxSize, directory: directory)
             if json {
-                let entries = resources.map { ResourceListing(record: $0.0, ranges: $0.1) }
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 encoder.dateEncodingStrategy = .iso8601
-                print(String(decoding: try encoder.encode(entries), as: UTF8.self))
+                let listing = Listing(totals: totals, resources: resources.map { ResourceListing(record: $0.0, ranges: $0.1) })
+                print(String(decoding: try encoder.encode(listing), as: UTF8.self))
                 return
             }
-            if resources.isEmpty {
-                print("cache is empty (\(cache.directory.path))")
-                return
+            print(totals.summary)
+            for entry in ListingGroups.make(resources, groupingSegments: !segments) {
+                print(entry.record.url)
+                print("  " + Self.line(entry.record, entry.ranges))
+                if entry.segmentCount > 0 {
+                    print(
+                        "  + \(entry.segmentCount) segment(s), \(ByteCount.format(entry.segmentBytes)) cached "
+                            + "(--segments lists them)"
+                    )
+                }
             }
-            for (record, ranges) in resources {
-                let length = record.info.length
-                let percent = length.map { $0 > 0 ? Double(ranges.count) * 100 / Double($0) : 100 } ?? 0
-                print(record.url)
-                print(
-                    "  \(RangeBar.render(ranges, length: length)) \(String(format: "%5.1f%%", percent))  "
-                        + "\(ByteCount.format(ranges.count)) of \(length.map(ByteCount.format) ?? "unknown size")"
-                        + "  \(record.info.contentType ?? "-")  last used \(ISO8601DateFormatter().string(from: record.lastAccess))"
-                        + (record.pinned ? "  pinned" : "")
-                )
-            }
-            let total = resources.reduce(Int64(0)) { $0 + $1.1.count }
-            print("\(resources.count) resource(s), \(ByteCount.format(total)) cached in \(cache.directory.path)")
         }
+
+        /// `[####....]  50.0%  9.5 MiB of 19.1 MiB  audio/mpeg  last used …`.
+        static func line(_ record: ResourceRecord, _ ranges: RangeSet) -> String {
+            let length = record.info.length
+            let percent = length.map { $0 > 0 ? Double(ranges.count) * 100 / Double($0) : 100 } ?? 0
+            return "\(RangeBar.render(ranges, length: length)) \(String(format: "%5.1f%%", percent))  "
+                + "\(ByteCount.format(ranges.count)) of \(length.map(ByteCount.format) ?? "unknown size")"
+                + "  \(record.info.contentType ?? "-")  last used \(ISO8601DateFormatter().string(from: record.lastAccess))"
+                + (record.pinned ? "  pinned" : "")
+        }
+    }
+}
+
+/// What `ls` counts over the resources it lists.
+struct ListingTotals: Encodable {
+    let directory: String
+    let resources: Int
+    let complete: Int
+    let pinned: Int
+    let cachedBytes: Int64
+    let maxSize: Int64
+
+    init(resources: [(ResourceRecord, RangeSet)], maxSize: Int64, directory: CacheDirectory) {
+        self.directory = directory.path
+        self.resources = resources.count
+        complete = resources.filter { $0.0.info.isComplete(with: $0.1) }.count
+        pinned = resources.filter { $0.0.pinned }.count
+        cachedBytes = resources.reduce(0) { $0 + $1.1.count }
+        self.maxSize = maxSize
+    }
+
+    /// `3 resources (1 complete, 1 pinned), 12.5 MiB cached of a 2.0 GiB budget in DIR`.
+    var summary: String {
+        "\(resources) resource(s) (\(complete) complete, \(pinned) pinned), \(ByteCount.format(cachedBytes)) cached "
+            + "of a \(ByteCount.format(maxSize)) budget in \(directory)"
+    }
+}
+
+/// `ls --json`: the totals, then every resource.
+struct Listing: Encodable {
+    let totals: ListingTotals
+    let resources: [ResourceListing]
+}
+
+/// Resources as `ls` shows them: HLS segments counted under the playlist in their folder.
+struct ListingGroups {
+    let record: ResourceRecord
+    let ranges: RangeSet
+    var segmentCount = 0
+    var segmentBytes: Int64 = 0
+
+    static let segmentExtensions: Set<String> = ["ts", "m4s", "mp4", "m4a", "m4v", "aac", "mp3", "vtt", "webvtt", "key", "cmfv", "cmfa"]
+
+    static func make(_ resources: [(ResourceRecord, RangeSet)], groupingSegments: Bool) -> [ListingGroups] {
+        var entries = resources.map { ListingGroups(record: $0.0, ranges: $0.1) }
+        guard groupingSegments else { return entries }
+        func folder(_ url: String) -> String {
+            let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
+            return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+        }
+        func isPlaylist(_ url: String) -> Bool {
+            (url.split(separator: "?").first ?? "").lowercased().hasSuffix(".m3u8")
+        }
+        var playlistOfFolder: [String: Int] = [:]
+        for (position, entry) in entries.enumerated() where isPlaylist(entry.record.url) {
+            playlistOfFolder[folder(entry.record.url)] = playlistOfFolder[folder(entry.record.url)] ?? position
+        }
+        var grouped = Set<Int>()
+        for (position, entry) in entries.enumerated() where !isPlaylist(entry.record.url) {
+            let name = entry.record.url.split(separator: "?").first ?? ""
+            let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
+            guard segmentExtensions.contains(ext), let owner = playlistOfFolder[folder(entry.record.url)] else {
+                continue
+            }
+            entries[owner].segmentCount += 1
+            entries[owner].segmentBytes += entry.ranges.count
+            grouped.insert(position)
+        }
+        return entries.enumerated().filter { !grouped.contains($0.offset) }.map(\.element)
     }
 }
 

@@ -1,49 +1,126 @@
 import Foundation
 import StreamCache
 
-/// Where `get` and `export` write: stdout, or a file that appears only once it is complete.
+/// Where `get` and `export` write: stdout, a special file, or a regular file that appears only
+/// once it is complete.
 ///
-/// A file is written under a temporary name beside it and renamed at the end, so a failed run
-/// leaves no partial file behind.
+/// A regular file (or one that does not exist yet) is written under a temporary name beside it
+/// and renamed at the end, so a failed or interrupted run leaves no partial file behind. Anything
+/// else (a device such as `/dev/null`, a FIFO, a socket) is written straight, never replaced; a
+/// symlink is followed to its target.
 final class OutputFile {
     private let handle: FileHandle
+    /// The path the user gave, for messages.
+    private let shownPath: String
+    /// The file the output becomes, when written beside it first.
     private let finalPath: String?
     private let temporaryPath: String?
     private var committed = false
 
+    /// Checks that `path` can be written, before any byte is fetched: stdout for `-`.
+    ///
+    /// - Throws: ``StreamCacheError`` `storage` for a directory, a missing folder or a folder that
+    ///   cannot be written, one line naming the path.
+    static func check(_ path: String) throws {
+        guard path != "-" else { return }
+        let target = Self.resolved(path)
+        var info = stat()
+        if path.hasSuffix("/") || (stat(target, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR) {
+            throw StreamCacheError(.storage, "\(path) is a directory; name the file to write")
+        }
+        let folder = (target as NSString).deletingLastPathComponent
+        let folderPath = folder.isEmpty ? "." : folder
+        var folderInfo = stat()
+        guard stat(folderPath, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
+            throw StreamCacheError(.storage, "cannot write \(path): folder \(folderPath) does not exist")
+        }
+        if stat(target, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG {
+            guard access(folderPath, W_OK) == 0 else {
+                throw StreamCacheError(.storage, "cannot write \(path): folder \(folderPath) is not writable")
+            }
+        }
+    }
+
     /// Opens `path` for writing, or stdout for `-`.
     init(path: String) throws {
+        shownPath = path
         if path == "-" {
             handle = .standardOutput
             finalPath = nil
             temporaryPath = nil
             return
         }
-        let url = URL(fileURLWithPath: path)
+        try Self.check(path)
+        let target = Self.resolved(path)
+        var info = stat()
+        if stat(target, &info) == 0, (info.st_mode & S_IFMT) != S_IFREG {
+            // A device, FIFO or socket: written straight, never replaced by a file of ours.
+            let descriptor = open(target, O_WRONLY | O_CLOEXEC)
+            guard descriptor >= 0 else {
+                throw StreamCacheError(.storage, "cannot write \(path): \(String(cString: strerror(errno)))")
+            }
+            handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+            finalPath = nil
+            temporaryPath = nil
+            return
+        }
+        let url = URL(fileURLWithPath: target)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(
             ".\(url.lastPathComponent).\(getpid()).partial"
         ).path
-        guard FileManager.default.createFile(atPath: temporary, contents: nil),
-            let handle = FileHandle(forWritingAtPath: temporary)
-        else {
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else {
             throw StreamCacheError(.storage, "cannot write \(path): \(String(cString: strerror(errno)))")
         }
-        self.handle = handle
-        finalPath = path
+        handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        finalPath = target
         temporaryPath = temporary
     }
 
+    /// `path` with a symlink (at its end) followed to the file it names; a dangling link names
+    /// the file to create.
+    private static func resolved(_ path: String) -> String {
+        var target = path
+        for _ in 0..<40 {
+            guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: target) else { break }
+            target =
+                destination.hasPrefix("/")
+                ? destination : ((target as NSString).deletingLastPathComponent as NSString)
+                    .appendingPathComponent(destination)
+        }
+        return target
+    }
+
     deinit {
+        discard()
+    }
+
+    /// Removes the partial file of an output that will not be finished.
+    func discard() {
         if !committed, let temporaryPath { unlink(temporaryPath) }
     }
 
+    /// Whether the output goes to a terminal (binary output there is refused unless asked for).
+    var isTerminal: Bool { isatty(handle.fileHandleDescriptor) == 1 }
+
     /// Appends `bytes`.
+    ///
+    /// - Throws: ``OutputClosed`` when the reader of a pipe went away (`get … | head`), else
+    ///   ``StreamCacheError`` `storage`.
     func write(_ bytes: [UInt8]) throws {
-        do {
-            try handle.write(contentsOf: bytes)
-        } catch {
-            let reason = (error as NSError).localizedFailureReason ?? "\(error.localizedDescription)"
-            throw StreamCacheError(.storage, "cannot write \(finalPath ?? "standard output"): \(reason)")
+        let descriptor = handle.fileHandleDescriptor
+        var done = 0
+        while done < bytes.count {
+            let result = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + done, bytes.count - done) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                if errno == EPIPE { throw OutputClosed() }
+                throw StreamCacheError(
+                    .storage,
+                    "cannot write \(shownPath == "-" ? "standard output" : shownPath): \(String(cString: strerror(errno)))"
+                )
+            }
+            done += result
         }
     }
 
@@ -56,4 +133,16 @@ final class OutputFile {
         }
         committed = true
     }
+}
+
+/// The reader of the output pipe went away: not an error (`get … | head -c 100` exits 0).
+struct OutputClosed: Error {}
+
+extension FileHandle {
+    fileprivate var fileHandleDescriptor: Int32 { fileDescriptor }
+}
+
+/// `write(2)`, named apart from ``OutputFile/write(_:)``.
+private func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, bytes, count)
 }

@@ -23,7 +23,7 @@ extension StreamCacheCommand {
         }
 
         func run() async throws {
-            try await cache.withEngine { engine in
+            try await cache.withEngine(evicts: false) { engine in
                 if all {
                     let count = try await engine.removeAll()
                     print("removed \(count) resource(s)")

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import NIOCore
 import StreamCache
 import StreamCacheServer
 
@@ -41,6 +42,13 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "Seconds a connection may stay without a complete request before it is closed.")
         var idleTimeout: Double = 30
 
+        @Option(
+            name: .long,
+            help: "Set the cache's byte budget, e.g. 20G; stored in the cache directory for every command (default 2G).",
+            transform: ByteCount.parse
+        )
+        var maxSize: Int64?
+
         @OptionGroup var cache: CacheOptions
 
         func validate() throws {
@@ -69,6 +77,11 @@ extension StreamCacheCommand {
             } catch {
                 throw StreamCacheError(.storage, "\(error)")
             }
+            if let maxSize {
+                var settings = try CacheSettings.load(from: cache.directory)
+                settings.maxSize = maxSize
+                try settings.save(to: cache.directory)
+            }
             let listener = ListenerAuthority.Bound()
             try await cache.withEngine(configure: { $0.refuseURL = listener.refusal(of:) }) { engine in
                 let server = ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: cache.logger)
@@ -80,6 +93,11 @@ extension StreamCacheCommand {
                     }
                 } catch let error as StreamCacheError {
                     throw error
+                } catch let error as IOError where error.errnoCode == EADDRINUSE {
+                    throw StreamCacheError(
+                        .storage,
+                        "port \(port) is in use on \(host); choose another with --port (0 picks a free one)"
+                    )
                 } catch {
                     throw StreamCacheError(.storage, "cannot serve on \(host):\(port): \(error)")
                 }

@@ -12,7 +12,10 @@ struct StreamCacheCommand: AsyncParsableCommand {
         commandName: "streamcache",
         abstract: "A persistent byte-range cache for streaming media: each byte is downloaded once.",
         version: "0.1.0",
-        subcommands: [Serve.self, Get.self, List.self, Remove.self, Export.self, HLS.self, Origin.self, Drain.self]
+        subcommands: [
+            Serve.self, Get.self, Export.self, List.self, Remove.self, Pin.self, Unpin.self, Config.self, HLS.self,
+            Origin.self, Drain.self,
+        ]
     )
 
     /// Runs the command; failures become one line on stderr and a non-zero exit.
@@ -20,6 +23,11 @@ struct StreamCacheCommand: AsyncParsableCommand {
         signal(SIGPIPE, SIG_IGN)
         do {
             var command = try parseAsRoot()
+            if command is StreamCacheCommand {
+                // Bare `streamcache`: say what it can do.
+                print(helpMessage())
+                return
+            }
             if var asyncCommand = command as? AsyncParsableCommand {
                 try await asyncCommand.run()
             } else {
@@ -32,10 +40,47 @@ struct StreamCacheCommand: AsyncParsableCommand {
         } catch {
             // Help and version print as usual; a usage error becomes one line, like every other error.
             guard exitCode(for: error) != .success else { exit(withError: error) }
+            if let unknown = unknownCommand() {
+                Terminal.printError("streamcache: error: \(unknown) (see 'streamcache --help')")
+                Foundation.exit(exitCode(for: error).rawValue)
+            }
             let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
             Terminal.printError("streamcache: error: \(message) (see 'streamcache --help')")
             Foundation.exit(exitCode(for: error).rawValue)
         }
+    }
+}
+
+extension StreamCacheCommand {
+    /// `unknown command 'gte' (did you mean 'get'?)` when the first argument names no command.
+    static func unknownCommand(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> String? {
+        guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
+        let names = configuration.subcommands.compactMap { $0.configuration.commandName ?? defaultName($0) }
+        guard !names.contains(first) else { return nil }
+        let closest = names.min { distance($0, first) < distance($1, first) }
+        if let closest, distance(closest, first) <= 2 {
+            return "unknown command '\(first)' (did you mean '\(closest)'?)"
+        }
+        return "unknown command '\(first)'; commands: \(names.joined(separator: ", "))"
+    }
+
+    private static func defaultName(_ command: ParsableCommand.Type) -> String {
+        String(describing: command).lowercased()
+    }
+
+    /// The edit distance between two words (Levenshtein).
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a)
+        let b = Array(b)
+        var previous = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var current = [i + 1]
+            for (j, y) in b.enumerated() {
+                current.append(min(previous[j + 1] + 1, current[j] + 1, previous[j] + (x == y ? 0 : 1)))
+            }
+            previous = current
+        }
+        return previous[b.count]
     }
 }
 

@@ -34,7 +34,7 @@ import Testing
         )
         try await expectCleanFailure(["get", "ftp://example.com/a.mp3"], cacheDir: cache, mentions: "scheme")
         try await expectCleanFailure(["get", "not a url"], cacheDir: cache, mentions: "url")
-        for range in ["5-1", "abc", "-5", "1-2-3", "99999999999999999999-"] {
+        for range in ["5-1", "abc", "-0", "1-2-3", "99999999999999999999-"] {
             try await expectCleanFailure(
                 ["get", origin.url("a.mp3"), "--range", range, "-o", output],
                 cacheDir: cache,
@@ -109,17 +109,14 @@ import Testing
         let text = try await CLI.run(["ls"], cacheDir: workspace.cacheDirectory).output
         #expect(text.contains("[##########....................##########]"), "\(text)")
         let json =
-            try JSONSerialization.jsonObject(
+            (try JSONSerialization.jsonObject(
                 with: try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).stdout
-            ) as? [[String: Any]]
+            ) as? [String: Any])?["resources"] as? [[String: Any]]
         let ranges = json?.first?["ranges"] as? [[String: Int]]
         #expect(ranges == [["offset": 0, "length": 250_000], ["offset": 750_000, "length": 250_000]])
         #expect(json?.first?["cachedBytes"] as? Int == 500_000)
         #expect(try await CLI.run(["rm", origin.url("a.mp3")], cacheDir: workspace.cacheDirectory).status == 0)
-        #expect(
-            try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).output.trimmingCharacters(
-                in: .whitespacesAndNewlines
-            ) == "[\n\n]"
-        )
+        let emptied = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory).stdout
+        #expect(try JSONDecoder().decode(ListingOf<[String: String]>.self, from: emptied).resources.isEmpty)
     }
 }

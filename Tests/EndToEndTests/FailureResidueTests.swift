@@ -26,7 +26,7 @@ import Testing
         // Sessions close once unused for their linger time (2 s); then nothing may be left.
         try await Task.sleep(for: .seconds(3))
         let listed = try await CLI.run(["ls", "--json"], cacheDir: setup.workspace.cacheDirectory)
-        let resources = try JSONDecoder().decode([Listed].self, from: listed.stdout)
+        let resources = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources
         #expect(resources.isEmpty, "rows left: \(resources.count)")
         #expect(dataFiles(setup.workspace.cacheDirectory).isEmpty)
         #expect(setup.proxy.process.isRunning)
@@ -44,7 +44,7 @@ import Testing
         )
         #expect(refused.status != 0)
         let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
-        let resources = try JSONDecoder().decode([Listed].self, from: listed.stdout)
+        let resources = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources
         #expect(resources.isEmpty, "rows left: \(resources.map(\.url))")
         #expect(dataFiles(workspace.cacheDirectory).isEmpty)
     }

@@ -71,7 +71,7 @@ import Testing
         }
         struct Listed: Decodable { let cachedBytes: Int64 }
         let listed = try await CLI.run(["ls", "--json"], cacheDir: setup.workspace.cacheDirectory)
-        let resources = try JSONDecoder().decode([Listed].self, from: listed.stdout)
+        let resources = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources
         #expect(resources.allSatisfy { $0.cachedBytes == 0 }, "encoded bytes were cached: \(listed.output)")
     }
 }

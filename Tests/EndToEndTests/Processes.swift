@@ -200,3 +200,8 @@ struct Workspace {
         }
     }
 }
+
+/// `ls --json`: the resources of its object (their fields as `Resource` decodes them).
+struct ListingOf<Resource: Decodable>: Decodable {
+    let resources: [Resource]
+}

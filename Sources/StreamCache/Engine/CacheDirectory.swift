@@ -20,6 +20,12 @@ public struct CacheDirectory: Sendable, Hashable {
         return CacheDirectory(path: home + "/.cache/streamcache")
     }
 
+    /// The file that holds the directory's settings (its byte budget).
+    public var settingsPath: String { path + "/settings.json" }
+
+    /// Whether the directory holds an index (a cache was made here).
+    public var exists: Bool { FileManager.default.fileExists(atPath: indexPath) }
+
     /// The path of the index database.
     public var indexPath: String { path + "/index.sqlite" }
 
@@ -35,6 +41,15 @@ public struct CacheDirectory: Sendable, Hashable {
     ///
     /// - Throws: ``StreamCacheError/Kind/storage`` with the reason.
     public func prepare() throws {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            guard isDirectory.boolValue else {
+                throw StreamCacheError(.storage, "cache directory \(path) is a file, not a directory")
+            }
+            guard access(path, W_OK) == 0 else {
+                throw StreamCacheError(.storage, "cache directory \(path) is read-only")
+            }
+        }
         do {
             var missing: [String] = []
             var folder = dataDirectory

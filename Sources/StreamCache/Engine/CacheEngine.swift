@@ -427,6 +427,16 @@ public actor CacheEngine {
         try await index.delete(id: record.id)
     }
 
+    /// Pins (or unpins) `url`: a pinned resource is never evicted.
+    ///
+    /// - Returns: whether the cache holds it.
+    @discardableResult
+    public func setPinned(_ pinned: Bool, _ url: URL) async throws -> Bool {
+        guard let record = try await index.resource(forKey: configuration.key(url)) else { return false }
+        try await index.setPinned(pinned, id: record.id)
+        return true
+    }
+
     /// Deletes every resource in the cache.
     ///
     /// - Returns: how many resources were removed.

@@ -30,6 +30,12 @@ public struct CachedResource: Sendable {
         await lease.session.isComplete
     }
 
+    /// The resource's bytes as the origin has them now, straight from it and not cached: for what
+    /// must be fresh, such as a live playlist.
+    public func readFromOrigin() -> AsyncThrowingStream<[UInt8], Error> {
+        lease.session.uncached(from: 0, end: nil, known: ContentInfo())
+    }
+
     /// Reads bytes `[offset, offset + length)` (`length == nil`: to the end), in order, as they
     /// become available.
     ///

@@ -7,7 +7,7 @@ import GRDB
 /// bytes are durable (see ``ResourceSession``). Several processes may share one index; every
 /// write is one immediate transaction, and a busy database is waited for, not failed.
 package final class CacheIndex: Sendable {
-    private let pool: DatabasePool
+    private let pool: any DatabaseWriter
 
     /// Opens (creating and migrating if needed) the index at `path`.
     ///
@@ -18,12 +18,28 @@ package final class CacheIndex: Sendable {
         configuration.foreignKeysEnabled = true
         configuration.label = "StreamCache.index"
         do {
-            pool = try Self.openPool(path: path, configuration: configuration)
+            let pool = try Self.openPool(path: path, configuration: configuration)
             try Self.createSchema(pool)
+            self.pool = pool
             // The index holds the URLs a user fetched: the user's alone, with its WAL files.
             for file in [path, path + "-wal", path + "-shm"] { chmod(file, 0o600) }
         } catch {
             throw StreamCacheError(.index, "cannot open cache index \(path): \(Self.describe(error))")
+        }
+    }
+
+    /// Opens the index at `path` for reading only (`ls` on a cache the user may not write).
+    ///
+    /// - Throws: ``StreamCacheError/Kind/index`` if the database cannot be read.
+    package init(readingAt path: String) throws {
+        var configuration = Configuration()
+        configuration.readonly = true
+        configuration.busyMode = .timeout(30)
+        configuration.label = "StreamCache.index"
+        do {
+            pool = try DatabaseQueue(path: path, configuration: configuration)
+        } catch {
+            throw StreamCacheError(.index, "cannot read cache index \(path): \(Self.describe(error))")
         }
     }
 

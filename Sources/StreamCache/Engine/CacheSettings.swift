@@ -1,0 +1,47 @@
+import Foundation
+
+/// Settings that belong to a cache directory, not to one command: stored in it
+/// (`settings.json`) when set, used by every command on it until changed.
+public struct CacheSettings: Codable, Sendable, Hashable {
+    /// The default byte budget: 2 GiB.
+    public static let defaultMaxSize: Int64 = 2 << 30
+
+    /// The byte budget of the cache (`nil`: the default).
+    public var maxSize: Int64?
+
+    public init(maxSize: Int64? = nil) {
+        self.maxSize = maxSize
+    }
+
+    /// The budget in force.
+    public var effectiveMaxSize: Int64 { maxSize ?? Self.defaultMaxSize }
+
+    /// The settings stored in `directory`, or the defaults if none are.
+    ///
+    /// - Throws: ``StreamCacheError`` `storage` if the file exists but cannot be read.
+    public static func load(from directory: CacheDirectory) throws -> CacheSettings {
+        guard let data = FileManager.default.contents(atPath: directory.settingsPath) else { return CacheSettings() }
+        do {
+            return try JSONDecoder().decode(CacheSettings.self, from: data)
+        } catch {
+            throw StreamCacheError(.storage, "cannot read \(directory.settingsPath): not valid settings")
+        }
+    }
+
+    /// Stores the settings in `directory` (0600, replaced atomically).
+    ///
+    /// - Throws: ``StreamCacheError`` `storage` if they cannot be written.
+    public func save(to directory: CacheDirectory) throws {
+        try directory.prepare()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let temporary = directory.settingsPath + ".\(getpid()).partial"
+        let data = try encoder.encode(self)
+        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]),
+            rename(temporary, directory.settingsPath) == 0
+        else {
+            unlink(temporary)
+            throw StreamCacheError(.storage, "cannot write \(directory.settingsPath): \(String(cString: strerror(errno)))")
+        }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import StreamCache
+
+/// What `get` and `export` share: bytes of a URL through the cache into an output file, with
+/// progress, a clean end on SIGINT/SIGTERM and on a closed pipe.
+struct Download {
+    let url: URL
+    let headers: [HeaderField]
+    let offset: Int64
+    let length: Int64?
+    /// The output path, `-` for stdout.
+    let output: String
+    let progress: Progress?
+
+    /// Runs the download.
+    ///
+    /// - Throws: ``StreamCacheError`` for a failure (one line for the user); exits the process
+    ///   with 130 or 143 after SIGINT or SIGTERM, the partial file removed.
+    func run(cache: CacheOptions, timeout: Duration?) async throws {
+        let counter = WrittenBytes()
+        do {
+            try await Interrupted.run { try await transfer(cache: cache, timeout: timeout, counter: counter) }
+        } catch let interrupted as Interrupted {
+            progress?.clear()
+            Terminal.printError(
+                "interrupted; \(ByteCount.format(counter.value)) kept in the cache, run again to resume"
+            )
+            exit(interrupted.exitCode)
+        } catch is OutputClosed {
+            // The reader of the pipe has what it wanted (`get … | head -c 100`).
+            return
+        }
+    }
+
+    private func transfer(cache: CacheOptions, timeout: Duration?, counter: WrittenBytes) async throws {
+        try await cache.withEngine(timeout: timeout) { engine in
+            let stream = try await engine.read(url, offset: offset, length: length, headers: headers)
+            let file = try OutputFile(path: output)
+            var progress = progress
+            var written: Int64 = 0
+            for try await chunk in stream {
+                try file.write(chunk)
+                written += Int64(chunk.count)
+                counter.value = written
+                if progress != nil {
+                    let total = await stream.currentInfo().length.map { min(length ?? .max, $0 - offset) }
+                    progress?.update(done: written, total: total)
+                }
+            }
+            let last = length.map { offset + $0 - 1 }
+            if written == 0, length != 0, let total = await stream.currentInfo().length, total > 0 || offset > 0,
+                RangeSpecifier.from(first: offset, last: last).resolve(length: total) == nil
+            {
+                throw StreamCacheError(
+                    .rangeNotSatisfiable,
+                    "range starts at \(offset), past the end of the \(total)-byte resource"
+                )
+            }
+            try file.commit()
+            progress?.finish(done: written)
+        }
+    }
+}
+
+/// Bytes written so far, read by the interruption message.
+final class WrittenBytes: @unchecked Sendable {
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var stored: Int64 = 0
+
+    var value: Int64 {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// `get`/`export` wrote `.NAME.PID.partial` beside the target and renamed it over the target, so
+/// `-o /dev/null` replaced the machine's `/dev/null`, and a FIFO or a symlink was replaced too;
+/// Ctrl-C left the partial file behind.
+@Suite(.timeLimit(.minutes(3))) struct OutputTargetTests {
+    func partialFiles(in directory: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".partial") }
+    }
+
+    @Test func aFIFOIsWrittenStraightAndStaysAFIFO() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 300_000, seed: 580)
+        try workspace.write(data, as: "a.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let fifo = workspace.output("pipe")
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let reader = Task { try await Tool.run("cat", [fifo]) }
+        let got = try await CLI.run(["get", origin.url("a.bin"), "-o", fifo], cacheDir: workspace.cacheDirectory)
+        #expect(got.status == 0, "\(got.stderr)")
+        let read = try await reader.value
+        #expect(read.stdout == Data(data), "the reader of the FIFO got \(read.stdout.count) bytes")
+        var info = stat()
+        #expect(lstat(fifo, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "the FIFO was replaced")
+        #expect(partialFiles(in: workspace.outputDirectory).isEmpty)
+    }
+
+    @Test func aSymlinkIsFollowedToItsTarget() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 100_000, seed: 581)
+        try workspace.write(data, as: "a.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let target = workspace.output("target.bin")
+        let link = workspace.output("link.bin")
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: target)
+        let got = try await CLI.run(["get", origin.url("a.bin"), "-o", link], cacheDir: workspace.cacheDirectory)
+        #expect(got.status == 0, "\(got.stderr)")
+        #expect(try FileManager.default.destinationOfSymbolicLink(atPath: link) == target, "the link was replaced")
+        #expect(workspace.read(target) == data)
+    }
+
+    @Test func sigintRemovesThePartialFileAndTheNextRunResumes() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 3_000_000, seed: 582)
+        try workspace.write(data, as: "a.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "1M"])
+        let output = workspace.output("a.bin")
+        let (process, _, errors) = try CLI.start(["get", origin.url("a.bin"), "-o", output], cacheDir: workspace.cacheDirectory)
+        // Interrupted once it is writing (its partial file exists) and has some bytes.
+        for _ in 0..<200 where partialFiles(in: workspace.outputDirectory).isEmpty {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(!partialFiles(in: workspace.outputDirectory).isEmpty, "no partial file while downloading")
+        try await Task.sleep(for: .milliseconds(800))
+        kill(process.processIdentifier, SIGINT)
+        let message = try await onOwnThread { errors.fileHandleForReading.readDataToEndOfFile() }
+        try await onOwnThread { process.waitUntilExit() }
+        #expect(process.terminationStatus == 130)
+        let text = String(decoding: message, as: UTF8.self)
+        #expect(text.hasPrefix("interrupted; ") && text.contains("kept in the cache, run again to resume"), "\(text)")
+        #expect(text.split(separator: "\n").count == 1)
+        #expect(partialFiles(in: workspace.outputDirectory).isEmpty, "a partial file was left")
+        #expect(!FileManager.default.fileExists(atPath: output))
+
+        struct Listed: Decodable { let cachedBytes: Int64 }
+        let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        let kept = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources.first?.cachedBytes ?? 0
+        #expect(kept > 0, "the interrupted run kept nothing in the cache")
+        let before = try await origin.stats().bodyBytes
+        let again = try await CLI.run(["get", origin.url("a.bin"), "-o", output], cacheDir: workspace.cacheDirectory)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(workspace.read(output) == data)
+        let fetched = try await origin.stats().bodyBytes - before
+        #expect(fetched <= Int64(data.count) - kept, "the second run fetched \(fetched) bytes; \(kept) were cached")
+    }
+
+    @Test func aClosedPipeIsNotAnError() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        try workspace.write(TestData.bytes(count: 2_000_000, seed: 583), as: "a.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let script = "set -o pipefail; STREAMCACHE_DIR='\(workspace.cacheDirectory)' '\(CLI.binary)' get "
+            + "'\(origin.url("a.bin"))' -o - | head -c 100 | wc -c"
+        let piped = try await Tool.run("bash", ["-c", script])
+        #expect(piped.status == 0, "\(piped.stderr)")
+        #expect(piped.stderr.isEmpty, "\(piped.stderr)")
+        #expect(piped.output.trimmingCharacters(in: .whitespacesAndNewlines) == "100")
+    }
+
+    @Test func foldersAreRefusedBeforeDownloadingOrNamedAfterTheURL() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 10_000, seed: 584)
+        try workspace.write(data, as: "episode.mp3")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let refused = try await CLI.run(
+            ["get", origin.url("episode.mp3"), "-o", workspace.outputDirectory + "/"],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(refused.status != 0 && refused.stderr.contains("is a directory"), "\(refused.stderr)")
+        #expect(try await origin.stats().requests.isEmpty, "it downloaded before refusing")
+        let exported = try await CLI.run(
+            ["export", origin.url("episode.mp3"), workspace.outputDirectory],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(exported.status == 0, "\(exported.stderr)")
+        #expect(workspace.read(workspace.output("episode.mp3")) == data)
+    }
+}

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Soak test of `streamcache serve` on loopback: correctness and resource use under mixed load.
+#
+#   bench/soak.sh                  (SOAK_SECONDS=120 by default; needs curl and python3)
+#
+# For SOAK_SECONDS, bench/soak.py runs at once: 200 clients reading random ranges of a cold
+# 64 MiB file (a quarter open-ended and given up after at most 2 MiB), every byte compared with
+# the file; 1,000 idle connections that never finish a request (the proxy's 30 s idle timeout
+# should close them; they reopen); 20 clients giving up after 1-3 s on a 2 kB/s origin.
+# Reports requests, bytes checked, mismatched bytes, errors by kind, the proxy's fds, RSS and
+# threads (baseline after a warm-up request / peak / after the clients are gone), the time it
+# takes to exit after SIGTERM, and the origin's bytes for the file vs the union of bytes asked.
+# Ends with `soak: PASS`, or `soak: FAIL (reasons)` and status 1 when a byte was wrong, the fd
+# count after is not within 10 of the baseline, or the exit after SIGTERM took over 5 s.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${SOAK_SECONDS:-120}
+source bench/lib.sh
+
+mkdir -p "$work/origin"
+head -c $((64 << 20)) /dev/urandom > "$work/origin/media.bin"
+head -c $((4 << 20)) /dev/urandom > "$work/origin/slow.bin"
+head -c $((64 << 10)) /dev/urandom > "$work/origin/warmup.bin"
+
+origin=$(start_listener origin "$bin" origin "$work/origin")
+slow=$(start_listener origin-slow "$bin" origin "$work/origin" --rate 2000 --latency 500)
+proxy=$(start_listener proxy "$bin" serve --cache-dir "$work/cache" --idle-timeout 30 \
+    --error-log "$work/error.log")
+pid=$(cat "$work/proxy.pid")
+[ -n "$origin" ] && [ -n "$slow" ] && [ -n "$proxy" ] || { echo "soak: a server did not start" >&2; exit 1; }
+
+echo "streamcache serve soak: ${seconds} s, $(nproc) cores, $(date -u +%Y-%m-%d), $bin"
+python3 bench/soak.py run --proxy-port "$proxy" --origin-port "$origin" --slow-port "$slow" \
+    --pid "$pid" --media "$work/origin/media.bin" --slow "$work/origin/slow.bin" \
+    --seconds "$seconds" --out "$work/run.json"
+curl -s "http://127.0.0.1:$origin/_origin/stats" > "$work/origin-stats.json"
+curl -s "http://127.0.0.1:$slow/_origin/stats" > "$work/slow-stats.json"
+
+# SIGTERM, then poll /proc until the proxy is gone (or a zombie waiting for its reaper).
+running() { [ -e "/proc/$1/status" ] && [ "$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" != Z ]; }
+exit_seconds="over 10"
+if running "$pid"; then
+    kill -TERM "$pid"
+    began=$(date +%s.%N)
+    while running "$pid"; do
+        elapsed=$(awk -v a="$began" -v b="$(date +%s.%N)" 'BEGIN { print b - a }')
+        awk -v e="$elapsed" 'BEGIN { exit !(e > 10) }' && break
+        sleep 0.05
+    done
+    if running "$pid"; then
+        kill -KILL "$pid"
+    else
+        exit_seconds=$(awk -v a="$began" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+    fi
+else
+    exit_seconds="not running"
+fi
+if [ -s "$work/proxy.err" ]; then
+    echo "proxy stderr ($(wc -l < "$work/proxy.err") lines, the last 5):"
+    tail -n 5 "$work/proxy.err" | cut -c1-200 | sed 's/^/  /'
+fi
+
+python3 bench/soak.py report --run "$work/run.json" --origin-stats "$work/origin-stats.json" \
+    --slow-stats "$work/slow-stats.json" --exit-seconds "$exit_seconds" --error-log "$work/error.log"
