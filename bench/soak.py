@@ -4,7 +4,7 @@
     soak.py run --proxy-port P --origin-port O --slow-port S --pid PID --media FILE --slow FILE
                 [--seconds 120] [--clients 200] [--idle 1000] [--slow-clients 20] --out RUN.json
     soak.py report --run RUN.json --origin-stats JSON --slow-stats JSON --exit-seconds X
-                [--error-log FILE] [--media-path /media.bin]
+                [--error-log FILE --logged-before N] [--media-path /media.bin]
 
 `run` loads the proxy for --seconds with three kinds of client at once, all over raw HTTP/1.1 on
 asyncio streams:
@@ -214,6 +214,14 @@ def merged_length(spans):
     return total
 
 
+def spread(values):
+    """Median, 95th percentile and maximum of `values` (None when empty)."""
+    if not values:
+        return None
+    values = sorted(values)
+    return {"median": statistics.median(values), "p95": values[int(0.95 * (len(values) - 1))], "max": values[-1]}
+
+
 # ---- the soak ----
 
 class Soak:
@@ -236,6 +244,9 @@ class Soak:
         self.idle_held = {"nothing": [], "request-line": [], "headers": []}  # seconds until closed
         self.idle_answers = Counter()
         self.samples = []
+        self.connect_seconds = []  # idle connections: from connect() to connected
+        self.head_seconds = []  # range requests: from the request to the response head
+        self.complete_seconds = []  # range requests read to the end: from the request to the last byte
         self.ports = {args.proxy_port: "clients", args.origin_port: "to the origin",
                       args.slow_port: "to the slow origin"}
         self.peak_sockets = {}
@@ -251,11 +262,16 @@ class Soak:
                 self.mismatch_examples.append(f"{what}: {bad} of {len(chunk)} bytes wrong at {offset}")
 
     def stopping(self):
-        return time.monotonic() >= self.deadline
+        return asyncio.get_running_loop().time() >= self.deadline
+
+    async def connect(self):
+        """A new connection to the proxy (TimeoutError after CONNECT_SECONDS)."""
+        async with asyncio.timeout(CONNECT_SECONDS):
+            return await asyncio.open_connection("127.0.0.1", self.args.proxy_port)
 
     # (a) random ranges of the cold media file, verified byte by byte
     async def range_client(self, number):
-        rng = random.Random(self.args.seed * 1000 + number)
+        rng = random.Random(f"{self.args.seed} range {number}")
         size = len(self.media)
         reader = writer = None
         try:
@@ -273,8 +289,7 @@ class Soak:
                     reused = writer is not None
                     try:
                         if writer is None:
-                            reader, writer = await asyncio.wait_for(
-                                asyncio.open_connection("127.0.0.1", self.args.proxy_port), CONNECT_SECONDS)
+                            reader, writer = await self.connect()
                         keep = await self.range_request(reader, writer, first, last, spec, limit)
                         break
                     except ProtocolError as error:
@@ -306,8 +321,10 @@ class Soak:
         """One request on the connection; returns whether the connection can be reused."""
         writer.write(request_bytes(self.host, self.media_target, f"Range: {spec}\r\n"))
         loop = asyncio.get_running_loop()
+        asked = time.monotonic()
         async with asyncio.timeout(STALL_SECONDS) as stall:
             status, headers = await read_head(reader)
+            self.head_seconds.append(time.monotonic() - asked)
             if status == 206:
                 if content_range(headers.get("content-range", "")) != (first, last, len(self.media)):
                     self.errors["range: Content-Range not the range asked"] += 1
@@ -317,7 +334,7 @@ class Soak:
                 offset = first
             elif status == 200:
                 self.errors["range: 200 to a range request"] += 1
-                offset = 0  # the whole body: compared from the start
+                offset, limit = 0, 2 * MiB  # the whole body: its start compared, then given up
             else:
                 self.errors[f"range: status {status}"] += 1
                 return False
@@ -325,26 +342,27 @@ class Soak:
             try:
                 async for chunk in body_chunks(reader, headers):
                     stall.reschedule(loop.time() + STALL_SECONDS)
-                    if limit is not None and read + len(chunk) >= limit:
+                    enough = limit is not None and read + len(chunk) >= limit
+                    if enough:
                         chunk = chunk[:limit - read]
-                        self.verify(self.media, offset, chunk, "range")
-                        self.count["range bytes received"] += len(chunk)
-                        self.count["range given up (open-ended)"] += 1
-                        return False
                     self.verify(self.media, offset, chunk, "range")
                     self.count["range bytes received"] += len(chunk)
                     offset += len(chunk)
                     read += len(chunk)
+                    if enough:
+                        self.count["range given up (open-ended)"] += 1
+                        return False
             finally:
                 self.received.append((start, offset))
         if offset - start != last - first + 1 and status == 206:
             self.errors["range: body length not the range's"] += 1
         self.count["range requests complete"] += 1
+        self.complete_seconds.append(time.monotonic() - asked)
         return headers.get("connection", "").lower() != "close"
 
     # (b) idle connections that never finish a request; kept near --idle by reopening
     async def idle_client(self, number, connecting):
-        rng = random.Random(self.args.seed * 1000 + 500 + number)
+        rng = random.Random(f"{self.args.seed} idle {number}")
         mode = ("nothing", "request-line", "headers")[number % 3]
         partial = {
             "nothing": b"",
@@ -357,27 +375,28 @@ class Soak:
             while not self.stopping():
                 try:
                     async with connecting:
-                        reader, writer = await asyncio.wait_for(
-                            asyncio.open_connection("127.0.0.1", self.args.proxy_port), CONNECT_SECONDS)
+                        dialled = time.monotonic()
+                        reader, writer = await self.connect()
                 except (OSError, TimeoutError) as error:
                     self.errors[f"idle: connect {error_kind(error)}"] += 1
                     await asyncio.sleep(1)
                     continue
                 self.count["idle connections opened"] += 1
+                self.connect_seconds.append(time.monotonic() - dialled)
                 self.idle_open += 1
                 opened = time.monotonic()
+                answer = b""
                 try:
                     if partial:
                         writer.write(partial)
-                    answer = b""
-                    while True:  # until the server closes it (or the soak ends, by cancellation)
-                        chunk = await reader.read(4096)
-                        if not chunk:
-                            break
-                        answer += chunk
+                    async with asyncio.timeout_at(self.deadline):  # until the server closes it
+                        while chunk := await reader.read(4096):
+                            answer += chunk
                     how = "closed by server"
                 except ConnectionResetError:
                     how = "reset by server"
+                except TimeoutError:
+                    return  # the soak is over (closed below)
                 finally:
                     self.idle_open -= 1
                     close(writer)
@@ -392,7 +411,7 @@ class Soak:
 
     # (c) slow-origin readers that give up after 1-3 s
     async def slow_client(self, number):
-        rng = random.Random(self.args.seed * 1000 + 900 + number)
+        rng = random.Random(f"{self.args.seed} slow {number}")
         size = len(self.slow)
         while not self.stopping():
             first = rng.randrange(size)
@@ -432,12 +451,13 @@ class Soak:
             if sample is None:
                 self.count["proxy gone during the run"] = 1
                 return
-            if not self.samples or sample[0] > max(s[0] for s in self.samples):
-                self.peak_sockets = proxy_sockets(self.args.pid, self.ports)
+            if not self.samples or sample[0] > max(earlier[0] for earlier in self.samples):
+                self.peak_sockets = proxy_sockets(self.args.pid, self.ports)  # at the most fds
             self.samples.append(sample)
             now = time.monotonic()
             if now - started > 5 and not self.stopping():  # the idle connections are open by then
-                self.idle_open_min = min(self.idle_open_min or self.idle_open, self.idle_open)
+                if self.idle_open_min is None or self.idle_open < self.idle_open_min:
+                    self.idle_open_min = self.idle_open
             if now - last_progress >= 10:
                 last_progress = now
                 print(f"  {now - started:4.0f} s: {self.count['range requests complete']} ranges, "
@@ -472,7 +492,7 @@ class Soak:
               f"{args.clients} range, {args.idle} idle and {args.slow_clients} slow clients for "
               f"{args.seconds:g} s", file=sys.stderr, flush=True)
         began = time.monotonic()
-        self.deadline = began + args.seconds
+        self.deadline = asyncio.get_running_loop().time() + args.seconds
         connecting = asyncio.Semaphore(64)
         sampler = asyncio.create_task(self.sampler())
         clients = [asyncio.create_task(self.range_client(n)) for n in range(args.clients)]
@@ -482,10 +502,14 @@ class Soak:
         # Requests in flight at the deadline are cut: their connections are closed.
         for task in clients:
             task.cancel()
-        results = await asyncio.gather(*clients, return_exceptions=True)
-        for result in results:
-            if isinstance(result, Exception):
-                self.errors[f"client crashed: {type(result).__name__}: {result}"] += 1
+        done, pending = await asyncio.wait(clients, timeout=5)
+        if pending:  # a bug in this script: the numbers after are then measured late
+            self.errors["soak.py: client tasks still running 5 s after the end"] += len(pending)
+            print(f"soak.py: {len(pending)} client tasks did not stop", file=sys.stderr)
+        for task in done:
+            if not task.cancelled() and task.exception() is not None:
+                error = task.exception()
+                self.errors[f"soak.py: client crashed: {type(error).__name__}: {error}"] += 1
         elapsed = time.monotonic() - began
         sampler.cancel()
         await asyncio.gather(sampler, return_exceptions=True)
@@ -507,7 +531,10 @@ class Soak:
             "media_size": len(self.media),
             "asked_union": merged_length(self.asked),
             "received_union": merged_length(self.received),
+            "range_head_seconds": spread(self.head_seconds),
+            "range_complete_seconds": spread(self.complete_seconds),
             "idle_open_min": self.idle_open_min,
+            "idle_connect_seconds": spread(self.connect_seconds),
             "idle_held": {mode: {"count": len(v), "min": v[0], "median": statistics.median(v), "max": v[-1]}
                           for mode, v in held.items() if v},
             "idle_answers": dict(self.idle_answers),
@@ -550,9 +577,17 @@ def report(args):
 
     print(f"requests ({run['seconds']:.0f} s; {run['clients']['range']} range, {run['clients']['idle']} idle, "
           f"{run['clients']['slow']} slow clients)")
-    row("range requests complete / given up / sent", f"{count['range requests complete']}",
-        f"{count['range given up (open-ended)']}", f"{count['range requests']}")
+    range_errors = sum(n for kind, n in errors.items() if kind.startswith("range: ") and
+                       kind not in ("range: Content-Range not the range asked", "range: Content-Length not the range's",
+                                    "range: 200 to a range request", "range: body length not the range's"))
+    cut = count["range requests"] - count["range requests complete"] - count["range given up (open-ended)"] - range_errors
+    row("range complete / given up / failed / cut at end", f"{count['range requests complete']}",
+        f"{count['range given up (open-ended)']}", f"{range_errors}", f"{cut}")
     row("range bytes checked", mib(count["range bytes checked"]))
+    for name, key in (("range s to the head: median / p95 / max", "range_head_seconds"),
+                      ("range s to the end: median / p95 / max", "range_complete_seconds")):
+        if run[key]:
+            row(name, f"{run[key]['median']:.2f}", f"{run[key]['p95']:.2f}", f"{run[key]['max']:.2f}")
     row("slow requests complete / sent", f"{count['slow requests complete']}", f"{count['slow requests']}")
     row("slow given up before / after the head", f"{count['slow given up before headers']}",
         f"{count['slow given up after headers']}")
@@ -564,6 +599,9 @@ def report(args):
     row("idle opened / closed by server / reset", f"{count['idle connections opened']}",
         f"{count['idle closed by server']}", f"{count['idle reset by server']}")
     row("idle open at least (after ramp-up)", f"{run['idle_open_min']}")
+    if run["idle_connect_seconds"]:
+        held = run["idle_connect_seconds"]
+        row("idle s to connect: median / p95 / max", f"{held['median']:.2f}", f"{held['p95']:.2f}", f"{held['max']:.2f}")
     for mode, held in run["idle_held"].items():
         row(f"idle ({mode}) held s: min / median / max", f"{held['min']:.1f}", f"{held['median']:.1f}",
             f"{held['max']:.1f}")
@@ -586,7 +624,7 @@ def report(args):
                 fields = shlex.split(line)  # date time c-ip cs-method cs-uri sc-status x-reason
                 reason = fields[6] if len(fields) > 6 else "-"
                 logged[f"{fields[5]} {reason[:60]}"] += 1
-        print(f"proxy error log: {sum(logged.values())} lines")
+        print(f"proxy error log: {sum(logged.values())} lines ({args.logged_before} before SIGTERM)")
         for kind, n in logged.most_common(8):
             row(kind, f"{n}")
 
@@ -610,7 +648,8 @@ def report(args):
     media_bytes = origin["bodyBytes"] - others
     media_requests = sum(1 for r in origin["requests"] if r["path"] == args.media_path)
     print("origin")
-    row("media.bin: origin requests / body bytes", f"{media_requests}", mib(media_bytes))
+    row("media.bin: origin requests / active / bytes", f"{media_requests}", f"{origin['activeRequests']}",
+        mib(media_bytes))
     row("media.bin: duplicate bytes (sent twice)", mib(origin["duplicateBytes"]))
     row("union of bytes asked / received", mib(run["asked_union"]), mib(run["received_union"]))
     row("origin bytes / union asked", f"{media_bytes / max(run['asked_union'], 1):.3f}")
@@ -658,6 +697,7 @@ def main():
     p.add_argument("--slow-stats", required=True)
     p.add_argument("--exit-seconds", required=True)
     p.add_argument("--error-log")
+    p.add_argument("--logged-before", default="?")
     p.add_argument("--media-path", default="/media.bin")
     args = parser.parse_args()
     if args.command == "run":

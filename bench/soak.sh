@@ -36,6 +36,9 @@ python3 bench/soak.py run --proxy-port "$proxy" --origin-port "$origin" --slow-p
 curl -s "http://127.0.0.1:$origin/_origin/stats" > "$work/origin-stats.json"
 curl -s "http://127.0.0.1:$slow/_origin/stats" > "$work/slow-stats.json"
 
+# Failed requests the proxy has logged so far (a give-up is one), to compare with after the exit.
+logged_before=$(grep -vc '^#' "$work/error.log" 2>/dev/null || true)
+
 # SIGTERM, then poll /proc until the proxy is gone (or a zombie waiting for its reaper).
 running() { [ -e "/proc/$1/status" ] && [ "$(awk '/^State:/ { print $2 }' "/proc/$1/status" 2>/dev/null)" != Z ]; }
 exit_seconds="over 10"
@@ -61,4 +64,5 @@ if [ -s "$work/proxy.err" ]; then
 fi
 
 python3 bench/soak.py report --run "$work/run.json" --origin-stats "$work/origin-stats.json" \
-    --slow-stats "$work/slow-stats.json" --exit-seconds "$exit_seconds" --error-log "$work/error.log"
+    --slow-stats "$work/slow-stats.json" --exit-seconds "$exit_seconds" \
+    --error-log "$work/error.log" --logged-before "${logged_before:-0}"
