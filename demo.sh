@@ -7,9 +7,6 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 
-echo "== building (the first build takes several minutes)"
-swift build -c release --product streamcache >/dev/null
-bin="$(swift build -c release --show-bin-path)/streamcache"
 work=$(mktemp -d /tmp/streamcache-demo.XXXXXX)
 pids=()
 cleanup() {
@@ -17,6 +14,12 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
+echo "== building (the first build takes several minutes)"
+if ! swift build -c release --product streamcache > "$work/build.log" 2>&1; then
+    cat "$work/build.log"
+    exit 1
+fi
+bin="$(swift build -c release --show-bin-path)/streamcache"
 
 # wait_for_port FILE: the port of a server once it printed "listening on http://127.0.0.1:PORT".
 wait_for_port() {
@@ -42,8 +45,9 @@ done
 cmp "$work/first.mp3" "$work/second.mp3" && cmp -n 5000000 "$work/first.mp3" "$work/media/episode.mp3" \
     && echo "== both plays got the episode's bytes"
 echo "== what the origin sent (the second play cost it nothing):"
-curl -s "http://127.0.0.1:$origin/_origin/stats" | python3 -c \
-    'import json, sys; s = json.load(sys.stdin); print(f"   {s[\"bodyBytes\"]} bytes in {len(s[\"requests\"])} request(s), {s[\"duplicateBytes\"]} sent twice")'
+curl -s "http://127.0.0.1:$origin/_origin/stats" | python3 -c 'import json, sys
+s = json.load(sys.stdin)
+print("   %d bytes in %d request(s), %d sent twice" % (s["bodyBytes"], len(s["requests"]), s["duplicateBytes"]))'
 echo "== the proxy's access log:"
 sed 's/^/   /' "$work/access.log"
 echo "== streamcache ls:"

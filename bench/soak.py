@@ -17,7 +17,7 @@ asyncio streams:
                  so about --idle stay open.
   slow clients   ranges of the slow file from a 2 kB/s origin, given up after 1-3 s.
 It samples the proxy's fds, RSS and threads every second (baseline after one warm-up request,
-peak, and after the clients are gone and the fd count has settled, for up to 15 s) and writes
+peak, and after the clients are gone and the fd count has settled, for up to 30 s) and writes
 everything to RUN.json. `report` adds the origins' statistics and the time the proxy took to
 exit after SIGTERM, prints the table and `soak: PASS` or `soak: FAIL (reasons)`, exit status 1.
 """
@@ -513,10 +513,11 @@ class Soak:
         elapsed = time.monotonic() - began
         sampler.cancel()
         await asyncio.gather(sampler, return_exceptions=True)
-        # Quiet: the proxy's fd count back near the baseline, waiting up to 15 s.
+        # Quiet: the proxy's fd count back near the baseline, waiting up to 30 s (idle pooled
+        # connections to the origins close after 15 s).
         quiet_began = time.monotonic()
         after = proxy_sample(args.pid)
-        while after is not None and after[0] > baseline[0] + 10 and time.monotonic() - quiet_began < 15:
+        while after is not None and after[0] > baseline[0] + 10 and time.monotonic() - quiet_began < 30:
             await asyncio.sleep(0.5)
             after = proxy_sample(args.pid)
         settle = time.monotonic() - quiet_began

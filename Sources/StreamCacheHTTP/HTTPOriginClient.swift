@@ -34,6 +34,8 @@ public final class HTTPOriginClient: OriginClient {
         // The cache retries on its own terms; a refused connection should fail fast.
         configuration.connectionPool.retryConnectionEstablishment = false
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = 32
+        // Kept for a player's next request, not for good: a burst of players leaves no sockets.
+        configuration.connectionPool.idleTimeout = .seconds(15)
         client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.logger = logger
     }

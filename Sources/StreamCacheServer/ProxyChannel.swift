@@ -28,6 +28,7 @@ struct ProxyChannel: HTTPChannelHandler {
                 withOutboundHeaderValidation: false  // HTTPTypes validates fields already
             )
             try pipeline.addHandler(HTTP10KeepAliveHandler())
+            try pipeline.addHandler(HangUpHandler())
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
             try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
             return try NIOAsyncChannel(
@@ -56,5 +57,24 @@ final class HTTP10KeepAliveHandler: ChannelInboundHandler, RemovableChannelHandl
         }
         head.headers.replaceOrAdd(name: "Connection", value: "close")
         context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+}
+
+/// Closes the connection as soon as the client has closed its side.
+///
+/// Hummingbird lets a client half-close (it allows remote half-closure), so a player that hung
+/// up while its response waited for a slow origin left the socket in CLOSE-WAIT until the
+/// response was written. Players never half-close to read an answer: a closed input means the
+/// player has gone, and its read stops at the next write.
+final class HangUpHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case ChannelEvent.inputClosed = event {
+            context.close(promise: nil)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }

@@ -90,13 +90,15 @@ struct ProxyResponder: HTTPResponder {
         // Start reading at once where the request says where; learn the length on the way.
         var read: StartedRead?
         if request.method == .get, let (first, last) = ranges.startBeforeLength {
-            read = try await StartedRead(resource, offset: first, length: last.map { $0 - first + 1 })
+            read = try await exchange.untilHangUp {
+                try await StartedRead(resource, offset: first, length: last.map { $0 - first + 1 })
+            }
         }
         var info: ContentInfo
         if let read {
             info = await read.info
         } else {
-            info = try await resource.info()
+            info = try await exchange.untilHangUp { try await resource.info() }
         }
         if info.length == nil, request.method == .head {
             // An origin that sends no length (a chunked 200): learn it, never guess it.
@@ -141,7 +143,9 @@ struct ProxyResponder: HTTPResponder {
         if let read {
             body = read
         } else {
-            body = try await StartedRead(resource, offset: range?.lowerBound ?? 0, length: range?.count)
+            body = try await exchange.untilHangUp {
+                try await StartedRead(resource, offset: range?.lowerBound ?? 0, length: range?.count)
+            }
         }
         let allocator = ByteBufferAllocator()
         if let range, let whole = try body.whole(count: range.count, allocator: allocator, exchange: &exchange) {
@@ -186,7 +190,7 @@ struct ProxyResponder: HTTPResponder {
         if let started {
             read = started
         } else {
-            read = try await StartedRead(resource, offset: 0, length: nil)
+            read = try await exchange.untilHangUp { try await StartedRead(resource, offset: 0, length: nil) }
         }
         var original = [UInt8]()
         try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) { buffer in

@@ -34,6 +34,7 @@ struct Download {
 
     private func transfer(cache: CacheOptions, timeout: Duration?, counter: WrittenBytes) async throws {
         try await cache.withEngine(timeout: timeout) { engine in
+            progress?.waiting(for: url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } ?? "the origin")
             let stream = try await engine.read(url, offset: offset, length: length, headers: headers)
             let file = try OutputFile(path: output)
             var progress = progress

@@ -60,6 +60,17 @@ struct Progress {
         return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
+    /// Says what the command waits for before the first byte (an origin that accepts but does
+    /// not answer should not look like a hung command).
+    func waiting(for what: String) {
+        let line = "\(label)  waiting for \(what)…"
+        if interactive {
+            FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+        } else {
+            Terminal.printError(line)
+        }
+    }
+
     /// Removes the redrawn line (before another message).
     func clear() {
         if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }

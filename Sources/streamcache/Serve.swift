@@ -15,7 +15,7 @@ extension StreamCacheCommand {
                 """
         )
 
-        @Option(name: .long, help: "The address to bind (default 127.0.0.1; anything else exposes the cache).")
+        @Option(name: .long, help: "The address to bind (anything but loopback exposes the cache).")
         var host: String = "127.0.0.1"
 
         @Option(name: .long, help: "The port (0: any free port).")
@@ -82,6 +82,15 @@ extension StreamCacheCommand {
                 settings.maxSize = maxSize
                 try settings.save(to: cache.directory)
             }
+            // Owned by this command: returns freed memory to the system while serving (glibc keeps
+            // it otherwise, so RSS stayed at its peak long after a burst of players).
+            let trimmer = Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(10))
+                    MemoryTrim.trim()
+                }
+            }
+            defer { trimmer.cancel() }
             let listener = ListenerAuthority.Bound()
             try await cache.withEngine(configure: { $0.refuseURL = listener.refusal(of:) }) { engine in
                 let server = ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: cache.logger)
@@ -105,3 +114,18 @@ extension StreamCacheCommand {
         }
     }
 }
+
+/// Hands memory the allocator holds but no longer uses back to the system.
+enum MemoryTrim {
+    static func trim() {
+        #if os(Linux)
+        _ = glibcMallocTrim(0)
+        #endif
+    }
+}
+
+#if os(Linux)
+/// glibc's `malloc_trim` (declared in `malloc.h`, which the Glibc module does not export).
+@_silgen_name("malloc_trim")
+private func glibcMallocTrim(_ pad: Int) -> Int32
+#endif

@@ -61,7 +61,7 @@ extension ResourceSimulation {
         guard let index = active.randomElement(using: &random) else { return }
         readers[index].done = true
         let reader = readers[index]
-        machine.removeReader(reader.id)
+        removeReader(reader.id)
         note("reader \(reader.id) leaves at \(reader.position)")
     }
 
@@ -104,12 +104,12 @@ extension ResourceSimulation {
                 )
             }
             reader.done = true
-            machine.removeReader(reader.id)
+            removeReader(reader.id)
         case .fail(let error):
             note("reader \(reader.id) fails: \(error.message)")
             reader.done = true
             reader.failed = true
-            machine.removeReader(reader.id)
+            removeReader(reader.id)
         case .cancelled:
             fail("reader \(reader.id) was forgotten while it reads")
         case .wait:
@@ -252,6 +252,15 @@ extension ResourceSimulation {
             fetch.body!.position += Int64(count)
             fetches[id] = fetch
             if endsFetch { endFetch(id, error: nil) }
+        }
+    }
+
+    /// Forgets a reader; fetches the machine gives up with it are cancelled before any answer.
+    mutating func removeReader(_ id: Int) {
+        for fetch in machine.removeReader(id) {
+            note("fetch \(fetch) cancelled before its answer")
+            fetches[fetch]?.request = nil
+            endFetch(fetch, error: nil)
         }
     }
 

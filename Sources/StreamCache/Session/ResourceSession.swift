@@ -116,7 +116,8 @@ actor ResourceSession {
 
     /// Forgets reader `id`; fetches only it wanted finish the request they are in and stop.
     func removeReader(_ id: Int) {
-        machine.removeReader(id)
+        // A request still waiting for its answer (perhaps for a connection) is given up at once.
+        for fetch in machine.removeReader(id) { fetchTasks[fetch]?.cancel() }
         waiters.wakeAll()
         notifyIfIdle()
     }

@@ -27,9 +27,17 @@ extension ResourceStateMachine {
         return id
     }
 
-    /// Forgets reader `id`. Fetches only it wanted finish the request they are in and stop.
-    mutating func removeReader(_ id: Int) {
+    /// Forgets reader `id`. Fetches only it wanted finish the request they are in and stop; those
+    /// still waiting for their answer are given up (no byte is on its way yet).
+    ///
+    /// - Returns: the fetches to cancel.
+    @discardableResult
+    mutating func removeReader(_ id: Int) -> [Int] {
         readers[id] = nil
+        return fetches.values.filter { fetch in
+            guard case .requesting = fetch.state, fetch.generation == generation else { return false }
+            return !isWanted(fetch)
+        }.map(\.id)
     }
 
     /// Reader `id` wants the bytes at `position`.
