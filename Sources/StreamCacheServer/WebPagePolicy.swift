@@ -33,7 +33,9 @@ public struct WebPagePolicy: Sendable {
     public func judge(origin: String?, fetchSite: String?, referer: String? = nil) -> Verdict {
         if let origin {
             if allowed.contains(Self.normalized(origin)) { return .serveTo(origin: origin) }
-            return .refuse("requests from web pages are refused (Origin: \(Self.printable(origin))); see --allow-origin")
+            return .refuse(
+                "requests from web pages are refused (Origin: \(Self.printable(origin))); see --allow-origin"
+            )
         }
         if let site = fetchSite?.lowercased(), site == "cross-site" || site == "same-site" {
             if let page = referer.flatMap(Self.origin(ofPage:)), allowed.contains(page) { return .serve }

@@ -12,7 +12,11 @@ extension StreamCacheCommand {
                 """
         )
 
-        @Option(name: .long, help: "The cache's byte budget, e.g. 512M or 20G (default 2G).", transform: ByteCount.parse)
+        @Option(
+            name: .long,
+            help: "The cache's byte budget, e.g. 512M or 20G (default 2G).",
+            transform: ByteCount.parse
+        )
         var maxSize: Int64?
 
         @OptionGroup var cache: CacheOptions
@@ -25,7 +29,9 @@ extension StreamCacheCommand {
                 // Enforce the new budget now.
                 try await cache.withEngine { engine in await engine.evictIfNeeded() }
             }
-            print("max-size \(ByteCount.format(settings.effectiveMaxSize))\(settings.maxSize == nil ? " (default)" : "")")
+            print(
+                "max-size \(ByteCount.format(settings.effectiveMaxSize))\(settings.maxSize == nil ? " (default)" : "")"
+            )
             print("cache-dir \(cache.directory.path)")
         }
     }

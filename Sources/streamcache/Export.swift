@@ -38,8 +38,10 @@ extension StreamCacheCommand {
         /// `file`, or the URL's last path segment inside it when it is a folder.
         static func outputPath(_ file: String, url: URL) throws -> String {
             var isDirectory: ObjCBool = false
-            guard file.hasSuffix("/") || (FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory)
-                && isDirectory.boolValue)
+            guard
+                file.hasSuffix("/")
+                    || (FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory)
+                        && isDirectory.boolValue)
             else { return file }
             let name = url.lastPathComponent
             guard !name.isEmpty, name != "/", name != ".", name != ".." else {

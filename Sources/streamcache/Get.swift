@@ -59,7 +59,10 @@ extension StreamCacheCommand {
                     try await engine.contentInfo(url, headers: headers)
                 }
                 guard let total = info.length else {
-                    throw StreamCacheError(.rangeNotSatisfiable, "the origin does not say the length, so -\(count) has no start")
+                    throw StreamCacheError(
+                        .rangeNotSatisfiable,
+                        "the origin does not say the length, so -\(count) has no start"
+                    )
                 }
                 offset = max(0, total - count)
                 length = total - offset

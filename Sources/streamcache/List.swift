@@ -27,7 +27,8 @@ extension StreamCacheCommand {
         func run() async throws {
             let directory = cache.directory
             var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue {
+            if FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), !isDirectory.boolValue
+            {
                 throw StreamCacheError(.storage, "cache directory \(directory.path) is a file, not a directory")
             }
             var resources: [(ResourceRecord, RangeSet)] = []
@@ -42,7 +43,10 @@ extension StreamCacheCommand {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 encoder.dateEncodingStrategy = .iso8601
-                let listing = Listing(totals: totals, resources: resources.map { ResourceListing(record: $0.0, ranges: $0.1) })
+                let listing = Listing(
+                    totals: totals,
+                    resources: resources.map { ResourceListing(record: $0.0, ranges: $0.1) }
+                )
                 print(String(decoding: try encoder.encode(listing), as: UTF8.self))
                 return
             }
@@ -109,7 +113,9 @@ struct ListingGroups {
     var segmentCount = 0
     var segmentBytes: Int64 = 0
 
-    static let segmentExtensions: Set<String> = ["ts", "m4s", "mp4", "m4a", "m4v", "aac", "mp3", "vtt", "webvtt", "key", "cmfv", "cmfa"]
+    static let segmentExtensions: Set<String> = [
+        "ts", "m4s", "mp4", "m4a", "m4v", "aac", "mp3", "vtt", "webvtt", "key", "cmfv", "cmfa",
+    ]
 
     static func make(_ resources: [(ResourceRecord, RangeSet)], groupingSegments: Bool) -> [ListingGroups] {
         var entries = resources.map { ListingGroups(record: $0.0, ranges: $0.1) }

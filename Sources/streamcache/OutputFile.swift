@@ -85,7 +85,8 @@ final class OutputFile {
             guard let destination = try? FileManager.default.destinationOfSymbolicLink(atPath: target) else { break }
             target =
                 destination.hasPrefix("/")
-                ? destination : ((target as NSString).deletingLastPathComponent as NSString)
+                ? destination
+                : ((target as NSString).deletingLastPathComponent as NSString)
                     .appendingPathComponent(destination)
         }
         return target

@@ -35,7 +35,8 @@ extension StreamCacheCommand {
 
         @Option(
             name: .long,
-            help: "A web page origin allowed to use the proxy, e.g. https://player.example (repeatable; others get 403)."
+            help:
+                "A web page origin allowed to use the proxy, e.g. https://player.example (repeatable; others get 403)."
         )
         var allowOrigin: [String] = []
 
@@ -44,7 +45,8 @@ extension StreamCacheCommand {
 
         @Option(
             name: .long,
-            help: "Set the cache's byte budget, e.g. 20G; stored in the cache directory for every command (default 2G).",
+            help:
+                "Set the cache's byte budget, e.g. 20G; stored in the cache directory for every command (default 2G).",
             transform: ByteCount.parse
         )
         var maxSize: Int64?

@@ -33,7 +33,9 @@ import Testing
         let origin = try await OriginProcess(directory: workspace.originDirectory)
         let cache = workspace.cacheDirectory
         for name in ["a", "b"] {
-            #expect(try await CLI.run(["get", origin.url(name), "-o", workspace.output(name)], cacheDir: cache).status == 0)
+            #expect(
+                try await CLI.run(["get", origin.url(name), "-o", workspace.output(name)], cacheDir: cache).status == 0
+            )
         }
         // rm of one resource never evicts the others, and takes no budget.
         let refused = try await CLI.run(["rm", origin.url("a"), "--max-size", "1M"], cacheDir: cache)
@@ -59,7 +61,9 @@ import Testing
         let origin = try await OriginProcess(directory: workspace.originDirectory)
         let cache = workspace.cacheDirectory
         for name in ["a", "b"] {
-            #expect(try await CLI.run(["get", origin.url(name), "-o", workspace.output(name)], cacheDir: cache).status == 0)
+            #expect(
+                try await CLI.run(["get", origin.url(name), "-o", workspace.output(name)], cacheDir: cache).status == 0
+            )
         }
         let pinned = try await CLI.run(["pin", origin.url("a")], cacheDir: cache)
         #expect(pinned.status == 0, "\(pinned.stderr)")
@@ -122,13 +126,18 @@ import Testing
         try workspace.write(data, as: "a.bin")
         let origin = try await OriginProcess(directory: workspace.originDirectory)
         for range in [["--range", "-100"], ["--range=-100"]] {
-            let got = try await CLI.run(["get", origin.url("a.bin")] + range + ["-o", "-"], cacheDir: workspace.cacheDirectory)
+            let got = try await CLI.run(
+                ["get", origin.url("a.bin")] + range + ["-o", "-"],
+                cacheDir: workspace.cacheDirectory
+            )
             #expect(got.status == 0, "\(range): \(got.stderr)")
             #expect([UInt8](got.stdout) == Array(data.suffix(100)), "\(range)")
         }
         // On a terminal (a pty), binary output is refused unless -o - asks for it.
         let spawn = "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)"
-        let environment = ["env", "STREAMCACHE_DIR=\(workspace.cacheDirectory)", CLI.binary, "get", origin.url("a.bin")]
+        let environment = [
+            "env", "STREAMCACHE_DIR=\(workspace.cacheDirectory)", CLI.binary, "get", origin.url("a.bin"),
+        ]
         let refused = try await Tool.run("python3", ["-c", spawn] + environment)
         #expect(refused.status != 0 && refused.output.contains("terminal"), "\(refused.output)")
         let forced = try await Tool.run("python3", ["-c", spawn] + environment + ["-o", "-"])
@@ -149,8 +158,10 @@ import Testing
         // A seek: the player drops its connection mid-body.
         _ = try await Tool.run(
             "curl",
-            ["-s", "-o", "/dev/null", "--max-time", "1", "-A", "TestPlayer/1.0", "-r", "1000-",
-                proxy.url(origin.url("a.bin"))]
+            [
+                "-s", "-o", "/dev/null", "--max-time", "1", "-A", "TestPlayer/1.0", "-r", "1000-",
+                proxy.url(origin.url("a.bin")),
+            ]
         )
         try await Task.sleep(for: .milliseconds(500))
         try await proxy.stop()
@@ -159,6 +170,9 @@ import Testing
         #expect(errorLines.isEmpty, "a seek wrote error lines: \(errorLines)")
         let log = try String(contentsOfFile: access, encoding: .utf8)
         #expect(log.contains("#Fields: date time c-ip cs-method cs-uri cs(Range) cs(User-Agent) sc-status"))
-        #expect(log.contains("bytes=1000-") && log.contains("TestPlayer/1.0") && log.contains("client-went-away"), "\(log)")
+        #expect(
+            log.contains("bytes=1000-") && log.contains("TestPlayer/1.0") && log.contains("client-went-away"),
+            "\(log)"
+        )
     }
 }

@@ -51,7 +51,10 @@ import Testing
         // About 10 s to download: time to interrupt it however loaded the machine is.
         let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "300K"])
         let output = workspace.output("a.bin")
-        let (process, _, errors) = try CLI.start(["get", origin.url("a.bin"), "-o", output], cacheDir: workspace.cacheDirectory)
+        let (process, _, errors) = try CLI.start(
+            ["get", origin.url("a.bin"), "-o", output],
+            cacheDir: workspace.cacheDirectory
+        )
         // Interrupted once it is writing (its partial file exists) and has some bytes.
         for _ in 0..<200 where partialFiles(in: workspace.outputDirectory).isEmpty {
             try await Task.sleep(for: .milliseconds(50))
@@ -70,7 +73,8 @@ import Testing
 
         struct Listed: Decodable { let cachedBytes: Int64 }
         let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
-        let kept = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources.first?.cachedBytes ?? 0
+        let kept =
+            try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources.first?.cachedBytes ?? 0
         #expect(kept > 0, "the interrupted run kept nothing in the cache")
         let before = try await origin.stats().bodyBytes
         let again = try await CLI.run(["get", origin.url("a.bin"), "-o", output], cacheDir: workspace.cacheDirectory)
@@ -85,7 +89,8 @@ import Testing
         defer { workspace.remove() }
         try workspace.write(TestData.bytes(count: 2_000_000, seed: 583), as: "a.bin")
         let origin = try await OriginProcess(directory: workspace.originDirectory)
-        let script = "set -o pipefail; STREAMCACHE_DIR='\(workspace.cacheDirectory)' '\(CLI.binary)' get "
+        let script =
+            "set -o pipefail; STREAMCACHE_DIR='\(workspace.cacheDirectory)' '\(CLI.binary)' get "
             + "'\(origin.url("a.bin"))' -o - | head -c 100 | wc -c"
         let piped = try await Tool.run("bash", ["-c", script])
         #expect(piped.status == 0, "\(piped.stderr)")

@@ -170,21 +170,27 @@ struct RawSocket {
     /// Sends `request` verbatim on a new connection and returns everything the server sends
     /// back until it closes the connection (or 10 s pass).
     static func exchange(_ request: String, port: Int) async throws -> String {
+        try await converse(request, port: port, seconds: 10).reply
+    }
+
+    /// Sends `text` on a new connection, then reads until the server closes it (`closed`) or
+    /// `seconds` pass without it doing so.
+    static func converse(_ text: String, port: Int, seconds: Int) async throws -> (closed: Bool, reply: String) {
         try await onOwnThread {
             let socket = try RawSocket.connect(host: "127.0.0.1", port: port)
             defer { close(socket.descriptor) }
-            var timeout = timeval(tv_sec: 10, tv_usec: 0)
+            var timeout = timeval(tv_sec: seconds, tv_usec: 0)
             setsockopt(socket.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let bytes = Array(request.utf8)
+            let bytes = Array(text.utf8)
             _ = bytes.withUnsafeBytes { send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             var reply = [UInt8]()
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {
                 let count = recv(socket.descriptor, &buffer, buffer.count, 0)
-                if count <= 0 { break }
+                if count == 0 { return (true, String(decoding: reply, as: UTF8.self)) }
+                if count < 0 { return (errno == ECONNRESET, String(decoding: reply, as: UTF8.self)) }
                 reply += buffer[..<count]
             }
-            return String(decoding: reply, as: UTF8.self)
         }
     }
 }

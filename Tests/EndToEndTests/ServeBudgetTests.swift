@@ -19,7 +19,9 @@ import Testing
         for _ in 0..<20 where total > 1 << 20 {
             try await Task.sleep(for: .milliseconds(500))
             let listed = try await CLI.run(["ls", "--json"], cacheDir: setup.workspace.cacheDirectory)
-            total = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources.reduce(0) { $0 + $1.cachedBytes }
+            total = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources.reduce(0) {
+                $0 + $1.cachedBytes
+            }
         }
         #expect(total <= 1 << 20, "serve keeps \(total) bytes over a 1 MiB budget")
         #expect(total > 0, "the first bytes within the budget stay cached")

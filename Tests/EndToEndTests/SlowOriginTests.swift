@@ -29,8 +29,10 @@ import Testing
         // The host is free again once the abandoned fetches gave up (their grace is 3 s).
         let next = try await Tool.run(
             "curl",
-            ["-s", "--max-time", "30", "-w", "%{http_code}", "-o", setup.workspace.output("small.bin"),
-                setup.url("small.bin")]
+            [
+                "-s", "--max-time", "30", "-w", "%{http_code}", "-o", setup.workspace.output("small.bin"),
+                setup.url("small.bin"),
+            ]
         )
         #expect(next.output == "200", "the next request to a slow host hung: \(next.output) \(next.stderr)")
         #expect(setup.workspace.read(setup.workspace.output("small.bin")) == small)

@@ -11,9 +11,10 @@ import Testing
         let data = TestData.bytes(count: 5000, seed: 520)
         try setup.workspace.write(data, as: "a.bin")
 
-        for header in ["Origin: https://evil.example", "Origin: null", "Sec-Fetch-Site: cross-site",
-            "Sec-Fetch-Site: same-site"]
-        {
+        for header in [
+            "Origin: https://evil.example", "Origin: null", "Sec-Fetch-Site: cross-site",
+            "Sec-Fetch-Site: same-site",
+        ] {
             let reply = try await Curl.fetch(setup.url("a.bin"), headers: [header])
             #expect(reply.status == 403, "\(header)")
             #expect(String(decoding: reply.body, as: UTF8.self).contains("web pages"), "\(header)")

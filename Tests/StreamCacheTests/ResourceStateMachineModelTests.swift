@@ -58,6 +58,8 @@ import Testing
         _ = machine.answered(a.fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
         // A chunk that crosses the second fetch's first byte is cut there, and the fetch ends:
         // whatever its limit becomes, the rest of that body never lands anywhere.
-        #expect(machine.received(a.fetch, count: 400, now: .now) == .write(skip: 0, count: 300, offset: 0, endsFetch: true))
+        #expect(
+            machine.received(a.fetch, count: 400, now: .now) == .write(skip: 0, count: 300, offset: 0, endsFetch: true)
+        )
     }
 }

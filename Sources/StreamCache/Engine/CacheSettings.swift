@@ -41,7 +41,10 @@ public struct CacheSettings: Codable, Sendable, Hashable {
             rename(temporary, directory.settingsPath) == 0
         else {
             unlink(temporary)
-            throw StreamCacheError(.storage, "cannot write \(directory.settingsPath): \(String(cString: strerror(errno)))")
+            throw StreamCacheError(
+                .storage,
+                "cannot write \(directory.settingsPath): \(String(cString: strerror(errno)))"
+            )
         }
     }
 }

@@ -5,7 +5,11 @@ extension ResourceSession {
     /// the cache's disk is full. The answer must be of the version the reader has been reading.
     ///
     /// The stream owns the task that fetches; ending or dropping the stream cancels it.
-    nonisolated func uncached(from position: Int64, end: Int64?, known: ContentInfo) -> AsyncThrowingStream<
+    nonisolated func uncached(
+        from position: Int64,
+        end: Int64?,
+        known: ContentInfo
+    ) -> AsyncThrowingStream<
         [UInt8], Error
     > {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
@@ -23,12 +27,18 @@ extension ResourceSession {
                     switch try OriginAnswer.judge(head, first: position, last: end.map { $0 - 1 }) {
                     case .partial(_, let info):
                         guard known.length == nil || !known.isDifferentVersion(from: info) else {
-                            throw StreamCacheError(.resourceChanged, "the resource changed at the origin during the read")
+                            throw StreamCacheError(
+                                .resourceChanged,
+                                "the resource changed at the origin during the read"
+                            )
                         }
                         skip = 0
                     case .full(let info):
                         guard known.length == nil || !known.isDifferentVersion(from: info) else {
-                            throw StreamCacheError(.resourceChanged, "the resource changed at the origin during the read")
+                            throw StreamCacheError(
+                                .resourceChanged,
+                                "the resource changed at the origin during the read"
+                            )
                         }
                         skip = position
                     case .endOfResource, .notModified:
