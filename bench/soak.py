@@ -51,6 +51,10 @@ class ProtocolError(Exception):
 
 # ---- the proxy process, from /proc ----
 
+# How far above its baseline the proxy's RSS may stay once the clients are gone.
+RSS_SLACK_KIB = 32 << 10
+
+
 def proxy_sample(pid):
     """(open fds, VmRSS KiB, VmHWM KiB, threads) of the proxy, or None once it has exited."""
     try:
@@ -513,11 +517,12 @@ class Soak:
         elapsed = time.monotonic() - began
         sampler.cancel()
         await asyncio.gather(sampler, return_exceptions=True)
-        # Quiet: the proxy's fd count back near the baseline, waiting up to 30 s (idle pooled
-        # connections to the origins close after 15 s).
+        # Quiet: the proxy's fd count and RSS back near the baseline, waiting up to 30 s (idle
+        # pooled connections to the origins close after 15 s; memory is handed back every 10 s).
         quiet_began = time.monotonic()
         after = proxy_sample(args.pid)
-        while after is not None and after[0] > baseline[0] + 10 and time.monotonic() - quiet_began < 30:
+        while (after is not None and (after[0] > baseline[0] + 10 or after[1] > baseline[1] + RSS_SLACK_KIB)
+               and time.monotonic() - quiet_began < 30):
             await asyncio.sleep(0.5)
             after = proxy_sample(args.pid)
         settle = time.monotonic() - quiet_began
@@ -665,6 +670,8 @@ def report(args):
         reasons.append("the proxy exited during the run")
     elif after["fds"] > base["fds"] + 10:
         reasons.append(f"{after['fds']} fds after vs {base['fds']} at baseline")
+    if after is not None and after["rss_kib"] > base["rss_kib"] + RSS_SLACK_KIB:
+        reasons.append(f"RSS {after['rss_kib'] >> 10} MiB after vs {base['rss_kib'] >> 10} MiB at baseline")
     try:
         if float(args.exit_seconds) > 5:
             reasons.append(f"exit took {args.exit_seconds} s after SIGTERM")
