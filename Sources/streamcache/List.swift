@@ -32,7 +32,7 @@ extension StreamCacheCommand {
                 throw StreamCacheError(.storage, "cache directory \(directory.path) is a file, not a directory")
             }
             var resources: [(ResourceRecord, RangeSet)] = []
-            if directory.exists {
+            if directory.hasIndex {
                 // Read-only: listing works on a cache the user may not write.
                 resources = try await CacheIndex(readingAt: directory.indexPath).allResources()
             }

@@ -15,6 +15,7 @@ struct FullDiskTests {
         let fresh = TestData.bytes(count: 3_000_000, seed: 571)
         try workspace.write(cached, as: "cached.bin")
         try workspace.write(fresh, as: "fresh.bin")
+        try workspace.write(fresh, as: "ranged.bin")
         let origin = try await OriginProcess(directory: workspace.originDirectory)
         let proxy = try await ListeningProcess(["serve"], cacheDir: disk.path)
         let cachedURL = proxy.url(origin.url("cached.bin"))
@@ -31,6 +32,11 @@ struct FullDiskTests {
         #expect(streamed.status == 200, "a new resource on a full disk: \(streamed.status)")
         let right = [UInt8](streamed.body) == fresh
         #expect(right, "\(streamed.body.count) bytes, not the resource")
+        // A range of a new resource on the full disk: exactly its bytes, however they come.
+        let ranged = try await Curl.fetch(proxy.url(origin.url("ranged.bin")), headers: ["Range: bytes=100000-2599999"])
+        #expect(ranged.status == 206)
+        let rightRange = [UInt8](ranged.body) == Array(fresh[100_000..<2_600_000])
+        #expect(rightRange, "\(ranged.body.count) bytes, not bytes 100000-2599999")
         #expect(proxy.process.isRunning)
         try await proxy.stop()
 

@@ -24,7 +24,7 @@ public struct CacheDirectory: Sendable, Hashable {
     public var settingsPath: String { path + "/settings.json" }
 
     /// Whether the directory holds an index (a cache was made here).
-    public var exists: Bool { FileManager.default.fileExists(atPath: indexPath) }
+    public var hasIndex: Bool { FileManager.default.fileExists(atPath: indexPath) }
 
     /// The path of the index database.
     public var indexPath: String { path + "/index.sqlite" }

@@ -95,7 +95,7 @@ public actor CacheEngine {
             session = try await self.session(key: key, url: url, headers: headers)
         } catch let error as StreamCacheError where error.kind == .diskFull {
             // No room for a new row or file: make some, then try once more.
-            await makeRoom()
+            await makeRoom(now: true)
             do {
                 session = try await self.session(key: key, url: url, headers: headers)
             } catch {
@@ -318,9 +318,10 @@ public actor CacheEngine {
     }
 
     /// Makes room on a full disk: evicts least recently used resources (not in use, not pinned)
-    /// until the cache holds at most half of what it held; at most once every 5 seconds.
-    private func makeRoom() async {
-        if let last = lastMadeRoom, last.duration(to: .now) < .seconds(5) { return }
+    /// until the cache holds at most half of what it held; for failed writes at most once every
+    /// 5 seconds, for a resource that cannot be opened (`now`) at once.
+    private func makeRoom(now: Bool = false) async {
+        if !now, let last = lastMadeRoom, last.duration(to: .now) < .seconds(5) { return }
         lastMadeRoom = .now
         // Sessions lingering unused hold their files: close them so they can go too.
         for key in sessions.keys where leases[key] == nil {

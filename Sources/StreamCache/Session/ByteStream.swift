@@ -25,7 +25,8 @@ public struct ByteStream: AsyncSequence, Sendable {
     public struct Iterator: AsyncIteratorProtocol {
         private let lease: SessionLease
         private var position: Int64
-        private let length: Int64?
+        /// Where the read ends (exclusive), `nil`: at the end of the resource.
+        private let end: Int64?
         private let configuration: CacheConfiguration
         private var reader: ReaderRegistration?
         /// The rest of the read straight from the origin, once the disk was too full to cache it.
@@ -38,7 +39,7 @@ public struct ByteStream: AsyncSequence, Sendable {
         init(lease: SessionLease, offset: Int64, length: Int64?, configuration: CacheConfiguration) {
             self.lease = lease
             self.position = offset
-            self.length = length
+            self.end = length.map { offset + $0 }
             self.configuration = configuration
         }
 
@@ -62,7 +63,7 @@ public struct ByteStream: AsyncSequence, Sendable {
             if uncached != nil { return try await nextUncachedChunk() }
             let session = lease.session
             if reader == nil {
-                let id = await session.addReader(offset: position, end: length.map { position + $0 })
+                let id = await session.addReader(offset: position, end: end)
                 reader = ReaderRegistration(session: session, id: id, chores: lease.chores)
             }
             guard let reader else { return nil }
@@ -74,10 +75,8 @@ public struct ByteStream: AsyncSequence, Sendable {
                     // Ask the engine to make room for the next reads; this one goes on uncached.
                     lease.chores.post(.diskFull)
                     let known = await session.info
-                    await finish()
-                    finished = false
-                    uncached = session.uncached(from: position, end: length.map { position + $0 }, known: known)
-                        .makeAsyncIterator()
+                    await leaveSession()
+                    uncached = session.uncached(from: position, end: end, known: known).makeAsyncIterator()
                     return try await nextUncachedChunk()
                 } catch let error as StreamCacheError
                     where error.isTransient && failures + 1 < configuration.maxAttempts
@@ -123,6 +122,11 @@ public struct ByteStream: AsyncSequence, Sendable {
 
         private mutating func finish() async {
             finished = true
+            await leaveSession()
+        }
+
+        /// Removes the reader from its session (the read ends, or goes on uncached).
+        private mutating func leaveSession() async {
             await reader?.remove()
             reader = nil
         }
