@@ -23,27 +23,20 @@ struct Exchange: Sendable {
     /// player that hung up (to seek, as players do).
     var outcome: String?
 
-    /// Completed when the client's connection closes.
-    private let closed: EventLoopFuture<Void>
+    /// The client's connection going away.
+    private let hangUp: ClientHangUp
 
     init(request: Request, context: ProxyRequestContext) {
         self.request = request
         self.client = context.remoteAddress
-        self.closed = context.closed
+        self.hangUp = context.hangUp
     }
 
     /// Runs `body` (the wait before the response head: the origin's first bytes, perhaps a free
     /// connection to it), cancelled if the client hangs up first, so a player that gave up does
     /// not keep its read, and the origin request behind it, waiting.
     func untilHangUp<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        // Owned by this call: awaited below, cancelled by a hang-up or by the caller's cancellation.
-        let work = Task { try await body() }
-        closed.whenComplete { _ in work.cancel() }
-        return try await withTaskCancellationHandler {
-            try await work.value
-        } onCancel: {
-            work.cancel()
-        }
+        try await hangUp.untilHangUp(body)
     }
 
     /// The client's IP address.

@@ -8,14 +8,14 @@ public struct ProxyRequestContext: RequestContext {
     public let remoteAddress: SocketAddress?
     /// The address the connection arrived on.
     public let localAddress: SocketAddress?
-    /// Completed when the client's connection closes.
-    public let closed: EventLoopFuture<Void>
+    /// The client's connection going away.
+    let hangUp: ClientHangUp
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = CoreRequestContextStorage(source: source)
         remoteAddress = source.channel.remoteAddress
         localAddress = source.channel.localAddress
-        closed = source.channel.closeFuture
+        hangUp = ClientHangUp.of(source.channel)
     }
 
     // Addresses are formatted only when asked for: most requests never need them.
