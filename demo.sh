@@ -3,7 +3,7 @@
 # bundled test origin (throttled like a real network) and the caching proxy, plays a range of the
 # episode twice through the proxy, and shows what the second play cost: nothing from the origin.
 #
-#   ./demo.sh        (needs the Swift toolchain, curl and libsqlite3-dev; see the README)
+#   ./demo.sh        (needs the Swift toolchain, curl, python3 and libsqlite3-dev; see the README)
 set -euo pipefail
 cd "$(dirname "$0")"
 
