@@ -359,13 +359,17 @@ public actor CacheEngine {
             var total = try await index.totalCachedBytes()
             guard total > budget else { return }
             let inUse = await resourcesInUse()
-            let candidates = try await index.evictionCandidates().filter { !inUse.contains($0.id) }
+            let all = try await index.evictionCandidates()
+            let candidates = all.filter { !inUse.contains($0.id) }
+            // A resource in use counts as used after every closed one it was opened after.
+            let newestInUse = all.filter { inUse.contains($0.id) }.map(\.lastAccess).max()
             for (position, candidate) in candidates.enumerated() where total > budget {
-                // Whole resources, least recently used first; only the most recent one, if it
-                // alone is over the budget, is cut down instead of removed.
-                let isLast = position == candidates.count - 1
+                // Whole resources, least recently used first; only the most recently used of
+                // all, if it alone is over the budget, is cut down instead of removed.
+                let isMostRecent =
+                    position == candidates.count - 1 && newestInUse.map { candidate.lastAccess > $0 } ?? true
                 let rest = total - candidate.cachedBytes
-                let keep = isLast && rest < budget ? budget - rest : 0
+                let keep = isMostRecent && rest < budget ? budget - rest : 0
                 if try await remove(candidate, keeping: keep) {
                     total = rest + keep
                 }
