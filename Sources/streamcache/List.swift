@@ -34,7 +34,9 @@ extension StreamCacheCommand {
             var resources: [(ResourceRecord, RangeSet)] = []
             if directory.hasIndex {
                 // Read-only: listing works on a cache the user may not write.
-                resources = try await CacheIndex(readingAt: directory.indexPath).allResources()
+                let index = try CacheIndex(readingAt: directory.indexPath)
+                // Another process may be creating this cache right now: no tables yet, nothing cached.
+                if try await index.hasTables() { resources = try await index.allResources() }
             }
             if let prefix { resources = resources.filter { $0.0.url.hasPrefix(prefix) } }
             let settings = (try? CacheSettings.load(from: directory)) ?? CacheSettings()

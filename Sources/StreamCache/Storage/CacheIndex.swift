@@ -43,6 +43,12 @@ package final class CacheIndex: Sendable {
         }
     }
 
+    /// Whether the index has its tables (a process that is creating a new cache directory may
+    /// not have made them yet).
+    package func hasTables() async throws -> Bool {
+        try await read { db in try db.tableExists("resource") }
+    }
+
     /// Opens the pool, waiting out another process that holds the database while it switches a
     /// new index to WAL mode (SQLite reports that as busy without calling the busy handler).
     private static func openPool(path: String, configuration: Configuration) throws -> DatabasePool {
