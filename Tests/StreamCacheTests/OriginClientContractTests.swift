@@ -77,7 +77,7 @@ import Testing
 
     @Test(arguments: Kind.allCases)
     func stopsTheTransferWhenTheHandlerReturnsEarly(kind: Kind) async throws {
-        let origin = try await TestOrigin(conditions: OriginConditions(bytesPerSecond: 4 << 20))
+        let origin = try await TestOrigin(conditions: OriginConditions(bytesPerSecond: 2 << 20))
         defer { Task { await origin.shutdown() } }
         origin.setResource(TestData.bytes(count: 16 << 20, seed: 3), at: "/big.bin")
         try await withClient(kind) { client in
@@ -92,7 +92,8 @@ import Testing
             #expect(got >= 256 << 10)
         }
         try await Task.sleep(for: .milliseconds(500))
-        // 16 MiB at 4 MiB/s would take 4 s; the origin must have stopped far earlier.
+        // 16 MiB at 2 MiB/s would take 8 s; the origin must have stopped far earlier (a loaded
+        // machine cancels URLSession's transfer in a second or two, not four).
         #expect(origin.statistics.bodyBytes < 8 << 20)
     }
 
