@@ -6,8 +6,8 @@ import StreamCache
 struct Download {
     let url: URL
     let headers: [HeaderField]
-    let offset: Int64
-    let length: Int64?
+    /// What to write: `A-B`, `A-` or the last N bytes.
+    let range: RangeSpecifier
     /// The output path, `-` for stdout.
     let output: String
     let progress: Progress?
@@ -35,6 +35,7 @@ struct Download {
     private func transfer(cache: CacheOptions, timeout: Duration?, counter: WrittenBytes) async throws {
         try await cache.withEngine(timeout: timeout) { engine in
             progress?.waiting(for: url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } ?? "the origin")
+            let (offset, length) = try await resolve(range, engine: engine)
             let stream = try await engine.read(url, offset: offset, length: length, headers: headers)
             let file = try OutputFile(path: output)
             var progress = progress
@@ -48,9 +49,8 @@ struct Download {
                     progress?.update(done: written, total: total)
                 }
             }
-            let last = length.map { offset + $0 - 1 }
             if written == 0, length != 0, let total = await stream.currentInfo().length, total > 0 || offset > 0,
-                RangeSpecifier.from(first: offset, last: last).resolve(length: total) == nil
+                range.resolve(length: total) == nil
             {
                 throw StreamCacheError(
                     .rangeNotSatisfiable,
@@ -59,6 +59,26 @@ struct Download {
             }
             try file.commit()
             progress?.finish(done: written)
+        }
+    }
+}
+
+extension Download {
+    /// The first byte and the byte count of `range`; the last N bytes start where the length
+    /// (asked of the same engine, so of the same open resource) puts them.
+    private func resolve(_ range: RangeSpecifier, engine: CacheEngine) async throws -> (Int64, Int64?) {
+        switch range {
+        case .from(let first, let last):
+            return (first, last.map { $0 - first + 1 })
+        case .suffix(let count):
+            guard let total = try await engine.contentInfo(url, headers: headers).length else {
+                throw StreamCacheError(
+                    .rangeNotSatisfiable,
+                    "the origin does not say the length, so -\(count) has no start"
+                )
+            }
+            let first = max(0, total - count)
+            return (first, total - first)
         }
     }
 }

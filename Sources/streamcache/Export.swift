@@ -28,8 +28,7 @@ extension StreamCacheCommand {
             try await Download(
                 url: url,
                 headers: try originHeaders.fields() + credentials,
-                offset: 0,
-                length: nil,
+                range: .from(first: 0, last: nil),
                 output: output,
                 progress: Progress.make(label: "export", forced: transfer.progress)
             ).run(cache: cache, timeout: transfer.timeoutDuration)

@@ -46,32 +46,10 @@ extension StreamCacheCommand {
                 )
             }
             try OutputFile.check(path)
-            let headers = try originHeaders.fields() + credentials
-            var offset: Int64 = 0
-            var length: Int64?
-            switch specifier {
-            case .from(let first, let last):
-                offset = first
-                length = last.map { $0 - first + 1 }
-            case .suffix(let count):
-                // The last N bytes: the length decides where they start.
-                let info = try await cache.withEngine(timeout: transfer.timeoutDuration) { engine in
-                    try await engine.contentInfo(url, headers: headers)
-                }
-                guard let total = info.length else {
-                    throw StreamCacheError(
-                        .rangeNotSatisfiable,
-                        "the origin does not say the length, so -\(count) has no start"
-                    )
-                }
-                offset = max(0, total - count)
-                length = total - offset
-            }
             try await Download(
                 url: url,
-                headers: headers,
-                offset: offset,
-                length: length,
+                headers: try originHeaders.fields() + credentials,
+                range: specifier,
                 output: path,
                 progress: path == "-" ? nil : Progress.make(label: "get", forced: transfer.progress)
             ).run(cache: cache, timeout: transfer.timeoutDuration)
