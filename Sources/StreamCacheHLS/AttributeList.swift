@@ -83,6 +83,21 @@ public struct AttributeList: Hashable, Sendable {
         }
     }
 
+    /// Removes every attribute called `name`.
+    public mutating func remove(_ name: String) {
+        attributes.removeAll { $0.name == name }
+    }
+
+    /// Sets (or adds) attribute `name` as an enumerated (unquoted) value.
+    public mutating func setUnquoted(_ name: String, to value: String) {
+        if let index = attributes.firstIndex(where: { $0.name == name }) {
+            attributes[index].value = value
+            attributes[index].isQuoted = false
+        } else {
+            attributes.append(Attribute(name: name, value: value, isQuoted: false))
+        }
+    }
+
     /// Replaces every quoted value with `transform(value)` (variable substitution).
     mutating func transformQuotedValues(_ transform: (String) throws(HLSParseError) -> String) throws(HLSParseError) {
         for index in attributes.indices where attributes[index].isQuoted {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StreamCache
+import StreamCacheHLS
 
 #if canImport(Glibc)
 import Glibc
@@ -34,6 +35,8 @@ struct StreamCacheCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let error as StreamCacheError {
+            Terminal.fail(error.message)
+        } catch let error as OfflineError {
             Terminal.fail(error.message)
         } catch is CancellationError {
             Terminal.fail("cancelled")

@@ -452,6 +452,30 @@ public actor CacheEngine {
         return all.count
     }
 
+    /// The bytes of `url` the cache holds now, with what it knows of the resource; `nil` if
+    /// it holds nothing of it. Nothing is fetched.
+    public func cachedRanges(_ url: URL) async -> (info: ContentInfo, ranges: RangeSet)? {
+        guard let record = try? await index.resource(forKey: configuration.key(url)),
+            let ranges = try? await index.ranges(of: record.id), !ranges.isEmpty
+        else { return nil }
+        return (record.info, ranges)
+    }
+
+    /// Sends `request` to its origin under the engine's rules (the URL and every redirect target
+    /// checked, at most ``CacheConfiguration/maxRedirects`` hops, `headers` sent only where they
+    /// belong) and hands the final answer to `handle`. Nothing is cached: for callers that keep
+    /// the bytes themselves, such as an offline download.
+    ///
+    /// - Throws: ``StreamCacheError`` for a refused URL, too many redirects or a transport error,
+    ///   or what `handle` threw.
+    public nonisolated func fetchUncached<Result: Sendable>(
+        _ request: OriginRequest,
+        headers: OriginHeaders = OriginHeaders(),
+        _ handle: @Sendable (OriginResponseHead, OriginBody) async throws -> Result
+    ) async throws -> Result {
+        try await environment.origin.fetch(request, headers: headers, handle)
+    }
+
     /// Every cached resource with its present ranges, most recently used first.
     public func resources() async throws -> [(ResourceRecord, RangeSet)] {
         try await index.allResources()

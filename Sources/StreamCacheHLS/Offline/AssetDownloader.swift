@@ -1,0 +1,212 @@
+import Foundation
+import StreamCache
+
+/// Runs one offline download from start to end: playlists, selection, plan, then the files
+/// with N jobs, reporting each step as a ``DownloadEvent``.
+struct AssetDownloader: Sendable {
+    let library: OfflineLibrary
+    let engine: CacheEngine
+    let options: OfflineDownloadOptions
+    let emit: @Sendable (DownloadEvent) -> Void
+
+    /// What to download: a URL and a selection, or an asset of the library to resume.
+    enum Target: Sendable {
+        case url(URL, MediaSelectionCriteria)
+        case asset(id: String)
+    }
+
+    /// Runs the download; its outcome is the last event.
+    func run(_ target: Target) async {
+        do {
+            var manifest = try await prepare(target)
+            try await download(&manifest)
+        } catch is CancellationError {
+            return
+        } catch let error as OfflineError {
+            emit(.failed(error))
+        } catch {
+            emit(.failed(OfflineError(.storage, "\(error)")))
+        }
+    }
+
+    /// The manifest of the asset: read from its package when it exists (a resumed download
+    /// keeps its first plan), else planned from the playlists.
+    private func prepare(_ target: Target) async throws -> AssetManifest {
+        switch target {
+        case .asset(let id):
+            guard let manifest = try? AssetManifest.load(from: library.folder(id)) else {
+                throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
+            }
+            return manifest
+        case .url(let url, let criteria):
+            let top = try await PlaylistFetcher(engine: engine, options: options).playlist(url)
+            switch top {
+            case .media(let playlist):
+                let id = AssetID.make(url: url, playlists: [])
+                if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+                let plan = try PackagePlan(
+                    multivariant: nil,
+                    selection: nil,
+                    media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
+                )
+                return manifest(id: id, url: url, plan: plan, selection: nil)
+            case .multivariant(let playlist):
+                let selection = try MediaSelection.resolve(playlist, criteria: criteria)
+                var wanted: [(PackageRendition.Kind, Rendition?, String)] = [(.video, nil, selection.variant.uri)]
+                wanted += selection.audio.compactMap { rendition in rendition.uri.map { (.audio, rendition, $0) } }
+                wanted += selection.subtitles.compactMap { rendition in rendition.uri.map { (.subtitles, rendition, $0) } }
+                let urls = try wanted.map { entry in
+                    guard let resolved = URL(string: entry.2, relativeTo: url)?.absoluteURL else {
+                        throw OfflineError(.playlist, "\(url.absoluteString): invalid URI '\(entry.2)'")
+                    }
+                    return resolved
+                }
+                let id = AssetID.make(url: url, playlists: urls.map(\.absoluteString))
+                if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+                var media: [PackagePlan.Media] = []
+                for (entry, mediaURL) in zip(wanted, urls) {
+                    guard case .media(let mediaPlaylist) = try await PlaylistFetcher(engine: engine, options: options)
+                        .playlist(mediaURL)
+                    else {
+                        throw OfflineError(.playlist, "\(mediaURL.absoluteString) is not a media playlist")
+                    }
+                    media.append(PackagePlan.Media(kind: entry.0, rendition: entry.1, url: mediaURL, playlist: mediaPlaylist))
+                }
+                let plan = try PackagePlan(multivariant: playlist, selection: selection, media: media)
+                return manifest(id: id, url: url, plan: plan, selection: selection)
+            }
+        }
+    }
+
+    private func manifest(id: String, url: URL, plan: PackagePlan, selection: MediaSelection?) -> AssetManifest {
+        var manifest = AssetManifest(
+            id: id,
+            url: url.absoluteString,
+            created: Date(),
+            state: .downloading,
+            mainPlaylist: plan.mainPlaylist,
+            variant: selection.map { selection in
+                OfflineAsset.VariantInfo(
+                    bandwidth: selection.variant.bandwidth,
+                    resolution: selection.variant.resolution?.description,
+                    codecs: selection.variant.codecs
+                )
+            },
+            audio: selection?.audio.map(\.languageOrName) ?? [],
+            subtitles: selection?.subtitles.map(\.languageOrName) ?? [],
+            renditions: plan.renditions,
+            items: plan.items,
+            estimatedBytes: plan.estimatedBytes
+        )
+        manifest.playlists = plan.playlists
+        return manifest
+    }
+
+    /// Fetches every file of the asset that is not on disk yet.
+    private func download(_ manifest: inout AssetManifest) async throws {
+        let folder = library.folder(manifest.id)
+        let done = manifest.items.map { FileManager.default.fileExists(atPath: folder + "/" + $0.path) }
+        let bytesOnDisk = Self.bytes(of: manifest.items, in: folder, where: done)
+        emit(
+            .selection(
+                DownloadSelection(
+                    id: manifest.id,
+                    variant: manifest.variant,
+                    audio: manifest.audio,
+                    subtitles: manifest.subtitles,
+                    duration: manifest.duration,
+                    estimatedBytes: manifest.estimatedBytes,
+                    files: manifest.items.count,
+                    filesDone: done.filter { $0 }.count
+                )
+            )
+        )
+        if options.dryRun { return }
+        try checkFreeSpace(manifest, bytesOnDisk: bytesOnDisk)
+        try library.createFolders(for: manifest)
+        guard let lock = try PackageLock(folder: folder) else {
+            throw OfflineError(.busy, "asset \(manifest.id) is being downloaded by another process")
+        }
+        defer { withExtendedLifetime(lock) {} }
+        manifest.state = .downloading
+        manifest.failure = nil
+        try library.writePlaylistsAndManifest(manifest)
+
+        let coordinator = DownloadCoordinator(
+            schedule: DownloadSchedule(items: manifest.items, done: done, runLimit: options.runLimit),
+            renditions: manifest.renditions,
+            duration: manifest.duration,
+            bytesOnDisk: bytesOnDisk,
+            emit: emit
+        )
+        emit(.progress(await coordinator.progress))
+        let fetcher = ItemFetcher(
+            engine: engine,
+            headers: options.headers,
+            folder: folder,
+            maxAttempts: options.maxAttempts,
+            backoff: options.retryBackoff
+        )
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for _ in 0..<max(1, options.jobs) {
+                    group.addTask {
+                        while let run = await coordinator.nextRun() {
+                            try await fetcher.fetch(run) { index, bytes in
+                                await coordinator.finished(index, bytes: bytes)
+                            }
+                        }
+                    }
+                }
+                try await group.waitForAll()
+            }
+        } catch let error as OfflineError {
+            manifest.state = .failed
+            manifest.failure = error.message
+            try? manifest.save(in: folder)
+            library.removePartialFiles(of: manifest)
+            throw error
+        }
+        try Task.checkCancellation()
+        manifest.state = .complete
+        try manifest.save(in: folder)
+        emit(.finished(id: manifest.id, path: folder + "/" + manifest.mainPlaylist))
+    }
+
+    /// Refuses to start when what is left to fetch cannot fit.
+    private func checkFreeSpace(_ manifest: AssetManifest, bytesOnDisk: Int64) throws {
+        guard options.checksFreeSpace, let estimate = manifest.estimatedBytes else { return }
+        try FileManager.default.createDirectory(atPath: library.directory, withIntermediateDirectories: true)
+        var stats = statvfs()
+        guard statvfs(library.directory, &stats) == 0 else { return }
+        let free = Int64(stats.f_bavail) * Int64(stats.f_frsize)
+        let needed = estimate - bytesOnDisk
+        guard needed > free else { return }
+        throw OfflineError(
+            .notEnoughSpace,
+            "the asset needs about \(ByteFormat.text(needed)) more and \(library.directory) has \(ByteFormat.text(free)) free"
+        )
+    }
+
+    private static func bytes(of items: [PackageItem], in folder: String, where done: [Bool]) -> Int64 {
+        zip(items, done).reduce(0) { total, entry in
+            guard entry.1 else { return total }
+            let size = (try? FileManager.default.attributesOfItem(atPath: folder + "/" + entry.0.path)[.size]) as? NSNumber
+            return total + (size?.int64Value ?? 0)
+        }
+    }
+}
+
+/// Sizes for messages: `12.3 MiB`.
+enum ByteFormat {
+    static func text(_ bytes: Int64) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024 && unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+    }
+}

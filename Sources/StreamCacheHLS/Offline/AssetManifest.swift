@@ -1,0 +1,68 @@
+import Foundation
+
+/// What the library records of one asset, in `asset.json` in its package folder: where it comes
+/// from, what was chosen, and the plan of its files. Which files are done is not recorded here:
+/// a file is done when it exists under its final name (it is renamed there only once durable).
+struct AssetManifest: Codable, Sendable {
+    enum State: String, Codable, Sendable {
+        case downloading, complete, failed
+    }
+
+    var formatVersion = 1
+    var id: String
+    var url: String
+    var created: Date
+    var state: State
+    /// Why the last download failed.
+    var failure: String?
+    var mainPlaylist: String
+    var variant: OfflineAsset.VariantInfo?
+    var audio: [String]
+    var subtitles: [String]
+    var renditions: [PackageRendition]
+    var items: [PackageItem]
+    var estimatedBytes: Int64?
+    /// The package's playlists by path, as written when the download began.
+    var playlists: [String: String] = [:]
+
+    static let fileName = "asset.json"
+
+    /// The asset's duration: its longest rendition's.
+    var duration: Double { renditions.map(\.duration).max() ?? 0 }
+
+    /// Reads the manifest of the package at `folder`.
+    static func load(from folder: String) throws -> AssetManifest {
+        let data = try Data(contentsOf: URL(fileURLWithPath: folder + "/" + fileName))
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .iso8601
+        return try decoder.decode(AssetManifest.self, from: data)
+    }
+
+    /// Writes the manifest into `folder`, replacing the old one atomically and durably.
+    func save(in folder: String) throws {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .iso8601
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try PackageFile.writeAtomically(try encoder.encode(self), to: folder + "/" + Self.fileName)
+    }
+}
+
+/// The asset id: the same URL and resolved selection always give the same id, so running the
+/// same download again resumes it.
+enum AssetID {
+    static func make(url: URL, playlists: [String]) -> String {
+        // FNV-1a, 64 bits: stable across processes and platforms (Swift's Hasher is seeded).
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in ([url.absoluteString] + playlists).joined(separator: "\n").utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return String(repeating: "0", count: 16 - hex.count) + hex
+    }
+
+    /// Whether `text` could be an id (and so is safe as a folder name).
+    static func isValid(_ text: String) -> Bool {
+        text.count == 16 && text.allSatisfy { $0.isHexDigit && !$0.isUppercase }
+    }
+}

@@ -1,0 +1,126 @@
+/// Which files of a package are done, being fetched or waiting, and which to fetch next: the
+/// state of one download, without I/O.
+///
+/// Files are handed out in the plan's order (presentation time across renditions), and byte
+/// ranges of one origin file that follow each other go out together as one run, up to
+/// `runLimit` bytes, so they cost one request.
+struct DownloadSchedule: Sendable {
+    enum ItemState: Hashable, Sendable {
+        case waiting, fetching, done
+    }
+
+    let items: [PackageItem]
+    private(set) var states: [ItemState]
+    /// The most bytes one run asks for, unless a single item is larger.
+    let runLimit: Int64
+    /// For an item that is a byte range, the item holding the bytes right after it in the same file.
+    private let successor: [Int?]
+    private var remainingPerRendition: [Int: Int] = [:]
+    /// Where to look for the next waiting item: every item before it is fetching or done.
+    private var cursor = 0
+
+    init(items: [PackageItem], done: [Bool], runLimit: Int64) {
+        precondition(done.count == items.count)
+        self.items = items
+        self.runLimit = runLimit
+        states = done.map { $0 ? .done : .waiting }
+        var byStart: [String: Int] = [:]
+        for (index, item) in items.enumerated() {
+            if let offset = item.offset { byStart["\(offset) \(item.url)"] = index }
+        }
+        successor = items.map { item in
+            guard let offset = item.offset, let length = item.length else { return nil }
+            return byStart["\(offset + length) \(item.url)"]
+        }
+        for (index, item) in items.enumerated() where !done[index] {
+            remainingPerRendition[item.rendition, default: 0] += 1
+        }
+    }
+
+    var isComplete: Bool { remainingPerRendition.isEmpty }
+
+    /// The next run to fetch (item indices, in byte order), now marked fetching; `nil` when
+    /// nothing waits.
+    mutating func nextRun() -> [Int]? {
+        while cursor < states.count, states[cursor] != .waiting { cursor += 1 }
+        guard cursor < states.count else { return nil }
+        var run = [cursor]
+        var bytes = items[cursor].length ?? 0
+        states[cursor] = .fetching
+        while let next = successor[run[run.count - 1]], states[next] == .waiting,
+            let length = items[next].length, bytes + length <= runLimit
+        {
+            states[next] = .fetching
+            run.append(next)
+            bytes += length
+        }
+        return run
+    }
+
+    /// Records that item `index` is durable under its final name.
+    ///
+    /// - Returns: the rendition it completed, if it was that rendition's last item.
+    mutating func finished(_ index: Int) -> Int? {
+        guard states[index] != .done else { return nil }
+        states[index] = .done
+        let rendition = items[index].rendition
+        let remaining = (remainingPerRendition[rendition] ?? 1) - 1
+        remainingPerRendition[rendition] = remaining == 0 ? nil : remaining
+        return remaining == 0 ? rendition : nil
+    }
+
+    /// Puts items that were being fetched back in the queue.
+    mutating func giveBack(_ indices: [Int]) {
+        for index in indices where states[index] == .fetching {
+            states[index] = .waiting
+            cursor = min(cursor, index)
+        }
+    }
+
+    /// The part of the segments' total duration that is done, 0 to 1 (1 with no segments).
+    var fraction: Double {
+        var total = 0.0
+        var done = 0.0
+        for (index, item) in items.enumerated() where item.kind == .segment {
+            total += item.duration
+            if states[index] == .done { done += item.duration }
+        }
+        return total > 0 ? done / total : (isComplete ? 1 : 0)
+    }
+
+    /// The time ranges, in seconds, that play from disk: the segments done in every rendition
+    /// that carries video or audio (subtitles do not stop playback).
+    func loadedTimeRanges(renditions: [PackageRendition]) -> [ClosedRange<Double>] {
+        let playing = renditions.indices.filter { renditions[$0].kind != .subtitles }
+        let counted = playing.isEmpty ? Array(renditions.indices) : playing
+        var result: [ClosedRange<Double>]?
+        for rendition in counted {
+            var ranges: [ClosedRange<Double>] = []
+            for (index, item) in items.enumerated()
+            where item.rendition == rendition && item.kind == .segment && states[index] == .done {
+                let range = item.start...(item.start + item.duration)
+                if let last = ranges.last, range.lowerBound <= last.upperBound + 1e-6 {
+                    ranges[ranges.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
+                } else {
+                    ranges.append(range)
+                }
+            }
+            result = result.map { Self.intersect($0, ranges) } ?? ranges
+        }
+        return result ?? []
+    }
+
+    /// The intersection of two sorted lists of disjoint ranges.
+    static func intersect(_ a: [ClosedRange<Double>], _ b: [ClosedRange<Double>]) -> [ClosedRange<Double>] {
+        var result: [ClosedRange<Double>] = []
+        var i = 0
+        var j = 0
+        while i < a.count && j < b.count {
+            let low = max(a[i].lowerBound, b[j].lowerBound)
+            let high = min(a[i].upperBound, b[j].upperBound)
+            if low < high { result.append(low...high) }
+            if a[i].upperBound < b[j].upperBound { i += 1 } else { j += 1 }
+        }
+        return result
+    }
+}

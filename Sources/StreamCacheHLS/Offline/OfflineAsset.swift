@@ -1,0 +1,46 @@
+/// An asset of the offline library as a user sees it: what it is, how far it got, what it
+/// takes on disk.
+public struct OfflineAsset: Codable, Sendable, Hashable {
+    /// Where an asset is in its life.
+    public enum State: String, Codable, Sendable {
+        /// A process is downloading it now.
+        case downloading
+        /// Its download stopped before the end (the process was stopped or killed); it can resume.
+        case incomplete
+        /// Every file is on disk: it plays offline.
+        case complete
+        /// Its last download failed; it can resume.
+        case failed
+    }
+
+    /// The chosen variant.
+    public struct VariantInfo: Codable, Sendable, Hashable {
+        public var bandwidth: Int64
+        public var resolution: String?
+        public var codecs: String?
+    }
+
+    public var id: String
+    /// The URL it was downloaded from.
+    public var url: String
+    public var state: State
+    /// The part of its duration on disk, 0 to 1.
+    public var progress: Double
+    /// Bytes its package takes on disk.
+    public var bytes: Int64
+    /// Seconds.
+    public var duration: Double
+    public var variant: VariantInfo?
+    /// Languages of the audio renditions downloaded (empty: the variant's own audio).
+    public var audio: [String]
+    /// Languages of the subtitle renditions downloaded.
+    public var subtitles: [String]
+    /// The playlist to play: an absolute path in the package folder.
+    public var path: String
+    public var created: String
+    /// Why its last download failed.
+    public var failure: String?
+
+    /// Whether it plays with no network.
+    public var isPlayableOffline: Bool { state == .complete }
+}

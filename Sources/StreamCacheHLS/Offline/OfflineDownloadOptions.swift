@@ -1,0 +1,21 @@
+import StreamCache
+
+/// How an offline download runs.
+public struct OfflineDownloadOptions: Sendable {
+    /// Files fetched at once.
+    public var jobs = 4
+    /// Resolve the selection and estimate the size, and fetch no segment.
+    public var dryRun = false
+    /// Request headers for the origin (per host), as the streaming cache sends them.
+    public var headers = OriginHeaders()
+    /// Attempts per request before the download fails.
+    public var maxAttempts = 3
+    /// The pause before a second attempt; it doubles for each one after.
+    public var retryBackoff: Duration = .milliseconds(500)
+    /// Byte ranges of one file that follow each other are fetched in one request up to this size.
+    public var runLimit: Int64 = 8 << 20
+    /// Refuse to start when the expected size does not fit on the library's disk.
+    public var checksFreeSpace = true
+
+    public init() {}
+}

@@ -1,0 +1,192 @@
+import Foundation
+import StreamCache
+
+/// The offline library: a folder holding one package folder per asset (the model of
+/// AVAssetDownloadURLSession). Downloads start and resume here; assets are listed and deleted
+/// here.
+///
+/// A package is a plain folder: `master.m3u8` (only the chosen variant and renditions), one
+/// folder per rendition with its media playlist, segments, init sections and keys (readable by
+/// the owner only), every URI a relative local path, and `asset.json`, the library's record.
+public struct OfflineLibrary: Sendable {
+    /// The library folder.
+    public let directory: String
+
+    public init(directory: String) {
+        self.directory = (directory as NSString).standardizingPath
+    }
+
+    /// The library of a cache directory: its `hls` folder.
+    public init(cache: CacheDirectory) {
+        self.init(directory: cache.path + "/hls")
+    }
+
+    /// Downloads the asset at `url` (a multivariant or media playlist), or resumes it if the
+    /// library has it with the same selection.
+    ///
+    /// The download runs while the sequence is iterated and stops (resumable) when iteration
+    /// stops. Its last event is `finished` or `failed`, except for a dry run.
+    ///
+    /// - Parameters:
+    ///   - url: the playlist URL.
+    ///   - criteria: which variant and renditions.
+    ///   - options: jobs, retries, dry run, headers.
+    ///   - engine: the streaming cache: its bytes are used, and origins reached under its rules.
+    public func download(
+        _ url: URL,
+        criteria: MediaSelectionCriteria = MediaSelectionCriteria(),
+        options: OfflineDownloadOptions = OfflineDownloadOptions(),
+        engine: CacheEngine
+    ) -> AsyncStream<DownloadEvent> {
+        events(.url(url, criteria), options: options, engine: engine)
+    }
+
+    /// Resumes the asset `id` with the plan it began with (AVAssetDownloadURLSession's
+    /// `getAllTasks` after a relaunch).
+    public func resume(
+        id: String,
+        options: OfflineDownloadOptions = OfflineDownloadOptions(),
+        engine: CacheEngine
+    ) -> AsyncStream<DownloadEvent> {
+        events(.asset(id: id), options: options, engine: engine)
+    }
+
+    private func events(
+        _ target: AssetDownloader.Target,
+        options: OfflineDownloadOptions,
+        engine: CacheEngine
+    ) -> AsyncStream<DownloadEvent> {
+        AsyncStream { continuation in
+            let downloader = AssetDownloader(library: self, engine: engine, options: options) { event in
+                continuation.yield(event)
+            }
+            let task = Task {
+                await downloader.run(target)
+                continuation.finish()
+            }
+            continuation.onTermination = { _ in task.cancel() }
+        }
+    }
+
+    /// Every asset, oldest first.
+    public func assets() -> [OfflineAsset] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        return names.filter(AssetID.isValid).compactMap { asset($0) }.sorted { $0.created < $1.created }
+    }
+
+    /// The assets whose download has not finished, to resume.
+    public func unfinished() -> [OfflineAsset] {
+        assets().filter { $0.state != .complete }
+    }
+
+    /// The asset `id`, if the library has it.
+    public func asset(_ id: String) -> OfflineAsset? {
+        guard AssetID.isValid(id), let manifest = try? AssetManifest.load(from: folder(id)) else { return nil }
+        let folder = folder(id)
+        let schedule = DownloadSchedule(
+            items: manifest.items,
+            done: manifest.items.map { FileManager.default.fileExists(atPath: folder + "/" + $0.path) },
+            runLimit: 0
+        )
+        let state: OfflineAsset.State =
+            switch manifest.state {
+            case .complete: .complete
+            case .failed: PackageLock.isHeld(folder: folder) ? .downloading : .failed
+            case .downloading: PackageLock.isHeld(folder: folder) ? .downloading : .incomplete
+            }
+        return OfflineAsset(
+            id: id,
+            url: manifest.url,
+            state: state,
+            progress: schedule.fraction,
+            bytes: Self.diskUsage(of: folder),
+            duration: manifest.duration,
+            variant: manifest.variant,
+            audio: manifest.audio,
+            subtitles: manifest.subtitles,
+            path: folder + "/" + manifest.mainPlaylist,
+            created: ISO8601DateFormatter().string(from: manifest.created),
+            failure: manifest.state == .failed ? manifest.failure : nil
+        )
+    }
+
+    /// Deletes the asset `id`: its package and its record, freeing its disk.
+    ///
+    /// - Throws: ``OfflineError`` `unknownAsset`, or `busy` while a download of it runs.
+    public func remove(_ id: String) throws(OfflineError) {
+        let folder = folder(id)
+        guard AssetID.isValid(id), FileManager.default.fileExists(atPath: folder + "/" + AssetManifest.fileName)
+        else {
+            throw OfflineError(.unknownAsset, "no asset \(id) in \(directory)")
+        }
+        guard !PackageLock.isHeld(folder: folder) else {
+            throw OfflineError(.busy, "asset \(id) is being downloaded; stop that download first")
+        }
+        // Renamed first, so a package is either whole in the library or gone from it.
+        let doomed = directory + "/.removing-" + id
+        try? FileManager.default.removeItem(atPath: doomed)
+        guard rename(folder, doomed) == 0 else { throw PackageFile.failure("cannot remove", folder) }
+        try? FileManager.default.removeItem(atPath: doomed)
+    }
+
+    /// Where a file of asset `id` comes from, for a player asking for `path` (relative to the
+    /// package): the package file when it is on disk, else the origin bytes it will hold.
+    /// `nil` for a path the package does not have.
+    public func source(id: String, path: String) -> OfflineFileSource? {
+        guard AssetID.isValid(id), let manifest = try? AssetManifest.load(from: folder(id)) else { return nil }
+        let file = folder(id) + "/" + path
+        if manifest.playlists[path] != nil {
+            return .file(file)
+        }
+        guard let item = manifest.items.first(where: { $0.path == path }), let url = URL(string: item.url) else {
+            return nil
+        }
+        if FileManager.default.fileExists(atPath: file) { return .file(file) }
+        return .origin(url: url, offset: item.offset ?? 0, length: item.length)
+    }
+
+    // MARK: - The package folder
+
+    func folder(_ id: String) -> String { directory + "/" + id }
+
+    func createFolders(for manifest: AssetManifest) throws {
+        for rendition in manifest.renditions {
+            try FileManager.default.createDirectory(
+                atPath: folder(manifest.id) + "/" + rendition.folder,
+                withIntermediateDirectories: true
+            )
+        }
+    }
+
+    /// Writes the playlists (so the asset plays while it downloads), then the manifest.
+    func writePlaylistsAndManifest(_ manifest: AssetManifest) throws {
+        let folder = folder(manifest.id)
+        for (path, text) in manifest.playlists {
+            try PackageFile.writeAtomically(Data(text.utf8), to: folder + "/" + path)
+        }
+        try manifest.save(in: folder)
+    }
+
+    func removePartialFiles(of manifest: AssetManifest) {
+        for item in manifest.items { unlink(folder(manifest.id) + "/" + item.path + ".partial") }
+    }
+
+    private static func diskUsage(of folder: String) -> Int64 {
+        guard let walker = FileManager.default.enumerator(atPath: folder) else { return 0 }
+        var total: Int64 = 0
+        while let name = walker.nextObject() as? String {
+            let size = (walker.fileAttributes?[.size] as? NSNumber)?.int64Value ?? 0
+            if walker.fileAttributes?[.type] as? FileAttributeType == .typeRegular { total += size }
+            _ = name
+        }
+        return total
+    }
+}
+
+/// Where a file a player asks for in an offline package comes from.
+public enum OfflineFileSource: Sendable, Hashable {
+    /// The file on disk.
+    case file(String)
+    /// Not on disk yet: these bytes of the origin (`length == nil`: all of it).
+    case origin(url: URL, offset: Int64, length: Int64?)
+}

@@ -1,0 +1,99 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// A file of a package being written: bytes go to `NAME.partial`, and only once they are
+/// durable is it renamed to `NAME`. A file under its final name is therefore always whole,
+/// whenever the process was stopped or killed (DESIGN §3).
+final class PackageFile {
+    let path: String
+    private let descriptor: Int32
+    private(set) var written: Int64 = 0
+
+    /// Creates (or truncates) `path.partial`; `private` files (keys) are readable by the owner only.
+    init(path: String, isPrivate: Bool = false) throws(OfflineError) {
+        self.path = path
+        descriptor = open(path + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, isPrivate ? 0o600 : 0o644)
+        guard descriptor >= 0 else { throw Self.failure("cannot create", path) }
+    }
+
+    deinit {
+        if descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Appends `bytes`.
+    func write(_ bytes: ArraySlice<UInt8>) throws(OfflineError) {
+        var done = 0
+        while done < bytes.count {
+            let result = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + done, $0.count - done) }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw Self.failure("cannot write", path)
+            }
+            done += result
+        }
+        written += Int64(bytes.count)
+    }
+
+    /// Makes the bytes durable (on a thread outside Swift's cooperative pool), then gives the
+    /// file its final name.
+    func commit() async throws(OfflineError) {
+        let descriptor = descriptor
+        let synced: Bool = await withCheckedContinuation { continuation in
+            Self.syncQueue.async { continuation.resume(returning: Self.synchronize(descriptor) == 0) }
+        }
+        guard synced else { throw Self.failure("cannot sync", path) }
+        guard rename(path + ".partial", path) == 0 else { throw Self.failure("cannot rename", path) }
+    }
+
+    /// Removes what was written.
+    func discard() {
+        unlink(path + ".partial")
+    }
+
+    private static let syncQueue = DispatchQueue(label: "StreamCacheHLS.PackageFile.sync", attributes: .concurrent)
+
+    private static func synchronize(_ descriptor: Int32) -> Int32 {
+        #if canImport(Darwin)
+        fsync(descriptor)
+        #else
+        fdatasync(descriptor)
+        #endif
+    }
+
+    /// Writes `data` to `path` through a durable temporary file and a rename.
+    static func writeAtomically(_ data: Data, to path: String) throws {
+        let temporary = path + ".partial"
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure("cannot create", path) }
+        defer { close(descriptor) }
+        let ok = data.withUnsafeBytes { buffer in
+            var done = 0
+            while done < buffer.count {
+                let result = systemWrite(descriptor, buffer.baseAddress! + done, buffer.count - done)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                done += result
+            }
+            return true
+        }
+        guard ok, synchronize(descriptor) == 0 else { throw failure("cannot write", path) }
+        guard rename(temporary, path) == 0 else { throw failure("cannot rename", path) }
+    }
+
+    static func failure(_ what: String, _ path: String) -> OfflineError {
+        let code = errno
+        return OfflineError(.storage, "\(what) \(path): \(String(cString: strerror(code)))")
+    }
+}
+
+/// `write(2)`, callable where the method of the same name hides it.
+private func systemWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
+    write(descriptor, pointer, count)
+}

@@ -1,0 +1,244 @@
+import Foundation
+import StreamCache
+
+/// What an offline package holds, worked out from the playlists before any segment is fetched:
+/// its renditions, every file to fetch (in the order to fetch them) and its rewritten playlists.
+struct PackagePlan: Sendable {
+    /// A media playlist to download, with what it is.
+    struct Media: Sendable {
+        var kind: PackageRendition.Kind
+        var rendition: Rendition?
+        var url: URL
+        var playlist: MediaPlaylist
+    }
+
+    var renditions: [PackageRendition] = []
+    /// In presentation-time order across renditions; keys and init sections before the first
+    /// segment that needs them.
+    var items: [PackageItem] = []
+    /// Playlist text by path relative to the package folder.
+    var playlists: [String: String] = [:]
+    /// The playlist a player opens, relative to the package folder.
+    var mainPlaylist: String
+    /// The expected size in bytes: byte ranges where the playlists give them, else `BANDWIDTH`
+    /// × duration for the variant; `nil` when nothing says.
+    var estimatedBytes: Int64?
+
+    /// Plans the package of `media` chosen by `selection` from `multivariant`.
+    ///
+    /// - Throws: ``OfflineError`` `live` for a playlist without `EXT-X-ENDLIST`, `drm` for
+    ///   SAMPLE-AES or a key format other than `identity`.
+    init(multivariant: MultivariantPlaylist?, selection: MediaSelection?, media: [Media]) throws(OfflineError) {
+        if let keys = multivariant?.sessionKeys { try Self.checkKeys(keys, url: nil) }
+        var folders: Set<String> = []
+        var folderOf: [Rendition: String] = [:]
+        var estimate: Int64? = nil
+        for (index, entry) in media.enumerated() {
+            guard entry.playlist.endList else {
+                throw OfflineError(
+                    .live,
+                    "live streams cannot be downloaded: \(entry.url.absoluteString) has no EXT-X-ENDLIST"
+                )
+            }
+            try Self.checkKeys(entry.playlist.segments.flatMap(\.keys), url: entry.url)
+            let folder = Self.folderName(entry, taken: &folders)
+            if let rendition = entry.rendition { folderOf[rendition] = folder }
+            let (rewritten, items) = Self.plan(entry, index: index, folder: folder)
+            renditions.append(
+                PackageRendition(
+                    kind: entry.kind,
+                    folder: folder,
+                    language: entry.rendition?.languageOrName,
+                    url: entry.url.absoluteString,
+                    duration: entry.playlist.totalDuration
+                )
+            )
+            self.items += items
+            playlists[folder + "/index.m3u8"] = Playlist.media(rewritten).text
+            if let bytes = Self.estimate(entry, items: items, bandwidth: selection?.variant.bandwidth) {
+                estimate = (estimate ?? 0) + bytes
+            }
+        }
+        estimatedBytes = estimate
+        items.sort { ($0.start, $0.kind.rank, $0.rendition) < ($1.start, $1.kind.rank, $1.rendition) }
+        if let multivariant, let selection {
+            mainPlaylist = "master.m3u8"
+            playlists[mainPlaylist] = Self.rewrite(
+                multivariant,
+                selection: selection,
+                variantPlaylist: renditions[0].playlistPath,
+                folders: folderOf
+            )
+        } else {
+            mainPlaylist = renditions[0].playlistPath
+        }
+    }
+
+    /// Refuses what needs a DRM system to play.
+    private static func checkKeys(_ keys: [Key], url: URL?) throws(OfflineError) {
+        for key in keys where key.method != "AES-128" || key.keyFormat != "identity" {
+            throw OfflineError(
+                .drm,
+                "DRM-protected content cannot be downloaded (METHOD=\(key.method), KEYFORMAT=\(key.keyFormat))"
+                    + (url.map { " in \($0.absoluteString)" } ?? "")
+            )
+        }
+    }
+
+    private static func folderName(_ media: Media, taken: inout Set<String>) -> String {
+        var base = media.kind.rawValue
+        if media.kind != .video, let language = media.rendition?.languageOrName {
+            let safe = language.lowercased().filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+            if !safe.isEmpty { base += "-" + safe }
+        }
+        var name = base
+        var counter = 2
+        while taken.contains(name) {
+            name = "\(base)-\(counter)"
+            counter += 1
+        }
+        taken.insert(name)
+        return name
+    }
+
+    /// The items of one media playlist and the playlist rewritten to them.
+    private static func plan(_ media: Media, index: Int, folder: String) -> (MediaPlaylist, [PackageItem]) {
+        var playlist = media.playlist
+        var items: [PackageItem] = []
+        var keyPaths: [String: String] = [:]
+        var mapPaths: [String: String] = [:]
+        var time = 0.0
+        func item(_ kind: PackageItem.Kind, _ name: String, _ url: URL, _ range: SegmentByteRange?, _ duration: Double)
+            -> PackageItem
+        {
+            PackageItem(
+                kind: kind,
+                rendition: index,
+                path: folder + "/" + name,
+                url: url.absoluteString,
+                offset: range?.offset,
+                length: range?.length,
+                start: time,
+                duration: duration
+            )
+        }
+        for position in playlist.segments.indices {
+            var segment = playlist.segments[position]
+            for keyIndex in segment.keys.indices {
+                guard let uri = segment.keys[keyIndex].uri, let url = resolve(uri, media.url) else { continue }
+                let name: String
+                if let known = keyPaths[url.absoluteString] {
+                    name = known
+                } else {
+                    name = "key\(keyPaths.count).key"
+                    keyPaths[url.absoluteString] = name
+                    items.append(item(.key, name, url, nil, 0))
+                }
+                segment.keys[keyIndex].attributes.setQuoted("URI", to: name)
+            }
+            if var map = segment.map, let url = resolve(map.uri, media.url) {
+                let identity = url.absoluteString + "#" + (map.byteRange?.description ?? "")
+                let name: String
+                if let known = mapPaths[identity] {
+                    name = known
+                } else {
+                    name = "init\(mapPaths.count).\(fileExtension(url, default: "mp4"))"
+                    mapPaths[identity] = name
+                    items.append(item(.initialization, name, url, map.byteRange, 0))
+                }
+                map.attributes.setQuoted("URI", to: name)
+                map.attributes.remove("BYTERANGE")
+                segment.map = map
+            }
+            let name = String(format: "%05d.", position) + fileExtension(URL(string: segment.uri), default: "ts")
+            if !segment.gap, let url = resolve(segment.uri, media.url) {
+                items.append(item(.segment, name, url, segment.byteRange, segment.duration))
+            }
+            segment.uri = name
+            segment.byteRange = nil
+            playlist.segments[position] = segment
+            time += segment.duration
+        }
+        if playlist.playlistType == nil { playlist.playlistType = "VOD" }
+        return (playlist, items)
+    }
+
+    private static func resolve(_ uri: String, _ base: URL) -> URL? {
+        guard let url = URL(string: uri, relativeTo: base)?.absoluteURL,
+            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
+        else { return nil }
+        return url
+    }
+
+    /// The extension of `url`'s last path component if it is a plausible one.
+    private static func fileExtension(_ url: URL?, default fallback: String) -> String {
+        let candidate = url?.pathExtension.lowercased() ?? ""
+        guard (1...5).contains(candidate.count), candidate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
+        else { return fallback }
+        return candidate
+    }
+
+    private static func estimate(_ media: Media, items: [PackageItem], bandwidth: Int64?) -> Int64? {
+        if !items.isEmpty, items.allSatisfy({ $0.kind == .key || $0.length != nil }) {
+            return items.reduce(0) { $0 + ($1.length ?? 0) }
+        }
+        guard media.kind == .video, let bandwidth, bandwidth > 0 else { return nil }
+        return Int64(Double(bandwidth) * media.playlist.totalDuration / 8)
+    }
+
+    /// The multivariant playlist with only the chosen variant and renditions, pointing at the
+    /// package's media playlists.
+    private static func rewrite(
+        _ playlist: MultivariantPlaylist,
+        selection: MediaSelection,
+        variantPlaylist: String,
+        folders: [Rendition: String]
+    ) -> String {
+        var rewritten = playlist
+        let groups = [
+            ("AUDIO", selection.variant.audio), ("SUBTITLES", selection.variant.subtitles),
+            ("VIDEO", selection.variant.video), ("CLOSED-CAPTIONS", selection.variant.closedCaptions),
+        ]
+        var kept: [Rendition] = []
+        for rendition in playlist.renditions {
+            guard groups.contains(where: { $0.0 == rendition.type && $0.1 == rendition.groupId }) else { continue }
+            if let folder = folders[rendition] {
+                var copy = rendition
+                copy.attributes.setQuoted("URI", to: folder + "/index.m3u8")
+                kept.append(copy)
+            } else if rendition.uri == nil {
+                kept.append(rendition)
+            }
+        }
+        // Each group that is left keeps one default rendition.
+        for (type, group) in groups {
+            let members = kept.indices.filter { kept[$0].type == type && kept[$0].groupId == group }
+            if let first = members.first, !members.contains(where: { kept[$0].isDefault }) {
+                kept[first].attributes.setUnquoted("DEFAULT", to: "YES")
+                kept[first].attributes.setUnquoted("AUTOSELECT", to: "YES")
+            }
+        }
+        var variant = selection.variant
+        variant.uri = variantPlaylist
+        for (type, group) in groups {
+            guard let group, !(type == "CLOSED-CAPTIONS" && group == "NONE") else { continue }
+            if !kept.contains(where: { $0.type == type && $0.groupId == group }) { variant.attributes.remove(type) }
+        }
+        rewritten.renditions = kept
+        rewritten.variants = [variant]
+        rewritten.iframeVariants = []
+        rewritten.sessionKeys = []
+        return Playlist.multivariant(rewritten).text
+    }
+}
+
+extension PackageItem.Kind {
+    /// Keys, then init sections, then segments, at one presentation time.
+    var rank: Int {
+        switch self {
+        case .key: 0
+        case .initialization: 1
+        case .segment: 2
+        }
+    }
+}

@@ -1,0 +1,134 @@
+import ArgumentParser
+import Foundation
+import StreamCache
+import StreamCacheHLS
+
+extension StreamCacheCommand {
+    /// `streamcache hls download URL`: an HLS asset for offline playback.
+    struct HLSDownload: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "download",
+            abstract: "Download an HLS asset for offline playback (resumes when run again).",
+            discussion: """
+                Chooses one variant (the highest bandwidth unless told), its audio and any subtitles, and \
+                downloads them into a package folder that plays from disk. On success the last line on stdout \
+                is the asset id; `streamcache serve` plays it at /offline/ID/master.m3u8. Stopped or killed, \
+                the same command resumes where it was.
+                """
+        )
+
+        @Argument(help: "The URL of the multivariant (or media) playlist.")
+        var url: String
+
+        @Option(name: .long, help: "Choose the best variant at or below this many bits per second (e.g. 2M).")
+        var maxBitrate: String?
+
+        @Option(name: .long, help: "Choose the lowest variant at or above this many bits per second.")
+        var minBitrate: String?
+
+        @Option(name: .long, help: "Choose no variant larger than WIDTHxHEIGHT (e.g. 1280x720).")
+        var maxResolution: String?
+
+        @Option(name: .long, help: "Audio: 'default', 'all', or languages such as 'en,de'.")
+        var audio = "default"
+
+        @Option(name: .long, help: "Subtitles: 'none', 'all', or languages such as 'en,fr'.")
+        var subtitles = "none"
+
+        @Option(name: .long, help: "Files fetched at once.")
+        var jobs = 4
+
+        @Flag(name: .long, help: "Print the selection and the estimated size; fetch no segment.")
+        var dryRun = false
+
+        @Flag(name: .long, help: "Print one JSON object per event on stdout.")
+        var json = false
+
+        @OptionGroup var transfer: TransferOptions
+
+        @OptionGroup var originHeaders: OriginHeaderOptions
+
+        @OptionGroup var library: HLSLibraryOptions
+
+        func validate() throws {
+            guard maxBitrate == nil || minBitrate == nil else {
+                throw ValidationError("give --max-bitrate or --min-bitrate, not both")
+            }
+            _ = try criteria()
+            guard (1...64).contains(jobs) else { throw ValidationError("invalid --jobs \(jobs): expected 1 to 64") }
+        }
+
+        func criteria() throws -> MediaSelectionCriteria {
+            var criteria = MediaSelectionCriteria()
+            if let maxBitrate { criteria.bitrate = .atMost(try Self.bitrate(maxBitrate, option: "--max-bitrate")) }
+            if let minBitrate { criteria.bitrate = .atLeast(try Self.bitrate(minBitrate, option: "--min-bitrate")) }
+            if let maxResolution {
+                guard let size = Resolution(parsing: maxResolution.lowercased()), size.width > 0, size.height > 0 else {
+                    throw ValidationError("invalid --max-resolution '\(maxResolution)': expected WIDTHxHEIGHT")
+                }
+                criteria.maxResolution = size
+            }
+            guard let audio = MediaSelectionCriteria.Languages(parsing: audio) else {
+                throw ValidationError("invalid --audio '\(audio)': expected default, all, or languages such as en,de")
+            }
+            guard let subtitles = MediaSelectionCriteria.Languages(parsing: subtitles) else {
+                throw ValidationError(
+                    "invalid --subtitles '\(subtitles)': expected none, all, or languages such as en,fr"
+                )
+            }
+            criteria.audio = audio
+            criteria.subtitles = subtitles
+            return criteria
+        }
+
+        func downloadOptions() throws -> OfflineDownloadOptions {
+            var options = OfflineDownloadOptions()
+            options.jobs = jobs
+            options.dryRun = dryRun
+            options.headers = OriginHeaders(fields: try originHeaders.fields())
+            return options
+        }
+
+        /// Bits per second: `800000`, `800k`, `2M`, `1.5M` (powers of 1000).
+        static func bitrate(_ text: String, option: String) throws -> Int64 {
+            var number = text.trimmingCharacters(in: .whitespaces).lowercased()
+            var factor = 1.0
+            if let last = number.last, let unit = ["k": 1e3, "m": 1e6, "g": 1e9][last] {
+                factor = unit
+                number.removeLast()
+            }
+            guard let value = Double(number), value > 0, value * factor < 1e15 else {
+                throw ValidationError("invalid \(option) '\(text)': expected bits per second, e.g. 2000000 or 2M")
+            }
+            return Int64(value * factor)
+        }
+
+        func run() async throws {
+            let url = try URLArgument.parse(url)
+            let criteria = try criteria()
+            let options = try downloadOptions()
+            let offline = library.offlineLibrary
+            let reporter = HLSDownloadReporter(json: json, dryRun: dryRun, forcedProgress: transfer.progress)
+            let outcome: HLSDownloadReporter.Outcome
+            do {
+                outcome = try await Interrupted.run {
+                    try await library.cache.withEngine(timeout: transfer.timeoutDuration) { engine in
+                        var reporter = reporter
+                        for await event in offline.download(url, criteria: criteria, options: options, engine: engine) {
+                            reporter.report(event)
+                        }
+                        try Task.checkCancellation()
+                        return reporter.outcome
+                    }
+                }
+            } catch let interrupted as Interrupted {
+                reporter.interrupted()
+                Foundation.exit(interrupted.exitCode)
+            }
+            switch outcome {
+            case .finished, .dryRun: return
+            case .failed, .none: Foundation.exit(1)
+            }
+        }
+    }
+}

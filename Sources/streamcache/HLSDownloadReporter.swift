@@ -1,0 +1,152 @@
+import Foundation
+import StreamCacheHLS
+
+/// Shows an offline download's events: a progress line on a terminal, plain lines otherwise,
+/// or one JSON object per event on stdout (`--json`).
+struct HLSDownloadReporter: Sendable {
+    enum Outcome: Sendable {
+        case none, finished, failed, dryRun
+    }
+
+    let json: Bool
+    let dryRun: Bool
+    let interactive: Bool
+    private(set) var outcome = Outcome.none
+    private var completed: [String] = []
+    private var started = ContinuousClock.now
+    private var lastLine: ContinuousClock.Instant?
+    private var fractionAtStart: Double?
+
+    init(json: Bool, dryRun: Bool, forcedProgress: Bool) {
+        self.json = json
+        self.dryRun = dryRun
+        interactive = Terminal.stderrIsTerminal
+    }
+
+    mutating func report(_ event: DownloadEvent) {
+        switch event {
+        case .selection(let selection):
+            outcome = dryRun ? .dryRun : .none
+            if json { return emit(["event": "selection"].merging(Self.object(selection)) { $1 }) }
+            let lines = Self.describe(selection)
+            for line in lines {
+                if dryRun { print(line) } else { Terminal.printError(line) }
+            }
+            started = .now
+        case .progress(let progress):
+            if fractionAtStart == nil { fractionAtStart = progress.fraction }
+            if json {
+                return emit([
+                    "event": "progress",
+                    "loaded": progress.loaded.map { [$0.lowerBound, $0.upperBound] },
+                    "expected": [progress.expected.lowerBound, progress.expected.upperBound],
+                    "fraction": progress.fraction,
+                    "bytes": progress.bytes,
+                    "files": progress.files,
+                    "filesDone": progress.filesDone,
+                    "completed": completed,
+                ])
+            }
+            showProgress(progress)
+        case .mediaSelectionCompleted(let kind, let language):
+            let name = kind + (language.map { " " + $0 } ?? "")
+            completed.append(name)
+            if !json {
+                clearLine()
+                Terminal.printError("\(name): every file on disk")
+            }
+        case .finished(let id, let path):
+            outcome = .finished
+            if json { return emit(["event": "finished", "id": id, "path": path]) }
+            clearLine()
+            Terminal.printError("done in \(Progress.duration(seconds)): \(path)")
+            print(id)
+        case .failed(let error):
+            outcome = .failed
+            if json { return emit(["event": "failed", "error": error.message, "kind": error.kind.description]) }
+            clearLine()
+            Terminal.printError("streamcache: error: \(error.message)")
+        }
+    }
+
+    /// The one line for SIGINT or SIGTERM.
+    func interrupted() {
+        if json {
+            emit(["event": "failed", "error": "interrupted; run the same command again to resume", "kind": "interrupted"])
+            return
+        }
+        clearLine()
+        Terminal.printError("interrupted; run the same command again to resume")
+    }
+
+    private mutating func showProgress(_ progress: DownloadProgress) {
+        let interval: Duration = interactive ? .milliseconds(100) : .seconds(2)
+        let isLast = progress.filesDone == progress.files
+        if let lastLine, lastLine.duration(to: .now) < interval, !isLast { return }
+        lastLine = .now
+        var parts = ["hls", String(format: "%3.0f%%", progress.fraction * 100), ByteCount.format(progress.bytes)]
+        let elapsed = seconds
+        if elapsed > 0.2 {
+            parts.append(ByteCount.format(Int64(Double(progress.bytesThisRun) / elapsed)) + "/s")
+            let gained = progress.fraction - (fractionAtStart ?? 0)
+            if gained > 0, progress.fraction < 1 {
+                parts.append("\(Progress.duration((1 - progress.fraction) * elapsed / gained)) left")
+            }
+        }
+        let line = parts.joined(separator: "  ")
+        if interactive {
+            FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+        } else {
+            Terminal.printError(line)
+        }
+    }
+
+    private func clearLine() {
+        if interactive && !json { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    private var seconds: Double {
+        let duration = started.duration(to: .now)
+        return Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+    }
+
+    private func emit(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    static func object(_ selection: DownloadSelection) -> [String: Any] {
+        var object: [String: Any] = [
+            "id": selection.id,
+            "audio": selection.audio,
+            "subtitles": selection.subtitles,
+            "duration": selection.duration,
+            "files": selection.files,
+            "filesDone": selection.filesDone,
+        ]
+        if let variant = selection.variant { object["variant"] = StreamCacheCommand.HLSList.object(variant) }
+        if let bytes = selection.estimatedBytes { object["estimatedBytes"] = bytes }
+        return object
+    }
+
+    static func describe(_ selection: DownloadSelection) -> [String] {
+        var variant = "variant: "
+        if let chosen = selection.variant {
+            variant += "\(chosen.bandwidth) bit/s"
+            if let resolution = chosen.resolution { variant += "  \(resolution)" }
+            if let codecs = chosen.codecs { variant += "  \(codecs)" }
+        } else {
+            variant += "the playlist's only stream"
+        }
+        let audio = selection.audio.isEmpty ? "the variant's own" : selection.audio.joined(separator: ", ")
+        let subtitles = selection.subtitles.isEmpty ? "none" : selection.subtitles.joined(separator: ", ")
+        let size = selection.estimatedBytes.map { "about " + ByteCount.format($0) } ?? "size unknown"
+        return [
+            "asset \(selection.id)",
+            variant,
+            "audio: \(audio)  subtitles: \(subtitles)",
+            "\(Progress.duration(selection.duration)), \(size), \(selection.files) files"
+                + (selection.filesDone > 0 ? " (\(selection.filesDone) already on disk)" : ""),
+        ]
+    }
+}

@@ -1,0 +1,113 @@
+import ArgumentParser
+import Foundation
+import StreamCacheHLS
+
+extension StreamCacheCommand {
+    /// `streamcache hls ls`: the offline library.
+    struct HLSList: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "ls",
+            abstract: "List the offline assets: state, progress, size on disk, selection."
+        )
+
+        @Flag(name: .long, help: "Print a JSON array.")
+        var json = false
+
+        @OptionGroup var library: HLSLibraryOptions
+
+        func run() async throws {
+            let assets = library.offlineLibrary.assets()
+            if json {
+                let data = try JSONSerialization.data(
+                    withJSONObject: assets.map(HLSList.object),
+                    options: [.prettyPrinted, .sortedKeys]
+                )
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                return
+            }
+            guard !assets.isEmpty else {
+                print("no offline assets in \(library.offlineLibrary.directory)")
+                return
+            }
+            for asset in assets {
+                let variant = asset.variant.map { variant in
+                    [variant.resolution, "\(variant.bandwidth) bit/s"].compactMap { $0 }.joined(separator: " ")
+                }
+                let renditions =
+                    (asset.audio.isEmpty ? "" : "  audio \(asset.audio.joined(separator: ","))")
+                    + (asset.subtitles.isEmpty ? "" : "  subtitles \(asset.subtitles.joined(separator: ","))")
+                print(
+                    "\(asset.id)  \(asset.state.rawValue)  \(String(format: "%.0f%%", asset.progress * 100))  "
+                        + "\(ByteCount.format(asset.bytes))  \(Progress.duration(asset.duration))"
+                        + (variant.map { "  \($0)" } ?? "") + renditions
+                )
+                print("    \(asset.url)")
+                print("    \(asset.path)")
+                if let failure = asset.failure { print("    failed: \(failure)") }
+            }
+        }
+
+        static func object(_ asset: OfflineAsset) -> [String: Any] {
+            var object: [String: Any] = [
+                "id": asset.id,
+                "url": asset.url,
+                "state": asset.state.rawValue,
+                "progress": asset.progress,
+                "bytes": asset.bytes,
+                "duration": asset.duration,
+                "audio": asset.audio,
+                "subtitles": asset.subtitles,
+                "path": asset.path,
+                "created": asset.created,
+                "playableOffline": asset.isPlayableOffline,
+            ]
+            object["variant"] = asset.variant.map(Self.object) ?? NSNull()
+            if let failure = asset.failure { object["failure"] = failure }
+            return object
+        }
+
+        static func object(_ variant: OfflineAsset.VariantInfo) -> [String: Any] {
+            [
+                "bandwidth": variant.bandwidth,
+                "resolution": variant.resolution.map { $0 as Any } ?? NSNull(),
+                "codecs": variant.codecs.map { $0 as Any } ?? NSNull(),
+            ]
+        }
+    }
+
+    /// `streamcache hls rm`: delete offline assets.
+    struct HLSRemove: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rm",
+            abstract: "Delete offline assets and free their disk."
+        )
+
+        @Argument(help: "Ids of the assets to delete (see 'streamcache hls ls').")
+        var ids: [String] = []
+
+        @Flag(name: .long, help: "Delete every asset.")
+        var all = false
+
+        @OptionGroup var library: HLSLibraryOptions
+
+        func validate() throws {
+            if all == ids.isEmpty { return }
+            throw ValidationError(all ? "give either ids or --all, not both" : "give the ids to delete, or --all")
+        }
+
+        func run() async throws {
+            let offline = library.offlineLibrary
+            let ids = all ? offline.assets().map(\.id) : ids
+            var failures: [String] = []
+            for id in ids {
+                do {
+                    try offline.remove(id)
+                    print("removed \(id)")
+                } catch {
+                    failures.append(error.message)
+                }
+            }
+            if !failures.isEmpty { throw OfflineError(.unknownAsset, failures.joined(separator: "; ")) }
+        }
+    }
+}
