@@ -19,6 +19,7 @@ struct ProxyResponder: HTTPResponder {
     let originHeaders: OriginHeaders
     let logs: ProxyLogs
     let webPages: WebPagePolicy
+    let offline: OfflineFiles
 
     func respond(to request: Request, context: Context) async throws -> Response {
         var exchange = Exchange(request: request, context: context)
@@ -77,7 +78,13 @@ struct ProxyResponder: HTTPResponder {
             await logs.record(exchange)
             return response
         }
-        let target = try ProxyTarget(requestTarget: request.head.path ?? "")
+        let path = request.head.path ?? ""
+        if path.hasPrefix(OfflineFiles.prefix) {
+            let response = try await offline.respond(to: path, exchange: &exchange)
+            await logs.record(exchange)
+            return response
+        }
+        let target = try ProxyTarget(requestTarget: path)
         return try await serve(target, exchange: &exchange)
     }
 

@@ -4,6 +4,7 @@ import HummingbirdCore
 import Logging
 import ServiceLifecycle
 import StreamCache
+import StreamCacheHLS
 
 /// How the proxy listens and what it adds to origin requests.
 public struct ProxyConfiguration: Sendable {
@@ -20,6 +21,8 @@ public struct ProxyConfiguration: Sendable {
     public var idleTimeout: Duration = .seconds(30)
     /// How long responses in flight may go on after SIGINT or SIGTERM before they are cut.
     public var shutdownGracePeriod: Duration = .seconds(2)
+    /// The offline library `/offline/<id>/…` is served from (default: the cache directory's).
+    public var offlineLibrary: OfflineLibrary?
 
     public init() {}
 }
@@ -50,7 +53,11 @@ public struct ProxyServer: Sendable {
             authority: ListenerAuthority(boundHost: configuration.host),
             originHeaders: configuration.originHeaders,
             logs: logs,
-            webPages: WebPagePolicy(allowedOrigins: configuration.allowedOrigins)
+            webPages: WebPagePolicy(allowedOrigins: configuration.allowedOrigins),
+            offline: OfflineFiles(
+                library: configuration.offlineLibrary ?? OfflineLibrary(cache: engine.directory),
+                engine: engine
+            )
         )
         let host = configuration.host
         let idleTimeout = configuration.idleTimeout

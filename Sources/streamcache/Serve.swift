@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import StreamCache
+import StreamCacheHLS
 import StreamCacheServer
 
 extension StreamCacheCommand {
@@ -51,6 +52,9 @@ extension StreamCacheCommand {
         )
         var maxSize: Int64?
 
+        @Option(name: .long, help: "The offline library served at /offline/ID/ (default: the cache directory's hls folder).")
+        var library: String?
+
         @OptionGroup var cache: CacheOptions
 
         func validate() throws {
@@ -72,6 +76,7 @@ extension StreamCacheCommand {
             configuration.port = port
             configuration.originHeaders = OriginHeaders(header.compactMap(OriginHeaders.Rule.init(parsing:)))
             configuration.allowedOrigins = allowOrigin
+            configuration.offlineLibrary = library.map { OfflineLibrary(directory: $0) }
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
             let logs: ProxyLogs
             do {

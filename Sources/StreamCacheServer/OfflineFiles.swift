@@ -1,0 +1,167 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import StreamCache
+import StreamCacheHLS
+
+/// Answers `/offline/<id>/<file>` from the offline library: a file of the package from disk,
+/// and one not downloaded yet from the cache engine (the origin bytes it will hold), so an
+/// asset plays while it downloads and, once complete, with no origin at all.
+struct OfflineFiles: Sendable {
+    let library: OfflineLibrary
+    let engine: CacheEngine
+
+    static let prefix = "/offline/"
+
+    /// The size of each piece of a file read from disk.
+    private static let chunkSize = 256 << 10
+
+    func respond(to target: String, exchange: inout Exchange) async throws -> Response {
+        let relative = target.dropFirst(Self.prefix.count)
+        guard !relative.contains("?"), !relative.contains("%"),
+            let slash = relative.firstIndex(of: "/")
+        else {
+            throw ProxyRefusal(.notFound, "no such offline file")
+        }
+        let id = String(relative[..<slash])
+        let path = String(relative[relative.index(after: slash)...])
+        guard !path.split(separator: "/").contains(where: { $0 == ".." || $0 == "." }),
+            let source = library.source(id: id, path: path)
+        else {
+            throw ProxyRefusal(.notFound, "no such offline file: \(relative)")
+        }
+        switch source {
+        case .file(let file):
+            return try await serveFile(file, exchange: &exchange)
+        case .origin(let url, let offset, let length):
+            return try await serveFromCache(url, offset: offset, length: length, name: path, exchange: &exchange)
+        }
+    }
+
+    private func serveFile(_ path: String, exchange: inout Exchange) async throws -> Response {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ProxyRefusal(.notFound, "no such offline file") }
+        var stats = stat()
+        guard fstat(descriptor, &stats) == 0 else {
+            close(descriptor)
+            throw ProxyRefusal(.internalServerError, "cannot read \(path)")
+        }
+        let file = OpenFile(descriptor: descriptor)
+        guard let (status, range, fields) = plan(length: Int64(stats.st_size), name: path, exchange: &exchange) else {
+            return try refuseRange(Int64(stats.st_size), exchange: &exchange)
+        }
+        exchange.status = status
+        if exchange.request.method == .head { return Response(status: status, headers: fields, body: ResponseBody()) }
+        exchange.cacheBytes = range.count
+        exchange.sentBytes = range.count
+        return Response(
+            status: status,
+            headers: fields,
+            body: ResponseBody(contentLength: Int(range.count)) { writer in
+                var offset = range.lowerBound
+                while offset < range.upperBound {
+                    let count = Int(min(Int64(Self.chunkSize), range.upperBound - offset))
+                    var buffer = ByteBufferAllocator().buffer(capacity: count)
+                    let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+                        let result = pread(file.descriptor, pointer.baseAddress!, count, off_t(offset))
+                        guard result > 0 else { throw ProxyRefusal(.internalServerError, "cannot read \(path)") }
+                        return result
+                    }
+                    offset += Int64(read)
+                    try await writer.write(buffer)
+                }
+                try await writer.finish(nil)
+            }
+        )
+    }
+
+    private func serveFromCache(
+        _ url: URL,
+        offset: Int64,
+        length: Int64?,
+        name: String,
+        exchange: inout Exchange
+    ) async throws -> Response {
+        let resource = try await engine.open(url)
+        var total = length
+        if total == nil {
+            total = try await exchange.untilHangUp { try await resource.info() }.length.map { $0 - offset }
+        }
+        guard let total else { throw ProxyRefusal(.badGateway, "the origin did not say how long \(name) is") }
+        guard let (status, range, fields) = plan(length: total, name: name, exchange: &exchange) else {
+            return try refuseRange(total, exchange: &exchange)
+        }
+        exchange.status = status
+        if exchange.request.method == .head { return Response(status: status, headers: fields, body: ResponseBody()) }
+        let read = try await exchange.untilHangUp {
+            try await StartedRead(resource, offset: offset + range.lowerBound, length: range.count)
+        }
+        let exchange = exchange
+        return Response(
+            status: status,
+            headers: fields,
+            body: ResponseBody(contentLength: Int(range.count)) { writer in
+                var exchange = exchange
+                try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) {
+                    try await writer.write($0)
+                }
+                try await writer.finish(nil)
+            }
+        )
+    }
+
+    /// The status, range and headers for a file of `length` bytes; `nil` for a range past its end.
+    private func plan(
+        length: Int64,
+        name: String,
+        exchange: inout Exchange
+    ) -> (HTTPResponse.Status, ByteRange, HTTPFields)? {
+        let request = RangeRequest(range: exchange.request.headers[.range], ifRange: nil)
+        var fields = HTTPFields()
+        fields[.acceptRanges] = "bytes"
+        fields[.contentType] = Self.contentType(name)
+        let status: HTTPResponse.Status
+        let range: ByteRange
+        switch request.plan(for: ContentInfo(length: length)) {
+        case .unsatisfiable:
+            return nil
+        case .whole:
+            status = .ok
+            range = ByteRange(0, length)
+        case .partial(let partial):
+            status = .partialContent
+            range = partial
+            fields[.contentRange] = "bytes \(partial.lowerBound)-\(partial.upperBound - 1)/\(length)"
+        }
+        fields[.contentLength] = String(range.count)
+        return (status, range, fields)
+    }
+
+    private func refuseRange(_ length: Int64, exchange: inout Exchange) throws -> Response {
+        var response = exchange.refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
+        response.headers[.contentRange] = "bytes */\(length)"
+        return response
+    }
+
+    static func contentType(_ name: String) -> String {
+        switch (name as NSString).pathExtension.lowercased() {
+        case "m3u8": "application/vnd.apple.mpegurl"
+        case "ts": "video/mp2t"
+        case "mp4", "m4s", "m4v": "video/mp4"
+        case "m4a": "audio/mp4"
+        case "aac": "audio/aac"
+        case "vtt", "webvtt": "text/vtt"
+        default: "application/octet-stream"
+        }
+    }
+}
+
+/// A file descriptor closed when the response that reads it is gone.
+private final class OpenFile: Sendable {
+    let descriptor: Int32
+
+    init(descriptor: Int32) { self.descriptor = descriptor }
+
+    deinit { close(descriptor) }
+}
