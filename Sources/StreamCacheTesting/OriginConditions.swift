@@ -35,9 +35,12 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
     case gzipEncoding
     /// Sends no `Content-Length`: the body is chunked, its length known only at its end.
     case noLength
+    /// Fails the first two requests of each path: the first with `503` (`Retry-After: 0`), the
+    /// second with a reset halfway through its body; later ones succeed.
+    case flaky
 
     /// Parses the command-line form: `ignore-range`, `wrong-range-start`, `short-body`,
-    /// `reset-after=N`, `status=N`, `changing-etag`, `no-validators`, `gzip-encoding`, `no-length`.
+    /// `reset-after=N`, `status=N`, `changing-etag`, `no-validators`, `gzip-encoding`, `no-length`, `flaky`.
     public init?(argument: String) {
         let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
         switch (parts.first ?? "", parts.count == 2 ? Int(parts[1]) : nil) {
@@ -48,6 +51,7 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
         case ("no-validators", nil) where parts.count == 1: self = .noValidators
         case ("gzip-encoding", nil) where parts.count == 1: self = .gzipEncoding
         case ("no-length", nil) where parts.count == 1: self = .noLength
+        case ("flaky", nil) where parts.count == 1: self = .flaky
         case ("reset-after", let count?) where count >= 0: self = .resetAfter(count)
         case ("status", let code?) where (100...599).contains(code): self = .status(code)
         default: return nil
@@ -65,6 +69,7 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
         case .noValidators: "no-validators"
         case .gzipEncoding: "gzip-encoding"
         case .noLength: "no-length"
+        case .flaky: "flaky"
         }
     }
 }

@@ -100,6 +100,19 @@ struct OriginConnection {
             return keepAlive
         }
 
+        let flakyAttempt = conditions.faults.contains(.flaky) ? state.countRequest(path) : 0
+        if flakyAttempt == 1 {
+            try await sendSimple(
+                status: .serviceUnavailable,
+                type: "text/plain",
+                body: Data("busy, try again\n".utf8),
+                request: request,
+                outbound: outbound,
+                extraHeaders: [("Retry-After", "0")]
+            )
+            return keepAlive
+        }
+
         let withValidators = !conditions.faults.contains(.noValidators)
         var etag = resource.etag
         if conditions.faults.contains(.changingETag) {
@@ -180,6 +193,10 @@ struct OriginConnection {
             default: break
             }
         }
+        if flakyAttempt == 2 {
+            cutAfter = min(cutAfter ?? Int64.max, body.count / 2)
+            reset = true
+        }
         let sendEnd = cutAfter.map { min(body.upperBound, body.lowerBound + $0) } ?? body.upperBound
         let sent = try await sendBody(
             resource,
@@ -239,10 +256,12 @@ struct OriginConnection {
         type: String,
         body: Data,
         request: HTTPRequestHead,
-        outbound: Outbound
+        outbound: Outbound,
+        extraHeaders: [(String, String)] = []
     ) async throws {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: type)
+        for (name, value) in extraHeaders { headers.add(name: name, value: value) }
         headers.add(name: "Content-Length", value: "\(body.count)")
         try await outbound.write(.head(HTTPResponseHead(version: request.version, status: status, headers: headers)))
         if request.method != .HEAD { try await outbound.write(.body(.byteBuffer(ByteBuffer(bytes: body)))) }

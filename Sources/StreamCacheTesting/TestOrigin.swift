@@ -111,12 +111,21 @@ final class OriginState: @unchecked Sendable {
     private let lock = NSLock()
     private var current: OriginConditions
     private var etagCounter = 0
+    private var requestsPerPath: [String: Int] = [:]
 
     init(_ conditions: OriginConditions) { current = conditions }
 
     var conditions: OriginConditions {
         get { lock.withLock { current } }
         set { lock.withLock { current = newValue } }
+    }
+
+    /// Counts a request for `path`; returns how many there have been, this one included.
+    func countRequest(_ path: String) -> Int {
+        lock.withLock {
+            requestsPerPath[path, default: 0] += 1
+            return requestsPerPath[path]!
+        }
     }
 
     func nextETagSuffix() -> Int {

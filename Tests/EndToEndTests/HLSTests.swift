@@ -5,44 +5,13 @@ import Testing
 /// by ffmpeg through the proxy, a second time from the cache alone.
 @Suite(.timeLimit(.minutes(5))) struct HLSTests {
     /// The streams, as folder name and playlist, made once per test in the origin folder.
-    static let streams = [
-        "ts/index.m3u8", "fmp4/index.m3u8", "single/index.m3u8", "aes/index.m3u8", "multi/master.m3u8",
-    ]
+    static let streams = [TestStreams.Kind.ts, .fmp4, .single, .aes, .multi].map(\.playlist)
 
     /// Makes every kind of stream the issue lists with ffmpeg: MPEG-TS segments; fMP4 with
     /// `EXT-X-MAP`; one file of byte-range segments; AES-128; alternate audio and WebVTT subtitles.
     static func makeStreams(in directory: String) async throws {
-        let input = [
-            "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=6", "-f",
-            "lavfi",
-            "-i", "sine=frequency=440:duration=6",
-        ]
-        let encode = ["-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-c:a", "aac", "-b:a", "64k"]
-        let hls = ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod"]
-        let keyInfo = directory + "/keyinfo"
-        for folder in ["ts", "fmp4", "single", "aes", "multi"] {
-            try FileManager.default.createDirectory(atPath: "\(directory)/\(folder)", withIntermediateDirectories: true)
-        }
-        try Data((0..<16).map { UInt8($0 * 7) }).write(to: URL(fileURLWithPath: directory + "/aes/enc.key"))
-        try "enc.key\n\(directory)/aes/enc.key\n".write(toFile: keyInfo, atomically: true, encoding: .utf8)
-        try "WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nHello\n\n00:00:02.000 --> 00:00:05.000\nWorld\n"
-            .write(toFile: directory + "/subs.vtt", atomically: true, encoding: .utf8)
-        let runs: [[String]] = [
-            input + encode + hls + ["\(directory)/ts/index.m3u8"],
-            input + encode + hls + ["-hls_segment_type", "fmp4", "\(directory)/fmp4/index.m3u8"],
-            input + encode + hls + ["-hls_flags", "single_file", "\(directory)/single/index.m3u8"],
-            input + encode + hls + ["-hls_key_info_file", keyInfo, "\(directory)/aes/index.m3u8"],
-            input + ["-f", "lavfi", "-i", "sine=frequency=880:duration=6", "-i", directory + "/subs.vtt"]
-                + ["-map", "0:v", "-map", "1:a", "-map", "2:a", "-map", "3:s"] + encode + ["-c:s", "webvtt"] + hls
-                + [
-                    "-master_pl_name", "master.m3u8", "-var_stream_map",
-                    "v:0,s:0,agroup:aud,sgroup:subs a:0,agroup:aud,language:en,default:yes a:1,agroup:aud,language:de",
-                    "\(directory)/multi/p%v.m3u8",
-                ],
-        ]
-        for arguments in runs {
-            let made = try await Tool.run("ffmpeg", arguments)
-            #expect(made.status == 0, "ffmpeg \(arguments.joined(separator: " ")): \(made.stderr)")
+        for kind in [TestStreams.Kind.ts, .fmp4, .single, .aes, .multi] {
+            try await TestStreams.make(kind, in: directory)
         }
     }
 

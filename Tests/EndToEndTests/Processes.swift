@@ -164,6 +164,7 @@ extension ListeningProcess {
             let path: String
             let range: String?
             let status: Int
+            let bodyBytes: Int64
         }
         let requests: [Request]
         let bodyBytes: Int64

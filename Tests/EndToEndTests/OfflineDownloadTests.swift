@@ -1,0 +1,146 @@
+import Foundation
+import Testing
+
+/// `streamcache hls download`, `hls ls`, `hls rm` and `serve`'s `/offline/`, through the built
+/// binary, on streams made by ffmpeg and served by `streamcache origin`; ffmpeg checks that the
+/// packages decode to the same frames as the origin's streams.
+@Suite(.timeLimit(.minutes(5))) struct OfflineDownloadTests {
+    /// Each kind of stream downloads (every rendition), decodes from disk to the origin's frames,
+    /// and plays the same through `serve`'s `/offline/` with the origin stopped.
+    @Test(arguments: TestStreams.Kind.allCases)
+    func downloadsPlayFromDiskAndThroughServeWithTheOriginDown(kind: TestStreams.Kind) async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(kind, in: setup.workspace.originDirectory)
+        let result = try await setup.download(kind.playlist, "--audio", "all", "--subtitles", "all")
+        #expect(result.status == 0, "\(kind): \(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map(String.init))
+        let asset = try #require(try await setup.assets().first)
+        #expect(asset.id == id && asset.state == "complete" && asset.progress == 1)
+        let manifest = try setup.manifest(id)
+        let package = ((setup.library + "/" + id) as NSString).standardizingPath
+        #expect(asset.path == package + "/" + manifest.mainPlaylist)
+
+        // Every rendition decodes from disk to the origin's frames.
+        var expected: [String: [String]] = [:]
+        for rendition in manifest.renditions {
+            let original = try await TestStreams.frames(rendition.url)
+            #expect(original.count > 1, "\(kind) \(rendition.folder): nothing decoded")
+            let local = try await TestStreams.frames(package + "/" + rendition.folder + "/index.m3u8")
+            let same = local == original
+            #expect(same, "\(kind) \(rendition.folder): \(local.count) frames from disk, \(original.count) from the origin")
+            expected[rendition.folder] = original
+        }
+        // The package as a player opens it. ffmpeg opens a local key file only when told to; its
+        // decoder reports the size change at a discontinuity whatever the source.
+        let keyFiles = kind == .aes ? ["-allowed_extensions", "ALL"] : []
+        let whole = try await Tool.run(
+            "ffmpeg",
+            ["-v", "error"] + keyFiles + ["-i", asset.path, "-map", "0", "-f", "null", "-"]
+        )
+        #expect(whole.status == 0 && (whole.stderr.isEmpty || kind == .discontinuity), "\(kind): \(whole.stderr)")
+        if kind == .aes {
+            let keys = manifest.items.filter { $0.kind == "key" }
+            #expect(keys.count == 1)
+            for key in keys {
+                let mode = try FileManager.default.attributesOfItem(atPath: package + "/" + key.path)[.posixPermissions]
+                #expect(mode as? Int == 0o600, "key \(key.path) has mode \(String(describing: mode))")
+            }
+        }
+
+        // The same through serve, with no origin at all.
+        try await setup.origin.stop()
+        let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
+        for rendition in manifest.renditions {
+            let served = try await TestStreams.frames(proxy.url("offline/\(id)/\(rendition.folder)/index.m3u8"))
+            let same = served == expected[rendition.folder]
+            #expect(same, "\(kind) \(rendition.folder) through /offline/: \(served.count) frames")
+        }
+        let main = try await Tool.run(
+            "ffmpeg",
+            ["-v", "error", "-i", proxy.url("offline/\(id)/\(manifest.mainPlaylist)"), "-map", "0", "-f", "null", "-"]
+        )
+        #expect(
+            main.status == 0 && (main.stderr.isEmpty || kind == .discontinuity),
+            "\(kind) through /offline/: \(main.stderr)"
+        )
+        try await proxy.stop()
+    }
+}
+
+/// An origin of test streams, a cache directory and its offline library.
+struct OfflineSetup {
+    let workspace = Workspace()
+    let origin: OriginProcess
+
+    init(originArguments: [String] = []) async throws {
+        origin = try await OriginProcess(directory: workspace.originDirectory, arguments: originArguments)
+    }
+
+    /// The default library of the cache directory.
+    var library: String { workspace.cacheDirectory + "/hls" }
+
+    /// `streamcache hls download ORIGIN/PLAYLIST ARGS…`.
+    func download(_ playlist: String, _ arguments: String..., timeout: Duration = .seconds(120)) async throws
+        -> ProcessResult
+    {
+        try await CLI.run(
+            ["hls", "download", origin.url(playlist)] + arguments,
+            cacheDir: workspace.cacheDirectory,
+            timeout: timeout
+        )
+    }
+
+    /// `streamcache hls ls --json`.
+    func assets() async throws -> [ListedAsset] {
+        let listing = try await CLI.run(["hls", "ls", "--json"], cacheDir: workspace.cacheDirectory)
+        #expect(listing.status == 0, "\(listing.stderr)")
+        return try JSONDecoder().decode([ListedAsset].self, from: listing.stdout)
+    }
+
+    /// The package's `asset.json`.
+    func manifest(_ id: String) throws -> Manifest {
+        let data = try Data(contentsOf: URL(fileURLWithPath: library + "/" + id + "/asset.json"))
+        return try JSONDecoder().decode(Manifest.self, from: data)
+    }
+
+    func remove() { workspace.remove() }
+
+    /// An asset as `hls ls --json` shows it.
+    struct ListedAsset: Decodable {
+        struct Variant: Decodable {
+            let bandwidth: Int64
+            let resolution: String?
+            let codecs: String?
+        }
+        let id: String
+        let url: String
+        let state: String
+        let progress: Double
+        let bytes: Int64
+        let duration: Double
+        let variant: Variant?
+        let audio: [String]
+        let subtitles: [String]
+        let path: String
+        let created: String
+    }
+
+    /// The parts of `asset.json` the tests look at.
+    struct Manifest: Decodable {
+        struct Rendition: Decodable {
+            let kind: String
+            let folder: String
+            let url: String
+        }
+        struct Item: Decodable {
+            let kind: String
+            let path: String
+            let url: String
+            let length: Int64?
+        }
+        let mainPlaylist: String
+        let renditions: [Rendition]
+        let items: [Item]
+    }
+}
