@@ -84,6 +84,13 @@ struct OfflineSetup {
     func download(_ playlist: String, _ arguments: String..., timeout: Duration = .seconds(120)) async throws
         -> ProcessResult
     {
+        try await download(playlist, arguments, timeout: timeout)
+    }
+
+    /// `streamcache hls download ORIGIN/PLAYLIST ARGS…`.
+    func download(_ playlist: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws
+        -> ProcessResult
+    {
         try await CLI.run(
             ["hls", "download", origin.url(playlist)] + arguments,
             cacheDir: workspace.cacheDirectory,

@@ -135,7 +135,6 @@ struct AssetDownloader: Sendable {
         let coordinator = DownloadCoordinator(
             schedule: DownloadSchedule(items: manifest.items, done: done, runLimit: options.runLimit),
             renditions: manifest.renditions,
-            duration: manifest.duration,
             bytesOnDisk: bytesOnDisk,
             emit: emit
         )

@@ -3,7 +3,6 @@
 actor DownloadCoordinator {
     private var schedule: DownloadSchedule
     private let renditions: [PackageRendition]
-    private let duration: Double
     private var bytesOnDisk: Int64
     private var bytesThisRun: Int64 = 0
     private var filesDone: Int
@@ -12,13 +11,11 @@ actor DownloadCoordinator {
     init(
         schedule: DownloadSchedule,
         renditions: [PackageRendition],
-        duration: Double,
         bytesOnDisk: Int64,
         emit: @escaping @Sendable (DownloadEvent) -> Void
     ) {
         self.schedule = schedule
         self.renditions = renditions
-        self.duration = duration
         self.bytesOnDisk = bytesOnDisk
         self.filesDone = schedule.states.filter { $0 == .done }.count
         self.emit = emit
@@ -46,7 +43,7 @@ actor DownloadCoordinator {
     var progress: DownloadProgress {
         DownloadProgress(
             loaded: schedule.loadedTimeRanges(renditions: renditions),
-            expected: 0...duration,
+            expected: DownloadSchedule.expectedTimeRange(renditions: renditions),
             fraction: schedule.fraction,
             bytes: bytesOnDisk,
             bytesThisRun: bytesThisRun,

@@ -91,10 +91,8 @@ struct DownloadSchedule: Sendable {
     /// The time ranges, in seconds, that play from disk: the segments done in every rendition
     /// that carries video or audio (subtitles do not stop playback).
     func loadedTimeRanges(renditions: [PackageRendition]) -> [ClosedRange<Double>] {
-        let playing = renditions.indices.filter { renditions[$0].kind != .subtitles }
-        let counted = playing.isEmpty ? Array(renditions.indices) : playing
         var result: [ClosedRange<Double>]?
-        for rendition in counted {
+        for rendition in Self.playing(renditions) {
             var ranges: [ClosedRange<Double>] = []
             for (index, item) in items.enumerated()
             where item.rendition == rendition && item.kind == .segment && states[index] == .done {
@@ -108,6 +106,17 @@ struct DownloadSchedule: Sendable {
             result = result.map { Self.intersect($0, ranges) } ?? ranges
         }
         return result ?? []
+    }
+
+    /// The time range loaded once every file is done: as far as every playing rendition goes.
+    static func expectedTimeRange(renditions: [PackageRendition]) -> ClosedRange<Double> {
+        0...(playing(renditions).map { renditions[$0].duration }.min() ?? 0)
+    }
+
+    /// The renditions that carry video or audio (all of them if none does).
+    private static func playing(_ renditions: [PackageRendition]) -> [Int] {
+        let playing = renditions.indices.filter { renditions[$0].kind != .subtitles }
+        return playing.isEmpty ? Array(renditions.indices) : playing
     }
 
     /// The intersection of two sorted lists of disjoint ranges.
