@@ -107,6 +107,7 @@ struct AssetDownloader: Sendable {
         let folder = library.folder(manifest.id)
         let done = manifest.items.map { FileManager.default.fileExists(atPath: folder + "/" + $0.path) }
         let bytesOnDisk = Self.bytes(of: manifest.items, in: folder, where: done)
+        if !options.dryRun { try checkFreeSpace(manifest, bytesOnDisk: bytesOnDisk) }
         emit(
             .selection(
                 DownloadSelection(
@@ -122,7 +123,6 @@ struct AssetDownloader: Sendable {
             )
         )
         if options.dryRun { return }
-        try checkFreeSpace(manifest, bytesOnDisk: bytesOnDisk)
         try library.createFolders(for: manifest)
         guard let lock = try PackageLock(folder: folder) else {
             throw OfflineError(.busy, "asset \(manifest.id) is being downloaded by another process")

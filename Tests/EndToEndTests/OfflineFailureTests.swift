@@ -1,0 +1,105 @@
+import Foundation
+import Testing
+
+/// How `hls download` fails: one line naming what failed, never a skipped segment; what it
+/// refuses before fetching a segment; and a flaky origin that it rides out.
+@Suite(.timeLimit(.minutes(5))) struct OfflineFailureTests {
+    @Test func aMissingSegmentFailsTheDownloadNamingItAndARunAfterTheFixCompletes() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        let segment = setup.workspace.originDirectory + "/ts/index1.ts"
+        let kept = setup.workspace.originDirectory + "/kept.ts"
+        try FileManager.default.moveItem(atPath: segment, toPath: kept)
+        let failed = try await setup.download("ts/index.m3u8")
+        #expect(failed.status == 1)
+        #expect(failed.output.isEmpty, "an id was printed for a failed download: \(failed.output)")
+        let lines = failed.stderr.split(separator: "\n").filter { $0.hasPrefix("streamcache: error:") }
+        #expect(lines.count == 1, "\(failed.stderr)")
+        #expect(failed.stderr.contains(setup.origin.url("ts/index1.ts")) && failed.stderr.contains("404"), "\(failed.stderr)")
+        let asset = try #require(try await setup.assets().first)
+        #expect(asset.state == "failed" && asset.progress < 1)
+        // A 404 is not tried again.
+        let asked = try await setup.origin.stats().requests.filter { $0.path == "/ts/index1.ts" }
+        #expect(asked.count == 1)
+
+        try FileManager.default.moveItem(atPath: kept, toPath: segment)
+        let fixed = try await setup.download("ts/index.m3u8")
+        #expect(fixed.status == 0, "\(fixed.stderr)")
+        #expect(fixed.output.split(separator: "\n").last.map(String.init) == asset.id)
+        let frames = try await TestStreams.frames(asset.path)
+        let original = try await TestStreams.frames(setup.origin.url("ts/index.m3u8"))
+        let same = frames == original
+        #expect(same)
+    }
+
+    @Test func aFlakyOriginConverges() async throws {
+        // Every path answers 503 first, then resets halfway through, then works.
+        let setup = try await OfflineSetup(originArguments: ["--fault", "flaky"])
+        defer { setup.remove() }
+        for kind in [TestStreams.Kind.variants, .single] {
+            try await TestStreams.make(kind, in: setup.workspace.originDirectory)
+            let result = try await setup.download(kind.playlist, "--audio", "all")
+            #expect(result.status == 0, "\(kind): \(result.stderr)")
+            let id = try #require(result.output.split(separator: "\n").last.map(String.init))
+            let manifest = try setup.manifest(id)
+            for rendition in manifest.renditions {
+                let local = try await TestStreams.frames(setup.library + "/" + id + "/" + rendition.folder + "/index.m3u8")
+                #expect(!local.isEmpty)
+                let original = try await TestStreams.frames(setup.workspace.originDirectory + "/" + kind.rawValue + "/" + (rendition.url as NSString).lastPathComponent)
+                let same = local == original
+                #expect(same, "\(kind) \(rendition.folder)")
+            }
+        }
+        let statuses = try await setup.origin.stats().requests.map(\.status)
+        #expect(statuses.contains(503))
+    }
+
+    @Test func anOriginThatKeepsFailingEndsTheDownloadAfterThreeAttempts() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        let origin = try await OriginProcess(directory: setup.workspace.originDirectory, arguments: ["--fault", "status=503"])
+        let result = try await CLI.run(
+            ["hls", "download", origin.url("ts/index.m3u8")],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("cannot fetch playlist") && result.stderr.contains("503"), "\(result.stderr)")
+        #expect(try await origin.stats().requests.count == 3)
+    }
+
+    @Test func liveDRMAndOversizedAssetsAreRefusedBeforeAnySegment() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory
+        let segments = "#EXTINF:4,\na.ts\n#EXTINF:4,\nb.ts\n"
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n\(segments)".write(toFile: folder + "/live.m3u8", atomically: true, encoding: .utf8)
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PLAYLIST-TYPE:EVENT\n\(segments)"
+            .write(toFile: folder + "/event.m3u8", atomically: true, encoding: .utf8)
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"skd://key\",KEYFORMAT=\"com.apple.streamingkeydelivery\"\n\(segments)#EXT-X-ENDLIST\n"
+            .write(toFile: folder + "/fairplay.m3u8", atomically: true, encoding: .utf8)
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\",KEYFORMAT=\"com.example.drm\"\n\(segments)#EXT-X-ENDLIST\n"
+            .write(toFile: folder + "/keyformat.m3u8", atomically: true, encoding: .utf8)
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n\(segments)#EXT-X-ENDLIST\n"
+            .write(toFile: folder + "/vod.m3u8", atomically: true, encoding: .utf8)
+        try "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=10000000000000\nvod.m3u8\n"
+            .write(toFile: folder + "/huge.m3u8", atomically: true, encoding: .utf8)
+        let cases = [
+            ("live.m3u8", "live streams cannot be downloaded"),
+            ("event.m3u8", "live streams cannot be downloaded"),
+            ("fairplay.m3u8", "DRM-protected"),
+            ("keyformat.m3u8", "DRM-protected"),
+            ("huge.m3u8", "the asset needs about"),
+            ("missing.m3u8", "404"),
+        ]
+        for (name, message) in cases {
+            let result = try await setup.download(name)
+            #expect(result.status == 1, "\(name)")
+            #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(message), "\(name): \(result.stderr)")
+        }
+        let fetched = try await setup.origin.stats().requests.map(\.path)
+        #expect(fetched.allSatisfy { $0.hasSuffix(".m3u8") }, "\(fetched)")
+        #expect(try await setup.assets().isEmpty)
+    }
+}
