@@ -33,6 +33,7 @@ if [ ! -x "$venv/bin/yt-dlp" ]; then
         [ "$(id -u)" = 0 ] || { echo "hls.sh: python3 has no venv: apt-get install python3-venv" >&2; exit 1; }
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv > /dev/null
     fi
+    echo "installing yt-dlp into $venv ..." >&2
     rm -rf "$venv"
     python3 -m venv "$venv"
     "$venv/bin/pip" install -q --disable-pip-version-check yt-dlp requests
