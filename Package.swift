@@ -90,7 +90,7 @@ let package = Package(
         ),
         .testTarget(
             name: "StreamCacheHLSTests",
-            dependencies: ["StreamCacheHLS"]
+            dependencies: ["StreamCacheHLS", "StreamCacheTesting"]
         ),
         .testTarget(
             name: "StreamCacheServerTests",

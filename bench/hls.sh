@@ -92,8 +92,9 @@ echo "origin: 4 MiB/s per connection, 100 ms per response; one connection needs 
     "$jobs at once $(awk -v b="$bytes" -v n="$segments" -v j="$jobs" 'BEGIN { printf "%.0f", (b / 4194304 + n * 0.1) / j }') s"
 echo "peers: ffmpeg $(ffmpeg -version | awk 'NR == 1 { print $3 }'), yt-dlp $("$ytdlp" --version) (python $("$venv/bin/python" -c 'import platform; print(platform.python_version())'))"
 
-# bench NAME DIR COMMAND... : runs COMMAND (writing into the fresh folder DIR) under `measure`;
-# appends "NAME wall cpu rss written origin-bytes requests status" to $work/results.
+# bench NAME DIR COMMAND... : runs COMMAND (writing into the fresh folder DIR) under `measure`,
+# its stderr in DIR.err (shown if it fails); appends "NAME|wall|cpu|rss|written|origin-bytes|
+# requests|status" to $work/results.
 bench() {
     local name=$1 dir=$2 result status=ok b0 r0 b1 r1 wall cpu rss
     shift 2
@@ -101,9 +102,13 @@ bench() {
     mkdir -p "$dir"
     read -r b0 r0 < <(origin_stats)
     echo "  running $name ..." >&2
-    result=$(measure "$@")
+    result=$(measure "$@" 2> "$dir.err")
     # GNU time writes "Command exited with non-zero status N" before the figures on failure.
-    [ "$(wc -l <<< "$result")" = 1 ] || status=failed
+    if [ "$(wc -l <<< "$result")" != 1 ]; then
+        status=failed
+        echo "  $name failed; the end of its stderr:" >&2
+        tail -5 "$dir.err" | sed 's/^/    /' >&2
+    fi
     read -r wall cpu rss < <(tail -1 <<< "$result")
     read -r b1 r1 < <(origin_stats)
     echo "$name|$wall|$cpu|$rss|$(du -sb "$dir" | cut -f1)|$((b1 - b0))|$((r1 - r0))|$status" >> "$work/results"

@@ -210,9 +210,9 @@ struct PackagePlan: Sendable {
                 kept.append(rendition)
             }
         }
-        // Each group that is left keeps one default rendition.
-        for (type, group) in groups {
-            let members = kept.indices.filter { kept[$0].type == type && kept[$0].groupId == group }
+        // The audio group keeps a default rendition (subtitles stay off unless marked so).
+        if let group = selection.variant.audio {
+            let members = kept.indices.filter { kept[$0].type == "AUDIO" && kept[$0].groupId == group }
             if let first = members.first, !members.contains(where: { kept[$0].isDefault }) {
                 kept[first].attributes.setUnquoted("DEFAULT", to: "YES")
                 kept[first].attributes.setUnquoted("AUTOSELECT", to: "YES")

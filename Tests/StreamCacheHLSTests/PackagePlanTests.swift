@@ -1,0 +1,127 @@
+import Foundation
+import Testing
+
+@testable import StreamCacheHLS
+
+/// What a package plan fetches and how it rewrites playlists: local relative URIs, byte ranges
+/// split into files, one file per key and init section, gaps kept and never fetched, only the
+/// chosen renditions; and what it refuses.
+@Suite struct PackagePlanTests {
+    static let base = URL(string: "https://cdn.example/show/")!
+
+    static func media(_ text: String) throws -> MediaPlaylist {
+        guard case .media(let playlist) = try Playlist(parsing: text) else { throw HLSParseError(line: 0, "not media") }
+        return playlist
+    }
+
+    @Test func byteRangesKeysMapsAndGapsBecomeLocalFiles() throws {
+        let playlist = try Self.media(
+            """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:4
+            #EXT-X-MAP:URI="main.mp4",BYTERANGE="700@0"
+            #EXT-X-KEY:METHOD=AES-128,URI="https://keys.example/k1",IV=0x01
+            #EXTINF:4,
+            #EXT-X-BYTERANGE:1000@700
+            main.mp4
+            #EXTINF:4,
+            #EXT-X-BYTERANGE:1200
+            main.mp4
+            #EXT-X-GAP
+            #EXTINF:4,
+            #EXT-X-BYTERANGE:900
+            main.mp4
+            #EXTINF:4,
+            #EXT-X-BYTERANGE:800
+            main.mp4
+            #EXT-X-ENDLIST
+            """
+        )
+        let url = Self.base.appendingPathComponent("video.m3u8")
+        let plan = try PackagePlan(
+            multivariant: nil,
+            selection: nil,
+            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
+        )
+        #expect(plan.mainPlaylist == "video/index.m3u8")
+        #expect(plan.items.map(\.kind) == [.key, .initialization, .segment, .segment, .segment])
+        #expect(plan.items.map(\.path) == ["video/key0.key", "video/init0.mp4", "video/00000.mp4", "video/00001.mp4", "video/00003.mp4"])
+        #expect(plan.items.map(\.offset) == [nil, 0, 700, 1700, 3800])
+        #expect(plan.items.map(\.length) == [nil, 700, 1000, 1200, 800])
+        #expect(plan.items[0].url == "https://keys.example/k1")
+        #expect(plan.items.map(\.start) == [0, 0, 0, 4, 12])
+        #expect(plan.estimatedBytes == 3700)
+        let text = try #require(plan.playlists["video/index.m3u8"])
+        #expect(text.contains("#EXT-X-MAP:URI=\"init0.mp4\"\n"))
+        #expect(text.contains("#EXT-X-KEY:METHOD=AES-128,URI=\"key0.key\",IV=0x01"))
+        #expect(!text.contains("BYTERANGE") && !text.contains("https://"))
+        #expect(text.contains("#EXT-X-GAP\n#EXTINF:4,\n00002.mp4"))
+        #expect(text.contains("#EXT-X-PLAYLIST-TYPE:VOD") && text.hasSuffix("#EXT-X-ENDLIST\n"))
+    }
+
+    @Test func theMultivariantPlaylistKeepsOnlyWhatWasChosen() throws {
+        guard case .multivariant(let master) = try Playlist(
+            parsing: """
+                #EXTM3U
+                #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="en.m3u8"
+                #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="Deutsch",LANGUAGE="de",URI="de.m3u8"
+                #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="s",NAME="Français",LANGUAGE="fr",URI="fr.m3u8"
+                #EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID="cc",NAME="CC",INSTREAM-ID="CC1"
+                #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=100000,URI="iframes.m3u8"
+                #EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360,AUDIO="a",SUBTITLES="s",CLOSED-CAPTIONS="cc"
+                low.m3u8
+                #EXT-X-STREAM-INF:BANDWIDTH=3000000,RESOLUTION=1280x720,AUDIO="a",SUBTITLES="s",CLOSED-CAPTIONS="cc"
+                high.m3u8
+                """
+        )
+        else { throw HLSParseError(line: 0, "not multivariant") }
+        let criteria = MediaSelectionCriteria(bitrate: .atMost(1_000_000), audio: .only(["de"]), subtitles: .none)
+        let selection = try MediaSelection.resolve(master, criteria: criteria)
+        #expect(selection.variant.uri == "low.m3u8" && selection.audio.map(\.name) == ["Deutsch"])
+        let vod = try Self.media("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n")
+        let plan = try PackagePlan(
+            multivariant: master,
+            selection: selection,
+            media: [
+                PackagePlan.Media(kind: .video, rendition: nil, url: Self.base.appendingPathComponent("low.m3u8"), playlist: vod),
+                PackagePlan.Media(kind: .audio, rendition: selection.audio[0], url: Self.base.appendingPathComponent("de.m3u8"), playlist: vod),
+            ]
+        )
+        #expect(plan.estimatedBytes == 200_000)
+        let text = try #require(plan.playlists["master.m3u8"])
+        let lines = text.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.hasPrefix("#EXT-X-MEDIA") } == [
+            "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"Deutsch\",LANGUAGE=\"de\",URI=\"audio-de/index.m3u8\",DEFAULT=YES,AUTOSELECT=YES",
+            "#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID=\"cc\",NAME=\"CC\",INSTREAM-ID=\"CC1\"",
+        ])
+        #expect(lines.filter { $0.hasPrefix("#EXT-X-STREAM-INF") } == [
+            "#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360,AUDIO=\"a\",CLOSED-CAPTIONS=\"cc\""
+        ])
+        #expect(lines.last == "video/index.m3u8" && !text.contains("I-FRAME"))
+    }
+
+    @Test(arguments: [
+        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.ts\n", OfflineError.Kind.live),
+        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n", .drm),
+        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",KEYFORMAT=\"x\"\n#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n", .drm),
+    ])
+    func refusesWhatCannotPlayOffline(text: String, kind: OfflineError.Kind) throws {
+        let playlist = try Self.media(text)
+        #expect(throws: OfflineError.self) {
+            _ = try PackagePlan(
+                multivariant: nil,
+                selection: nil,
+                media: [PackagePlan.Media(kind: .video, rendition: nil, url: Self.base, playlist: playlist)]
+            )
+        }
+        do {
+            _ = try PackagePlan(
+                multivariant: nil,
+                selection: nil,
+                media: [PackagePlan.Media(kind: .video, rendition: nil, url: Self.base, playlist: playlist)]
+            )
+        } catch {
+            #expect(error.kind == kind)
+        }
+    }
+}
