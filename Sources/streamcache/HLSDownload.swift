@@ -17,7 +17,7 @@ extension StreamCacheCommand {
                 """
         )
 
-        @Argument(help: "The URL of the multivariant (or media) playlist.")
+        @Argument(help: "The URL of the multivariant (or media) playlist, or the id of an asset to resume.")
         var url: String
 
         @Option(name: .long, help: "Choose the best variant at or below this many bits per second (e.g. 2M).")
@@ -104,17 +104,24 @@ extension StreamCacheCommand {
         }
 
         func run() async throws {
-            let url = try URLArgument.parse(url)
+            let offline = library.offlineLibrary
+            let resumed = offline.asset(url)?.id
+            let url = resumed == nil ? try URLArgument.parse(url) : nil
             let criteria = try criteria()
             let options = try downloadOptions()
-            let offline = library.offlineLibrary
             let reporter = HLSDownloadReporter(json: json, dryRun: dryRun, forcedProgress: transfer.progress)
             let outcome: HLSDownloadReporter.Outcome
             do {
                 outcome = try await Interrupted.run {
                     try await library.cache.withEngine(timeout: transfer.timeoutDuration) { engine in
                         var reporter = reporter
-                        for await event in offline.download(url, criteria: criteria, options: options, engine: engine) {
+                        let events =
+                            if let url {
+                                offline.download(url, criteria: criteria, options: options, engine: engine)
+                            } else {
+                                offline.resume(id: resumed ?? "", options: options, engine: engine)
+                            }
+                        for await event in events {
                             reporter.report(event)
                         }
                         try Task.checkCancellation()

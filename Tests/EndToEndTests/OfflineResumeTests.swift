@@ -104,7 +104,8 @@ import Testing
     }
 
     @Test func anAssetPlaysThroughServeWhileItDownloads() async throws {
-        let setup = try await OfflineSetup(originArguments: ["--rate", "100K"])
+        // 25 KB/s: the 10 s stream takes several seconds to download, one file at a time.
+        let setup = try await OfflineSetup(originArguments: ["--rate", "25K"])
         defer { setup.remove() }
         try await TestStreams.make(.ts, in: setup.workspace.originDirectory, seconds: 10)
         let (download, _, _) = try CLI.start(
@@ -122,7 +123,8 @@ import Testing
         let asset = try #require(id)
         let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
         let listed = try await setup.assets()
-        #expect(listed.first?.state == "downloading", "\(listed.map(\.state))")
+        #expect(download.isRunning && listed.first?.state == "downloading", "\(listed.map(\.state))")
+        #expect((listed.first?.progress ?? 1) < 1)
         let served = try await TestStreams.frames(proxy.url("offline/\(asset)/video/index.m3u8"))
         let original = try await TestStreams.frames(setup.workspace.originDirectory + "/ts/index.m3u8")
         let same = served == original

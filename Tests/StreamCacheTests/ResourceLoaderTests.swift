@@ -112,8 +112,10 @@ import Testing
         try await simulator.load(setup.url, data: (Int64(Self.size / 2), nil))
         setup.checkFinishedRequests(simulator)
         let statistics = setup.fixture.origin.statistics
+        // Bytes the origin had put into the socket when the first run stopped never reached it:
+        // they are sent again, up to what loopback buffers hold, and nothing else is.
         #expect(
-            statistics.duplicateBytes == 0,
+            statistics.duplicateBytes <= 1 << 20,
             "the origin sent \(statistics.duplicateBytes) bytes twice"
         )
         await setup.fixture.tearDown()
@@ -158,8 +160,10 @@ import Testing
         try await second.load(setup.url, data: (0, nil))
         setup.checkFinishedRequests(second)
         let statistics = setup.fixture.origin.statistics
+        // Bytes the origin had put into the socket when the first run stopped never reached it:
+        // they are sent again, up to what loopback buffers hold, and nothing else is.
         #expect(
-            statistics.duplicateBytes == 0,
+            statistics.duplicateBytes <= 1 << 20,
             "the origin sent \(statistics.duplicateBytes) bytes twice"
         )
         #expect(statistics.bodyBytes <= Int64(Self.size) + (1 << 20))

@@ -165,6 +165,10 @@ struct AssetDownloader: Sendable {
             try? manifest.save(in: folder)
             library.removePartialFiles(of: manifest)
             throw error
+        } catch {
+            // Stopped: what is done stays, to resume from.
+            library.removePartialFiles(of: manifest)
+            throw error
         }
         try Task.checkCancellation()
         manifest.state = .complete

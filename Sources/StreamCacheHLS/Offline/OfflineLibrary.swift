@@ -149,12 +149,14 @@ public struct OfflineLibrary: Sendable {
 
     func folder(_ id: String) -> String { directory + "/" + id }
 
-    func createFolders(for manifest: AssetManifest) throws {
+    func createFolders(for manifest: AssetManifest) throws(OfflineError) {
         for rendition in manifest.renditions {
-            try FileManager.default.createDirectory(
-                atPath: folder(manifest.id) + "/" + rendition.folder,
-                withIntermediateDirectories: true
-            )
+            let path = folder(manifest.id) + "/" + rendition.folder
+            do {
+                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+            } catch {
+                throw OfflineError(.storage, "cannot create the package folder \(path) (is \(directory) a folder you can write?)")
+            }
         }
     }
 
