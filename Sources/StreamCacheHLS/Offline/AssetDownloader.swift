@@ -107,7 +107,10 @@ struct AssetDownloader: Sendable {
         let folder = library.folder(manifest.id)
         let done = manifest.items.map { FileManager.default.fileExists(atPath: folder + "/" + $0.path) }
         let bytesOnDisk = Self.bytes(of: manifest.items, in: folder, where: done)
-        if !options.dryRun { try checkFreeSpace(manifest, bytesOnDisk: bytesOnDisk) }
+        if !options.dryRun {
+            try library.prepare()
+            try checkFreeSpace(manifest, bytesOnDisk: bytesOnDisk)
+        }
         emit(
             .selection(
                 DownloadSelection(
@@ -179,7 +182,6 @@ struct AssetDownloader: Sendable {
     /// Refuses to start when what is left to fetch cannot fit.
     private func checkFreeSpace(_ manifest: AssetManifest, bytesOnDisk: Int64) throws {
         guard options.checksFreeSpace, let estimate = manifest.estimatedBytes else { return }
-        try FileManager.default.createDirectory(atPath: library.directory, withIntermediateDirectories: true)
         var stats = statvfs()
         guard statvfs(library.directory, &stats) == 0 else { return }
         let free = Int64(stats.f_bavail) * Int64(stats.f_frsize)

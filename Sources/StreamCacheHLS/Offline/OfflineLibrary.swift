@@ -149,13 +149,24 @@ public struct OfflineLibrary: Sendable {
 
     func folder(_ id: String) -> String { directory + "/" + id }
 
+    /// Creates the library folder if needed, and checks that it can hold packages.
+    func prepare() throws(OfflineError) {
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
+            access(directory, W_OK) == 0
+        else {
+            throw OfflineError(.storage, "cannot use \(directory) as the offline library: not a folder this user can write")
+        }
+    }
+
     func createFolders(for manifest: AssetManifest) throws(OfflineError) {
         for rendition in manifest.renditions {
             let path = folder(manifest.id) + "/" + rendition.folder
             do {
                 try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
             } catch {
-                throw OfflineError(.storage, "cannot create the package folder \(path) (is \(directory) a folder you can write?)")
+                throw OfflineError(.storage, "cannot create the package folder \(path)")
             }
         }
     }
