@@ -75,12 +75,7 @@ public struct AttributeList: Hashable, Sendable {
 
     /// Sets (or adds) attribute `name` as a quoted string.
     public mutating func setQuoted(_ name: String, to value: String) {
-        if let index = attributes.firstIndex(where: { $0.name == name }) {
-            attributes[index].value = value
-            attributes[index].isQuoted = true
-        } else {
-            attributes.append(Attribute(name: name, value: value, isQuoted: true))
-        }
+        set(name, to: value, isQuoted: true)
     }
 
     /// Removes every attribute called `name`.
@@ -90,11 +85,15 @@ public struct AttributeList: Hashable, Sendable {
 
     /// Sets (or adds) attribute `name` as an enumerated (unquoted) value.
     public mutating func setUnquoted(_ name: String, to value: String) {
+        set(name, to: value, isQuoted: false)
+    }
+
+    private mutating func set(_ name: String, to value: String, isQuoted: Bool) {
         if let index = attributes.firstIndex(where: { $0.name == name }) {
             attributes[index].value = value
-            attributes[index].isQuoted = false
+            attributes[index].isQuoted = isQuoted
         } else {
-            attributes.append(Attribute(name: name, value: value, isQuoted: false))
+            attributes.append(Attribute(name: name, value: value, isQuoted: isQuoted))
         }
     }
 

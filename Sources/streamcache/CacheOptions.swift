@@ -92,16 +92,7 @@ enum ByteCount {
     }
 
     /// `12.3 MiB`.
-    static func format(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
-    }
+    static func format(_ bytes: Int64) -> String { ByteSize.text(bytes) }
 }
 
 /// Parsing an origin URL argument.

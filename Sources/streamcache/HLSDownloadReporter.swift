@@ -72,7 +72,9 @@ struct HLSDownloadReporter: Sendable {
     /// The one line for SIGINT or SIGTERM.
     func interrupted() {
         if json {
-            emit(["event": "failed", "error": "interrupted; run the same command again to resume", "kind": "interrupted"])
+            emit([
+                "event": "failed", "error": "interrupted; run the same command again to resume", "kind": "interrupted",
+            ])
             return
         }
         clearLine()
@@ -111,7 +113,12 @@ struct HLSDownloadReporter: Sendable {
     }
 
     private func emit(_ object: [String: Any]) {
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return }
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object,
+                options: [.sortedKeys, .withoutEscapingSlashes]
+            )
+        else { return }
         FileHandle.standardOutput.write(data + Data("\n".utf8))
     }
 
@@ -127,6 +134,14 @@ struct HLSDownloadReporter: Sendable {
         if let variant = selection.variant { object["variant"] = StreamCacheCommand.HLSList.object(variant) }
         if let bytes = selection.estimatedBytes { object["estimatedBytes"] = bytes }
         return object
+    }
+
+    /// A media duration as a player shows it: `0:06`, `42:10`, `1:02:03`.
+    static func mediaDuration(_ seconds: Double) -> String {
+        let whole = Int(seconds.rounded())
+        let (hours, minutes, rest) = (whole / 3600, whole % 3600 / 60, whole % 60)
+        return hours > 0
+            ? String(format: "%d:%02d:%02d", hours, minutes, rest) : String(format: "%d:%02d", minutes, rest)
     }
 
     static func describe(_ selection: DownloadSelection) -> [String] {
@@ -145,7 +160,7 @@ struct HLSDownloadReporter: Sendable {
             "asset \(selection.id)",
             variant,
             "audio: \(audio)  subtitles: \(subtitles)",
-            "\(Progress.duration(selection.duration)), \(size), \(selection.files) files"
+            "\(Self.mediaDuration(selection.duration)) long, \(size), \(selection.files) files"
                 + (selection.filesDone > 0 ? " (\(selection.filesDone) already on disk)" : ""),
         ]
     }

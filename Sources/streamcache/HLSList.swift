@@ -20,7 +20,7 @@ extension StreamCacheCommand {
             if json {
                 let data = try JSONSerialization.data(
                     withJSONObject: assets.map(HLSList.object),
-                    options: [.prettyPrinted, .sortedKeys]
+                    options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 )
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
                 return
@@ -38,7 +38,7 @@ extension StreamCacheCommand {
                     + (asset.subtitles.isEmpty ? "" : "  subtitles \(asset.subtitles.joined(separator: ","))")
                 print(
                     "\(asset.id)  \(asset.state.rawValue)  \(String(format: "%.0f%%", asset.progress * 100))  "
-                        + "\(ByteCount.format(asset.bytes))  \(Progress.duration(asset.duration))"
+                        + "\(ByteCount.format(asset.bytes))  \(HLSDownloadReporter.mediaDuration(asset.duration))"
                         + (variant.map { "  \($0)" } ?? "") + renditions
                 )
                 print("    \(asset.url)")

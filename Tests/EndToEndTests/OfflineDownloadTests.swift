@@ -28,7 +28,10 @@ import Testing
             #expect(original.count > 1, "\(kind) \(rendition.folder): nothing decoded")
             let local = try await TestStreams.frames(package + "/" + rendition.folder + "/index.m3u8")
             let same = local == original
-            #expect(same, "\(kind) \(rendition.folder): \(local.count) frames from disk, \(original.count) from the origin")
+            #expect(
+                same,
+                "\(kind) \(rendition.folder): \(local.count) frames from disk, \(original.count) from the origin"
+            )
             expected[rendition.folder] = original
         }
         // The package as a player opens it. ffmpeg opens a local key file only when told to; its
@@ -81,14 +84,22 @@ struct OfflineSetup {
     var library: String { workspace.cacheDirectory + "/hls" }
 
     /// `streamcache hls download ORIGIN/PLAYLIST ARGS…`.
-    func download(_ playlist: String, _ arguments: String..., timeout: Duration = .seconds(120)) async throws
+    func download(
+        _ playlist: String,
+        _ arguments: String...,
+        timeout: Duration = .seconds(120)
+    ) async throws
         -> ProcessResult
     {
         try await download(playlist, arguments, timeout: timeout)
     }
 
     /// `streamcache hls download ORIGIN/PLAYLIST ARGS…`.
-    func download(_ playlist: String, _ arguments: [String], timeout: Duration = .seconds(120)) async throws
+    func download(
+        _ playlist: String,
+        _ arguments: [String],
+        timeout: Duration = .seconds(120)
+    ) async throws
         -> ProcessResult
     {
         try await CLI.run(

@@ -16,7 +16,10 @@ import Testing
         #expect(failed.output.isEmpty, "an id was printed for a failed download: \(failed.output)")
         let lines = failed.stderr.split(separator: "\n").filter { $0.hasPrefix("streamcache: error:") }
         #expect(lines.count == 1, "\(failed.stderr)")
-        #expect(failed.stderr.contains(setup.origin.url("ts/index1.ts")) && failed.stderr.contains("404"), "\(failed.stderr)")
+        #expect(
+            failed.stderr.contains(setup.origin.url("ts/index1.ts")) && failed.stderr.contains("404"),
+            "\(failed.stderr)"
+        )
         let asset = try #require(try await setup.assets().first)
         #expect(asset.state == "failed" && asset.progress < 1)
         // A 404 is not tried again.
@@ -45,9 +48,14 @@ import Testing
             let id = try #require(result.output.split(separator: "\n").last.map(String.init))
             let manifest = try setup.manifest(id)
             for rendition in manifest.renditions {
-                let local = try await TestStreams.frames(setup.library + "/" + id + "/" + rendition.folder + "/index.m3u8")
+                let local = try await TestStreams.frames(
+                    setup.library + "/" + id + "/" + rendition.folder + "/index.m3u8"
+                )
                 #expect(!local.isEmpty)
-                let original = try await TestStreams.frames(setup.workspace.originDirectory + "/" + kind.rawValue + "/" + (rendition.url as NSString).lastPathComponent)
+                let original = try await TestStreams.frames(
+                    setup.workspace.originDirectory + "/" + kind.rawValue + "/"
+                        + (rendition.url as NSString).lastPathComponent
+                )
                 let same = local == original
                 #expect(same, "\(kind) \(rendition.folder)")
             }
@@ -60,7 +68,10 @@ import Testing
         let setup = try await OfflineSetup()
         defer { setup.remove() }
         try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
-        let origin = try await OriginProcess(directory: setup.workspace.originDirectory, arguments: ["--fault", "status=503"])
+        let origin = try await OriginProcess(
+            directory: setup.workspace.originDirectory,
+            arguments: ["--fault", "status=503"]
+        )
         let result = try await CLI.run(
             ["hls", "download", origin.url("ts/index.m3u8")],
             cacheDir: setup.workspace.cacheDirectory
@@ -75,12 +86,18 @@ import Testing
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory
         let segments = "#EXTINF:4,\na.ts\n#EXTINF:4,\nb.ts\n"
-        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n\(segments)".write(toFile: folder + "/live.m3u8", atomically: true, encoding: .utf8)
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n\(segments)".write(
+            toFile: folder + "/live.m3u8",
+            atomically: true,
+            encoding: .utf8
+        )
         try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-PLAYLIST-TYPE:EVENT\n\(segments)"
             .write(toFile: folder + "/event.m3u8", atomically: true, encoding: .utf8)
-        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"skd://key\",KEYFORMAT=\"com.apple.streamingkeydelivery\"\n\(segments)#EXT-X-ENDLIST\n"
+        try
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"skd://key\",KEYFORMAT=\"com.apple.streamingkeydelivery\"\n\(segments)#EXT-X-ENDLIST\n"
             .write(toFile: folder + "/fairplay.m3u8", atomically: true, encoding: .utf8)
-        try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\",KEYFORMAT=\"com.example.drm\"\n\(segments)#EXT-X-ENDLIST\n"
+        try
+            "#EXTM3U\n#EXT-X-TARGETDURATION:4\n#EXT-X-KEY:METHOD=AES-128,URI=\"k.bin\",KEYFORMAT=\"com.example.drm\"\n\(segments)#EXT-X-ENDLIST\n"
             .write(toFile: folder + "/keyformat.m3u8", atomically: true, encoding: .utf8)
         try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n\(segments)#EXT-X-ENDLIST\n"
             .write(toFile: folder + "/vod.m3u8", atomically: true, encoding: .utf8)
@@ -97,7 +114,10 @@ import Testing
         for (name, message) in cases {
             let result = try await setup.download(name)
             #expect(result.status == 1, "\(name)")
-            #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(message), "\(name): \(result.stderr)")
+            #expect(
+                result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(message),
+                "\(name): \(result.stderr)"
+            )
         }
         let fetched = try await setup.origin.stats().requests.map(\.path)
         #expect(fetched.allSatisfy { $0.hasSuffix(".m3u8") }, "\(fetched)")

@@ -47,15 +47,26 @@ import Testing
         let stats = try await setup.origin.stats()
         let media = stats.requests.filter { !$0.path.hasSuffix(".m3u8") }.reduce(0) { $0 + $1.bodyBytes }
         let assetBytes = manifest.items.reduce(Int64(0)) { total, item in
-            total + ((try? FileManager.default.attributesOfItem(atPath: setup.library + "/" + asset.id + "/" + item.path)[.size] as? Int64) ?? 0)
+            total
+                + ((try? FileManager.default.attributesOfItem(atPath: setup.library + "/" + asset.id + "/" + item.path)[
+                    .size
+                ] as? Int64) ?? 0)
         }
-        let largest = manifest.items.map { item in
-            (try? FileManager.default.attributesOfItem(atPath: setup.library + "/" + asset.id + "/" + item.path)[.size] as? Int64) ?? 0
-        }.max() ?? 0
+        let largest =
+            manifest.items.map { item in
+                (try? FileManager.default.attributesOfItem(atPath: setup.library + "/" + asset.id + "/" + item.path)[
+                    .size
+                ] as? Int64) ?? 0
+            }.max() ?? 0
         let bound = assetBytes + Int64(kills) * 4 * largest
-        #expect(media >= assetBytes && media <= bound, "seed \(seed): \(media) origin bytes for a \(assetBytes)-byte asset, \(kills) kills, bound \(bound)")
+        #expect(
+            media >= assetBytes && media <= bound,
+            "seed \(seed): \(media) origin bytes for a \(assetBytes)-byte asset, \(kills) kills, bound \(bound)"
+        )
         for rendition in manifest.renditions {
-            let local = try await TestStreams.frames(setup.library + "/" + asset.id + "/" + rendition.folder + "/index.m3u8")
+            let local = try await TestStreams.frames(
+                setup.library + "/" + asset.id + "/" + rendition.folder + "/index.m3u8"
+            )
             let original = try await TestStreams.frames(
                 setup.workspace.originDirectory + "/variants/" + (rendition.url as NSString).lastPathComponent
             )

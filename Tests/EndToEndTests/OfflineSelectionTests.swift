@@ -8,7 +8,10 @@ import Testing
         let setup = try await OfflineSetup()
         defer { setup.remove() }
         try await TestStreams.make(.variants, in: setup.workspace.originDirectory)
-        let master = try String(contentsOfFile: setup.workspace.originDirectory + "/variants/master.m3u8", encoding: .utf8)
+        let master = try String(
+            contentsOfFile: setup.workspace.originDirectory + "/variants/master.m3u8",
+            encoding: .utf8
+        )
         let bandwidths = master.split(separator: "\n").compactMap { line -> Int64? in
             guard line.hasPrefix("#EXT-X-STREAM-INF:"), let range = line.range(of: "BANDWIDTH=") else { return nil }
             return Int64(line[range.upperBound...].prefix { $0.isNumber })
@@ -89,7 +92,10 @@ import Testing
         #expect(fractions == fractions.sorted() && fractions.last == 1, "\(fractions)")
         let loaded = progress.last?["loaded"] as? [[Double]]
         let expected = progress.last?["expected"] as? [Double]
-        #expect(loaded?.count == 1 && loaded?.first == expected, "\(String(describing: loaded)) \(String(describing: expected))")
+        #expect(
+            loaded?.count == 1 && loaded?.first == expected,
+            "\(String(describing: loaded)) \(String(describing: expected))"
+        )
         let id = try #require(events.last?["id"] as? String)
         let path = try #require(events.last?["path"] as? String)
         #expect(FileManager.default.fileExists(atPath: path))
@@ -112,7 +118,9 @@ import Testing
         let listed = try #require(assets.first { $0.id == id })
         #expect(listed.state == "complete" && listed.audio == ["en", "de"] && listed.subtitles.isEmpty)
         #expect(listed.variant?.resolution == "320x240" && listed.variant?.codecs?.hasPrefix("avc1") == true)
-        #expect(listed.duration > 5.5 && listed.bytes > 100_000 && listed.url == setup.origin.url("variants/master.m3u8"))
+        #expect(
+            listed.duration > 5.5 && listed.bytes > 100_000 && listed.url == setup.origin.url("variants/master.m3u8")
+        )
         let text = try await CLI.run(["hls", "ls"], cacheDir: setup.workspace.cacheDirectory)
         #expect(text.output.contains("\(id)  complete  100%"), "\(text.output)")
 

@@ -154,7 +154,7 @@ import Testing
         let setup = try await ProxySetup(originArguments: ["--rate", "100M"])
         defer { setup.remove() }
         let path = setup.workspace.originDirectory + "/big.bin"
-        FileManager.default.createFile(atPath: path, contents: nil)
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
         let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         try handle.truncate(atOffset: 1 << 30)
         try handle.close()

@@ -49,7 +49,9 @@ enum TestStreams {
         case .aes:
             try Data((0..<16).map { UInt8($0 * 7) }).write(to: URL(fileURLWithPath: folder + "/enc.key"))
             try "enc.key\n\(folder)/enc.key\n".write(toFile: folder + "/keyinfo", atomically: true, encoding: .utf8)
-            try await ffmpeg(input + encode + hls + ["-hls_key_info_file", folder + "/keyinfo", "\(folder)/index.m3u8"])
+            try await ffmpeg(
+                input + encode + hls + ["-hls_key_info_file", folder + "/keyinfo", "\(folder)/index.m3u8"]
+            )
         case .multi:
             try "WEBVTT\n\n00:00:00.000 --> 00:00:02.000\nHello\n\n00:00:02.000 --> 00:00:05.000\nWorld\n"
                 .write(toFile: folder + "/subs.vtt", atomically: true, encoding: .utf8)

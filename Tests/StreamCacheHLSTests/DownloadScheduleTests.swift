@@ -86,32 +86,57 @@ import Testing
             var offset: Int64 = 0
             if random.chance(0.3) {
                 items.append(
-                    PackageItem(kind: .initialization, rendition: rendition, path: "r\(rendition)/init", url: "u\(rendition)",
-                        offset: singleFile ? 0 : nil, length: singleFile ? 500 : nil, start: 0, duration: 0)
+                    PackageItem(
+                        kind: .initialization,
+                        rendition: rendition,
+                        path: "r\(rendition)/init",
+                        url: "u\(rendition)",
+                        offset: singleFile ? 0 : nil,
+                        length: singleFile ? 500 : nil,
+                        start: 0,
+                        duration: 0
+                    )
                 )
                 if singleFile { offset = 500 }
             }
             if random.chance(0.2) {
                 items.append(
-                    PackageItem(kind: .key, rendition: rendition, path: "r\(rendition)/key", url: "k\(rendition)",
-                        offset: nil, length: nil, start: 0, duration: 0)
+                    PackageItem(
+                        kind: .key,
+                        rendition: rendition,
+                        path: "r\(rendition)/key",
+                        url: "k\(rendition)",
+                        offset: nil,
+                        length: nil,
+                        start: 0,
+                        duration: 0
+                    )
                 )
             }
             for segment in 0..<count {
                 let length = Int64(random.next(in: 200...3000))
                 items.append(
                     PackageItem(
-                        kind: .segment, rendition: rendition, path: "r\(rendition)/\(segment)",
+                        kind: .segment,
+                        rendition: rendition,
+                        path: "r\(rendition)/\(segment)",
                         url: singleFile ? "u\(rendition)" : "u\(rendition)-\(segment)",
-                        offset: singleFile ? offset : nil, length: singleFile ? length : nil,
-                        start: Double(segment) * 2, duration: 2
+                        offset: singleFile ? offset : nil,
+                        length: singleFile ? length : nil,
+                        start: Double(segment) * 2,
+                        duration: 2
                     )
                 )
                 offset += length
             }
             renditions.append(
-                PackageRendition(kind: kinds[rendition], folder: "r\(rendition)", language: nil, url: "p\(rendition)",
-                    duration: Double(count) * 2)
+                PackageRendition(
+                    kind: kinds[rendition],
+                    folder: "r\(rendition)",
+                    language: nil,
+                    url: "p\(rendition)",
+                    duration: Double(count) * 2
+                )
             )
         }
         items.sort { ($0.start, $0.kind.rank, $0.rendition) < ($1.start, $1.kind.rank, $1.rendition) }

@@ -45,7 +45,11 @@ import Testing
         )
         #expect(plan.mainPlaylist == "video/index.m3u8")
         #expect(plan.items.map(\.kind) == [.key, .initialization, .segment, .segment, .segment])
-        #expect(plan.items.map(\.path) == ["video/key0.key", "video/init0.mp4", "video/00000.mp4", "video/00001.mp4", "video/00003.mp4"])
+        #expect(
+            plan.items.map(\.path) == [
+                "video/key0.key", "video/init0.mp4", "video/00000.mp4", "video/00001.mp4", "video/00003.mp4",
+            ]
+        )
         #expect(plan.items.map(\.offset) == [nil, 0, 700, 1700, 3800])
         #expect(plan.items.map(\.length) == [nil, 700, 1000, 1200, 800])
         #expect(plan.items[0].url == "https://keys.example/k1")
@@ -60,20 +64,21 @@ import Testing
     }
 
     @Test func theMultivariantPlaylistKeepsOnlyWhatWasChosen() throws {
-        guard case .multivariant(let master) = try Playlist(
-            parsing: """
-                #EXTM3U
-                #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="en.m3u8"
-                #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="Deutsch",LANGUAGE="de",URI="de.m3u8"
-                #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="s",NAME="Français",LANGUAGE="fr",URI="fr.m3u8"
-                #EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID="cc",NAME="CC",INSTREAM-ID="CC1"
-                #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=100000,URI="iframes.m3u8"
-                #EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360,AUDIO="a",SUBTITLES="s",CLOSED-CAPTIONS="cc"
-                low.m3u8
-                #EXT-X-STREAM-INF:BANDWIDTH=3000000,RESOLUTION=1280x720,AUDIO="a",SUBTITLES="s",CLOSED-CAPTIONS="cc"
-                high.m3u8
-                """
-        )
+        guard
+            case .multivariant(let master) = try Playlist(
+                parsing: """
+                    #EXTM3U
+                    #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="English",LANGUAGE="en",DEFAULT=YES,URI="en.m3u8"
+                    #EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID="a",NAME="Deutsch",LANGUAGE="de",URI="de.m3u8"
+                    #EXT-X-MEDIA:TYPE=SUBTITLES,GROUP-ID="s",NAME="Français",LANGUAGE="fr",URI="fr.m3u8"
+                    #EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID="cc",NAME="CC",INSTREAM-ID="CC1"
+                    #EXT-X-I-FRAME-STREAM-INF:BANDWIDTH=100000,URI="iframes.m3u8"
+                    #EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360,AUDIO="a",SUBTITLES="s",CLOSED-CAPTIONS="cc"
+                    low.m3u8
+                    #EXT-X-STREAM-INF:BANDWIDTH=3000000,RESOLUTION=1280x720,AUDIO="a",SUBTITLES="s",CLOSED-CAPTIONS="cc"
+                    high.m3u8
+                    """
+            )
         else { throw HLSParseError(line: 0, "not multivariant") }
         let criteria = MediaSelectionCriteria(bitrate: .atMost(1_000_000), audio: .only(["de"]), subtitles: .none)
         let selection = try MediaSelection.resolve(master, criteria: criteria)
@@ -83,27 +88,47 @@ import Testing
             multivariant: master,
             selection: selection,
             media: [
-                PackagePlan.Media(kind: .video, rendition: nil, url: Self.base.appendingPathComponent("low.m3u8"), playlist: vod),
-                PackagePlan.Media(kind: .audio, rendition: selection.audio[0], url: Self.base.appendingPathComponent("de.m3u8"), playlist: vod),
+                PackagePlan.Media(
+                    kind: .video,
+                    rendition: nil,
+                    url: Self.base.appendingPathComponent("low.m3u8"),
+                    playlist: vod
+                ),
+                PackagePlan.Media(
+                    kind: .audio,
+                    rendition: selection.audio[0],
+                    url: Self.base.appendingPathComponent("de.m3u8"),
+                    playlist: vod
+                ),
             ]
         )
         #expect(plan.estimatedBytes == 200_000)
         let text = try #require(plan.playlists["master.m3u8"])
         let lines = text.split(separator: "\n").map(String.init)
-        #expect(lines.filter { $0.hasPrefix("#EXT-X-MEDIA") } == [
-            "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"Deutsch\",LANGUAGE=\"de\",URI=\"audio-de/index.m3u8\",DEFAULT=YES,AUTOSELECT=YES",
-            "#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID=\"cc\",NAME=\"CC\",INSTREAM-ID=\"CC1\"",
-        ])
-        #expect(lines.filter { $0.hasPrefix("#EXT-X-STREAM-INF") } == [
-            "#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360,AUDIO=\"a\",CLOSED-CAPTIONS=\"cc\""
-        ])
+        #expect(
+            lines.filter { $0.hasPrefix("#EXT-X-MEDIA") } == [
+                "#EXT-X-MEDIA:TYPE=AUDIO,GROUP-ID=\"a\",NAME=\"Deutsch\",LANGUAGE=\"de\",URI=\"audio-de/index.m3u8\",DEFAULT=YES,AUTOSELECT=YES",
+                "#EXT-X-MEDIA:TYPE=CLOSED-CAPTIONS,GROUP-ID=\"cc\",NAME=\"CC\",INSTREAM-ID=\"CC1\"",
+            ]
+        )
+        #expect(
+            lines.filter { $0.hasPrefix("#EXT-X-STREAM-INF") } == [
+                "#EXT-X-STREAM-INF:BANDWIDTH=800000,RESOLUTION=640x360,AUDIO=\"a\",CLOSED-CAPTIONS=\"cc\""
+            ]
+        )
         #expect(lines.last == "video/index.m3u8" && !text.contains("I-FRAME"))
     }
 
     @Test(arguments: [
         ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.ts\n", OfflineError.Kind.live),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n", .drm),
-        ("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",KEYFORMAT=\"x\"\n#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n", .drm),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=SAMPLE-AES,URI=\"k\"\n#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n",
+            .drm
+        ),
+        (
+            "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-KEY:METHOD=AES-128,URI=\"k\",KEYFORMAT=\"x\"\n#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n",
+            .drm
+        ),
     ])
     func refusesWhatCannotPlayOffline(text: String, kind: OfflineError.Kind) throws {
         let playlist = try Self.media(text)

@@ -54,7 +54,9 @@ struct AssetDownloader: Sendable {
                 let selection = try MediaSelection.resolve(playlist, criteria: criteria)
                 var wanted: [(PackageRendition.Kind, Rendition?, String)] = [(.video, nil, selection.variant.uri)]
                 wanted += selection.audio.compactMap { rendition in rendition.uri.map { (.audio, rendition, $0) } }
-                wanted += selection.subtitles.compactMap { rendition in rendition.uri.map { (.subtitles, rendition, $0) } }
+                wanted += selection.subtitles.compactMap { rendition in
+                    rendition.uri.map { (.subtitles, rendition, $0) }
+                }
                 let urls = try wanted.map { entry in
                     guard let resolved = URL(string: entry.2, relativeTo: url)?.absoluteURL else {
                         throw OfflineError(.playlist, "\(url.absoluteString): invalid URI '\(entry.2)'")
@@ -65,12 +67,15 @@ struct AssetDownloader: Sendable {
                 if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
                 var media: [PackagePlan.Media] = []
                 for (entry, mediaURL) in zip(wanted, urls) {
-                    guard case .media(let mediaPlaylist) = try await PlaylistFetcher(engine: engine, options: options)
-                        .playlist(mediaURL)
+                    guard
+                        case .media(let mediaPlaylist) = try await PlaylistFetcher(engine: engine, options: options)
+                            .playlist(mediaURL)
                     else {
                         throw OfflineError(.playlist, "\(mediaURL.absoluteString) is not a media playlist")
                     }
-                    media.append(PackagePlan.Media(kind: entry.0, rendition: entry.1, url: mediaURL, playlist: mediaPlaylist))
+                    media.append(
+                        PackagePlan.Media(kind: entry.0, rendition: entry.1, url: mediaURL, playlist: mediaPlaylist)
+                    )
                 }
                 let plan = try PackagePlan(multivariant: playlist, selection: selection, media: media)
                 return manifest(id: id, url: url, plan: plan, selection: selection)
@@ -189,29 +194,16 @@ struct AssetDownloader: Sendable {
         guard needed > free else { return }
         throw OfflineError(
             .notEnoughSpace,
-            "the asset needs about \(ByteFormat.text(needed)) more and \(library.directory) has \(ByteFormat.text(free)) free"
+            "the asset needs about \(ByteSize.text(needed)) more and \(library.directory) has \(ByteSize.text(free)) free"
         )
     }
 
     private static func bytes(of items: [PackageItem], in folder: String, where done: [Bool]) -> Int64 {
         zip(items, done).reduce(0) { total, entry in
             guard entry.1 else { return total }
-            let size = (try? FileManager.default.attributesOfItem(atPath: folder + "/" + entry.0.path)[.size]) as? NSNumber
+            let size =
+                (try? FileManager.default.attributesOfItem(atPath: folder + "/" + entry.0.path)[.size]) as? NSNumber
             return total + (size?.int64Value ?? 0)
         }
-    }
-}
-
-/// Sizes for messages: `12.3 MiB`.
-enum ByteFormat {
-    static func text(_ bytes: Int64) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
-        var value = Double(bytes)
-        var unit = 0
-        while value >= 1024 && unit < units.count - 1 {
-            value /= 1024
-            unit += 1
-        }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
     }
 }

@@ -36,7 +36,12 @@ actor DownloadCoordinator {
         filesDone += 1
         emit(.progress(progress))
         if let completed {
-            emit(.mediaSelectionCompleted(kind: renditions[completed].kind.rawValue, language: renditions[completed].language))
+            emit(
+                .mediaSelectionCompleted(
+                    kind: renditions[completed].kind.rawValue,
+                    language: renditions[completed].language
+                )
+            )
         }
     }
 

@@ -162,7 +162,8 @@ struct ItemFetcher: Sendable {
     private static func failure(_ item: PackageItem, _ error: any Error, attempts: Int) -> OfflineError {
         let reason: String
         switch error {
-        case let status as RetryableStatus: reason = "origin answered \(status.status) \(HTTPStatus.reason(status.status))"
+        case let status as RetryableStatus:
+            reason = "origin answered \(status.status) \(HTTPStatus.reason(status.status))"
         case let error as StreamCacheError: reason = error.message
         case let error as OfflineError: return error
         case is ShortBody: reason = "the origin closed the connection before the end"

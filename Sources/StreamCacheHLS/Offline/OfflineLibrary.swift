@@ -156,7 +156,10 @@ public struct OfflineLibrary: Sendable {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
             access(directory, W_OK) == 0
         else {
-            throw OfflineError(.storage, "cannot use \(directory) as the offline library: not a folder this user can write")
+            throw OfflineError(
+                .storage,
+                "cannot use \(directory) as the offline library: not a folder this user can write"
+            )
         }
     }
 

@@ -108,7 +108,13 @@ struct PackagePlan: Sendable {
         var keyPaths: [String: String] = [:]
         var mapPaths: [String: String] = [:]
         var time = 0.0
-        func item(_ kind: PackageItem.Kind, _ name: String, _ url: URL, _ range: SegmentByteRange?, _ duration: Double)
+        func item(
+            _ kind: PackageItem.Kind,
+            _ name: String,
+            _ url: URL,
+            _ range: SegmentByteRange?,
+            _ duration: Double
+        )
             -> PackageItem
         {
             PackageItem(
