@@ -81,6 +81,23 @@ import Testing
         #expect(try await origin.stats().requests.count == 3)
     }
 
+    @Test func anEncodedBodyIsNeverKept() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        let origin = try await OriginProcess(
+            directory: setup.workspace.originDirectory,
+            arguments: ["--fault", "gzip-encoding"]
+        )
+        let result = try await CLI.run(
+            ["hls", "download", origin.url("ts/index.m3u8")],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(result.status == 1)
+        #expect(result.stderr.contains("Content-Encoding: gzip"), "\(result.stderr)")
+        #expect(try await origin.stats().requests.count == 1)
+    }
+
     @Test func liveDRMAndOversizedAssetsAreRefusedBeforeAnySegment() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }

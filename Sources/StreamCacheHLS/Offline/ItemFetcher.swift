@@ -119,8 +119,9 @@ struct ItemFetcher: Sendable {
             throw RetryableStatus(status: head.status, retryAfter: head["Retry-After"].flatMap(Self.seconds))
         }
         guard let range else {
+            // Judged like any answer (an encoded body is refused), and only a whole body will do.
+            _ = try OriginAnswer.judge(head, first: 0, last: nil)
             guard head.status == 200 else {
-                _ = try OriginAnswer.judge(head, first: 0, last: nil)
                 throw StreamCacheError(.originProtocolViolation, "origin answered \(head.status) to a plain GET")
             }
             return 0

@@ -29,8 +29,8 @@ struct PlaylistFetcher: Sendable {
                     if head.status == 429 || head.status >= 500 {
                         throw RetryableStatus(status: head.status, retryAfter: nil)
                     }
+                    _ = try OriginAnswer.judge(head, first: 0, last: nil)
                     guard head.status == 200 else {
-                        _ = try OriginAnswer.judge(head, first: 0, last: nil)
                         throw StreamCacheError(.originProtocolViolation, "origin answered \(head.status)")
                     }
                     var bytes: [UInt8] = []
