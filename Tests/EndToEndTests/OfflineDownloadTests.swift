@@ -15,6 +15,12 @@ import Testing
         let result = try await setup.download(kind.playlist, "--audio", "all", "--subtitles", "all")
         #expect(result.status == 0, "\(kind): \(result.stderr)")
         let id = try #require(result.output.split(separator: "\n").last.map(String.init))
+        if kind == .single {
+            // Byte ranges of one file that follow each other come in one request.
+            let requests = try await setup.origin.stats().requests.filter { !$0.path.hasSuffix(".m3u8") }
+            #expect(requests.count == 1, "\(requests.map { "\($0.path) \($0.range ?? "")" })")
+        }
+
         let asset = try #require(try await setup.assets().first)
         #expect(asset.id == id && asset.state == "complete" && asset.progress == 1)
         let manifest = try setup.manifest(id)
