@@ -51,36 +51,46 @@ struct AssetDownloader: Sendable {
                 )
                 return manifest(id: id, url: url, plan: plan, selection: nil)
             case .multivariant(let playlist):
-                let selection = try MediaSelection.resolve(playlist, criteria: criteria)
-                var wanted: [(PackageRendition.Kind, Rendition?, String)] = [(.video, nil, selection.variant.uri)]
-                wanted += selection.audio.compactMap { rendition in rendition.uri.map { (.audio, rendition, $0) } }
-                wanted += selection.subtitles.compactMap { rendition in
-                    rendition.uri.map { (.subtitles, rendition, $0) }
-                }
-                let urls = try wanted.map { entry in
-                    guard let resolved = URL(string: entry.2, relativeTo: url)?.absoluteURL else {
-                        throw OfflineError(.playlist, "\(url.absoluteString): invalid URI '\(entry.2)'")
-                    }
-                    return resolved
-                }
-                let id = AssetID.make(url: url, playlists: urls.map(\.absoluteString))
-                if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
-                var media: [PackagePlan.Media] = []
-                for (entry, mediaURL) in zip(wanted, urls) {
-                    guard
-                        case .media(let mediaPlaylist) = try await PlaylistFetcher(engine: engine, options: options)
-                            .playlist(mediaURL)
-                    else {
-                        throw OfflineError(.playlist, "\(mediaURL.absoluteString) is not a media playlist")
-                    }
-                    media.append(
-                        PackagePlan.Media(kind: entry.0, rendition: entry.1, url: mediaURL, playlist: mediaPlaylist)
-                    )
-                }
-                let plan = try PackagePlan(multivariant: playlist, selection: selection, media: media)
-                return manifest(id: id, url: url, plan: plan, selection: selection)
+                return try await plan(playlist, url: url, criteria: criteria)
             }
         }
+    }
+
+    /// The manifest of the selection `criteria` make in `playlist`: the library's when it has
+    /// the asset, else planned from the chosen media playlists.
+    private func plan(
+        _ playlist: MultivariantPlaylist,
+        url: URL,
+        criteria: MediaSelectionCriteria
+    ) async throws -> AssetManifest {
+        let selection = try MediaSelection.resolve(playlist, criteria: criteria)
+        // The variant's playlist first, then each chosen rendition that has one of its own.
+        var wanted: [(kind: PackageRendition.Kind, rendition: Rendition?, uri: String)] = [
+            (.video, nil, selection.variant.uri)
+        ]
+        for (kind, renditions) in [(PackageRendition.Kind.audio, selection.audio), (.subtitles, selection.subtitles)] {
+            wanted += renditions.compactMap { rendition in rendition.uri.map { (kind, rendition, $0) } }
+        }
+        let urls = try wanted.map { entry in
+            guard let resolved = URL(string: entry.uri, relativeTo: url)?.absoluteURL else {
+                throw OfflineError(.playlist, "\(url.absoluteString): invalid URI '\(entry.uri)'")
+            }
+            return resolved
+        }
+        let id = AssetID.make(url: url, playlists: urls.map(\.absoluteString))
+        if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+        var media: [PackagePlan.Media] = []
+        for (entry, mediaURL) in zip(wanted, urls) {
+            let fetched = try await PlaylistFetcher(engine: engine, options: options).playlist(mediaURL)
+            guard case .media(let mediaPlaylist) = fetched else {
+                throw OfflineError(.playlist, "\(mediaURL.absoluteString) is not a media playlist")
+            }
+            media.append(
+                PackagePlan.Media(kind: entry.kind, rendition: entry.rendition, url: mediaURL, playlist: mediaPlaylist)
+            )
+        }
+        let plan = try PackagePlan(multivariant: playlist, selection: selection, media: media)
+        return manifest(id: id, url: url, plan: plan, selection: selection)
     }
 
     private func manifest(id: String, url: URL, plan: PackagePlan, selection: MediaSelection?) -> AssetManifest {
