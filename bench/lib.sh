@@ -66,3 +66,5 @@ rate() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.0f", b / s / 1e6 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
 per_gib() { awk -v c="$1" -v b="$bytes" 'BEGIN { printf "%.2f", c * 1073741824 / b }'; }
 row() { printf '%-50s %9s %9s %9s %8s\n' "$@"; }
+# cpu_of PID : the CPU seconds (user + system) process PID has used so far.
+cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"; }
