@@ -16,7 +16,8 @@ struct OriginConnection {
     func run() async {
         try? await connection.executeThenClose { inbound, outbound in
             var head: HTTPRequestHead?
-            for try await part in inbound {
+            var closing = false
+            for try await part in inbound where !closing {
                 switch part {
                 case .head(let requestHead):
                     head = requestHead
@@ -25,7 +26,12 @@ struct OriginConnection {
                 case .end:
                     guard let requestHead = head else { return }
                     head = nil
-                    guard try await respond(to: requestHead, outbound: outbound) else { return }
+                    if try await !respond(to: requestHead, outbound: outbound) {
+                        // No more requests on this connection: the write side shuts after the
+                        // last byte, and the connection closes once the client has closed.
+                        outbound.finish()
+                        closing = true
+                    }
                 }
             }
         }

@@ -45,8 +45,11 @@ public final class TestOrigin: Sendable {
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    // Finishing the writer shuts the write side once every byte is sent (a
+                    // connection that is not kept alive ends so, not cut by a close).
                     return try NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>(
-                        wrappingChannelSynchronously: channel
+                        wrappingChannelSynchronously: channel,
+                        configuration: .init(isOutboundHalfClosureEnabled: true)
                     )
                 }
             }
