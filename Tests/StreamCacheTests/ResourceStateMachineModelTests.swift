@@ -32,9 +32,54 @@ import Testing
         #expect(failures == 0, "\(failures) of the lives with seeds \(seeds) broke a rule")
     }
 
+    @Test func aReaderInsideARequestWaitsForItAndRequestsStaySmallWithCompany() {
+        var configuration = CacheConfiguration()
+        configuration.joinDistance = 100
+        configuration.firstFetchSpan = 1000
+        var machine = ResourceStateMachine(
+            info: ContentInfo(),
+            recorded: RangeSet(),
+            validatedAt: nil,
+            now: .now,
+            settings: ResourceStateMachine.Settings(configuration)
+        )
+        let first = machine.addReader(offset: 0, end: nil)
+        guard case .startFetch(let a) = machine.read(first, at: 0, now: .now) else {
+            Issue.record("no fetch started")
+            return
+        }
+        #expect(a.first == 0 && a.last == 999)
+        // 600 bytes ahead of the fetch, beyond the join distance, but asked for already: the
+        // reader waits for those bytes rather than have the origin send them twice.
+        let second = machine.addReader(offset: 600, end: nil)
+        guard case .wait = machine.read(second, at: 600, now: .now) else {
+            Issue.record("a second fetch for bytes already asked for")
+            return
+        }
+        // Past the request, a fetch of its own.
+        let third = machine.addReader(offset: 5000, end: nil)
+        guard case .startFetch(let c) = machine.read(third, at: 5000, now: .now) else {
+            Issue.record("no fetch for a reader past the request")
+            return
+        }
+        #expect(c.first == 5000)
+        // The first request done: with another fetch under way the next one asks for no more.
+        let info = ContentInfo(length: 1 << 30, etag: "\"a\"")
+        _ = machine.answered(a.fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
+        _ = machine.received(a.fetch, count: 1000, now: .now)
+        _ = machine.wrote(a.fetch, now: .now)
+        guard case .request(let next) = machine.bodyEnded(a.fetch) else {
+            Issue.record("the first fetch asked for nothing more")
+            return
+        }
+        #expect(next.first == 1000 && next.last == 1999)
+    }
+
     @Test func aFetchWritesOnlyAtItsNextByte() {
         var configuration = CacheConfiguration()
         configuration.joinDistance = 100
+        // Requests of 200 bytes: a reader at 300 is past what the first fetch asked for.
+        configuration.firstFetchSpan = 200
         var machine = ResourceStateMachine(
             info: ContentInfo(),
             recorded: RangeSet(),
@@ -48,14 +93,16 @@ import Testing
             return
         }
         let second = machine.addReader(offset: 300, end: 1000)
-        // The first fetch has written nothing and is 300 bytes behind: a second fetch at 300.
+        // The first fetch has written nothing, is 300 bytes behind and asked for less: a second
+        // fetch at 300.
         guard case .startFetch(let b) = machine.read(second, at: 300, now: .now) else {
             Issue.record("no second fetch")
             return
         }
         #expect(a.first == 0 && b.first == 300)
         let info = ContentInfo(length: 3000, etag: "\"a\"")
-        _ = machine.answered(a.fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
+        // The origin ignores the range and sends the whole body from byte 0.
+        _ = machine.answered(a.fetch, .full(info: info), sentIfRange: false, now: .now)
         // A chunk that crosses the second fetch's first byte is cut there, and the fetch ends:
         // whatever its limit becomes, the rest of that body never lands anywhere.
         #expect(

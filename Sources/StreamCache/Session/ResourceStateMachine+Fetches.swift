@@ -55,6 +55,14 @@ extension ResourceStateMachine {
         return max(limit, fetch.next)
     }
 
+    /// Whether another fetch is under way, or a reader reads outside what `fetch` serves: either
+    /// may need bytes inside the next request of `fetch`.
+    func hasCompany(_ fetch: Fetch) -> Bool {
+        let limit = limit(of: fetch)
+        return fetches.values.contains { $0.id != fetch.id && $0.generation == generation && !$0.isEnding }
+            || readers.values.contains { $0.position < fetch.start || $0.position > limit }
+    }
+
     /// Whether a reader will still need bytes `fetch` would write.
     func isWanted(_ fetch: Fetch) -> Bool {
         let limit = limit(of: fetch)
@@ -228,7 +236,9 @@ extension ResourceStateMachine {
             return .finish(store: info)
         }
         guard isWanted(fetch) else { return .finish(store: nil) }
-        fetch.span = min(fetch.span * 2, settings.maxFetchSpan)
+        // Requests grow while the fetch has the resource to itself; with company they stay at the
+        // first size, so a reader that comes inside one can wait for it (see `joinableFetch`).
+        fetch.span = hasCompany(fetch) ? settings.firstFetchSpan : min(fetch.span * 2, settings.maxFetchSpan)
         let request = request(for: fetch)
         fetch.state = .requesting(first: request.first, last: request.last)
         fetches[id] = fetch

@@ -102,12 +102,28 @@ extension ResourceStateMachine {
         return validatedAt.duration(to: now) > settings.revalidationInterval
     }
 
-    /// The in-flight fetch that will write `position` soon, if any.
+    /// The in-flight fetch that will write `position` soon, if any: one whose next byte is close
+    /// enough, or whose request already asks for `position` no more than `firstFetchSpan` ahead.
+    /// Those bytes are on their way (a fast origin has sent them already): a fetch of its own
+    /// would have the origin send them twice.
     private func joinableFetch(at position: Int64, now: Instant) -> Int? {
         fetches.values.first { fetch in
-            fetch.generation == generation && !fetch.isEnding && fetch.next <= position
-                && position - fetch.next <= joinDistance(of: fetch, now: now) && position < limit(of: fetch)
+            guard fetch.generation == generation, !fetch.isEnding, fetch.next <= position,
+                position < limit(of: fetch)
+            else { return false }
+            let distance = position - fetch.next
+            return distance <= joinDistance(of: fetch, now: now)
+                || (position < requestedEnd(of: fetch) && distance <= settings.firstFetchSpan)
         }?.id
+    }
+
+    /// The end (exclusive) of what `fetch` has asked the origin for so far.
+    private func requestedEnd(of fetch: Fetch) -> Int64 {
+        switch fetch.state {
+        case .requesting(_, let last): last.map { $0 + 1 } ?? Int64.max
+        case .receiving(let body): body.expectedEnd ?? Int64.max
+        case .ending: fetch.next
+        }
     }
 
     /// How far ahead of its next byte `fetch` is worth waiting for: what it delivers in
