@@ -109,7 +109,7 @@ extension StreamCacheCommand {
             let url = resumed == nil ? try URLArgument.parse(url) : nil
             let criteria = try criteria()
             let options = try downloadOptions()
-            let reporter = HLSDownloadReporter(json: json, dryRun: dryRun, forcedProgress: transfer.progress)
+            let reporter = HLSDownloadReporter(json: json, dryRun: dryRun)
             let outcome: HLSDownloadReporter.Outcome
             do {
                 outcome = try await Interrupted.run {

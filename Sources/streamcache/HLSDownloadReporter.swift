@@ -17,7 +17,8 @@ struct HLSDownloadReporter: Sendable {
     private var lastLine: ContinuousClock.Instant?
     private var fractionAtStart: Double?
 
-    init(json: Bool, dryRun: Bool, forcedProgress: Bool) {
+    /// Progress shows on stderr whether it is a terminal or not (plain lines then).
+    init(json: Bool, dryRun: Bool) {
         self.json = json
         self.dryRun = dryRun
         interactive = Terminal.stderrIsTerminal
