@@ -135,6 +135,30 @@ import Testing
         #expect(all.status == 0 && left.isEmpty)
     }
 
+    @Test func progressIsABarOnATerminalAndPlainLinesOtherwise() async throws {
+        let setup = try await OfflineSetup(originArguments: ["--rate", "100K"])
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        // On a terminal (a pty): one line redrawn with percent, bytes and speed.
+        let spawn = "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)"
+        let terminal = try await Tool.run(
+            "python3",
+            ["-c", spawn, "env", "STREAMCACHE_DIR=\(setup.workspace.cacheDirectory)", CLI.binary]
+                + ["hls", "download", setup.origin.url("ts/index.m3u8"), "--jobs", "1"]
+        )
+        #expect(terminal.status == 0, "\(terminal.output)")
+        let redrawn = terminal.output.split(separator: "\r").filter { $0.hasPrefix("hls ") }
+        #expect(redrawn.count >= 2, "\(terminal.output)")
+        #expect(redrawn.contains { $0.contains("%") && $0.contains("/s") }, "\(terminal.output)")
+        // Elsewhere: plain lines on stderr, and the id alone on stdout.
+        try FileManager.default.removeItem(atPath: setup.library)
+        let plain = try await setup.download("ts/index.m3u8", "--jobs", "1")
+        #expect(plain.status == 0)
+        #expect(!plain.stderr.contains("\r"))
+        #expect(plain.stderr.split(separator: "\n").contains { $0.hasPrefix("hls ") && $0.contains("%") })
+        #expect(plain.output.split(separator: "\n").count == 1)
+    }
+
     /// The JSON objects of `--json` output, one per line.
     static func events(_ output: String) throws -> [[String: Any]] {
         try output.split(separator: "\n").map { line in
