@@ -18,6 +18,11 @@ struct DownloadSchedule: Sendable {
     private var remainingPerRendition: [Int: Int] = [:]
     /// Where to look for the next waiting item: every item before it is fetching or done.
     private var cursor = 0
+    /// Seconds of segments in all, and done.
+    private var totalDuration = 0.0
+    private var doneDuration = 0.0
+    /// The time ranges of each rendition's done segments, sorted and merged.
+    private var donePerRendition: [Int: [ClosedRange<Double>]] = [:]
 
     init(items: [PackageItem], done: [Bool], runLimit: Int64) {
         precondition(done.count == items.count)
@@ -32,9 +37,38 @@ struct DownloadSchedule: Sendable {
             guard let offset = item.offset, let length = item.length else { return nil }
             return byStart["\(offset + length) \(item.url)"]
         }
-        for (index, item) in items.enumerated() where !done[index] {
-            remainingPerRendition[item.rendition, default: 0] += 1
+        for (index, item) in items.enumerated() {
+            if !done[index] { remainingPerRendition[item.rendition, default: 0] += 1 }
+            guard item.kind == .segment else { continue }
+            totalDuration += item.duration
+            if done[index] { noteDone(item) }
         }
+    }
+
+    /// Counts a segment's time as done.
+    private mutating func noteDone(_ item: PackageItem) {
+        guard item.kind == .segment else { return }
+        doneDuration += item.duration
+        Self.insert(item.start...(item.start + item.duration), into: &donePerRendition[item.rendition, default: []])
+    }
+
+    /// Adds `range` to sorted, merged `ranges`, merging it with those it touches.
+    static func insert(_ range: ClosedRange<Double>, into ranges: inout [ClosedRange<Double>]) {
+        let tolerance = 1e-6
+        // The first range that ends at or after the new one's start (binary search).
+        var low = 0
+        var high = ranges.count
+        while low < high {
+            let middle = (low + high) / 2
+            if ranges[middle].upperBound + tolerance < range.lowerBound { low = middle + 1 } else { high = middle }
+        }
+        var merged = range
+        var end = low
+        while end < ranges.count, ranges[end].lowerBound <= merged.upperBound + tolerance {
+            merged = min(merged.lowerBound, ranges[end].lowerBound)...max(merged.upperBound, ranges[end].upperBound)
+            end += 1
+        }
+        ranges.replaceSubrange(low..<end, with: [merged])
     }
 
     var isComplete: Bool { remainingPerRendition.isEmpty }
@@ -63,6 +97,7 @@ struct DownloadSchedule: Sendable {
     mutating func finished(_ index: Int) -> Int? {
         guard states[index] != .done else { return nil }
         states[index] = .done
+        noteDone(items[index])
         let rendition = items[index].rendition
         let remaining = (remainingPerRendition[rendition] ?? 1) - 1
         remainingPerRendition[rendition] = remaining == 0 ? nil : remaining
@@ -79,13 +114,9 @@ struct DownloadSchedule: Sendable {
 
     /// The part of the segments' total duration that is done, 0 to 1 (1 with no segments).
     var fraction: Double {
-        var total = 0.0
-        var done = 0.0
-        for (index, item) in items.enumerated() where item.kind == .segment {
-            total += item.duration
-            if states[index] == .done { done += item.duration }
-        }
-        return total > 0 ? done / total : (isComplete ? 1 : 0)
+        // Exactly 1 when done, whatever order the durations were added in.
+        if isComplete { return 1 }
+        return totalDuration > 0 ? min(1, doneDuration / totalDuration) : 0
     }
 
     /// The time ranges, in seconds, that play from disk: the segments done in every rendition
@@ -93,16 +124,7 @@ struct DownloadSchedule: Sendable {
     func loadedTimeRanges(renditions: [PackageRendition]) -> [ClosedRange<Double>] {
         var result: [ClosedRange<Double>]?
         for rendition in Self.playing(renditions) {
-            var ranges: [ClosedRange<Double>] = []
-            for (index, item) in items.enumerated()
-            where item.rendition == rendition && item.kind == .segment && states[index] == .done {
-                let range = item.start...(item.start + item.duration)
-                if let last = ranges.last, range.lowerBound <= last.upperBound + 1e-6 {
-                    ranges[ranges.count - 1] = last.lowerBound...max(last.upperBound, range.upperBound)
-                } else {
-                    ranges.append(range)
-                }
-            }
+            let ranges = donePerRendition[rendition] ?? []
             result = result.map { Self.intersect($0, ranges) } ?? ranges
         }
         return result ?? []
