@@ -11,6 +11,8 @@ import StreamCache
 public struct OfflineLibrary: Sendable {
     /// The library folder.
     public let directory: String
+    /// The packages' files, for ``source(id:path:)``.
+    private let files = PackageFiles()
 
     public init(directory: String) {
         self.directory = (directory as NSString).standardizingPath
@@ -133,14 +135,12 @@ public struct OfflineLibrary: Sendable {
     /// package): the package file when it is on disk, else the origin bytes it will hold.
     /// `nil` for a path the package does not have.
     public func source(id: String, path: String) -> OfflineFileSource? {
-        guard AssetID.isValid(id), let manifest = try? AssetManifest.load(from: folder(id)) else { return nil }
+        guard AssetID.isValid(id), let package = files.entry(id: id, folder: folder(id)) else { return nil }
         let file = folder(id) + "/" + path
-        if manifest.playlists[path] != nil {
+        if package.playlists.contains(path) {
             return .file(file)
         }
-        guard let item = manifest.items.first(where: { $0.path == path }), let url = URL(string: item.url) else {
-            return nil
-        }
+        guard let item = package.items[path], let url = URL(string: item.url) else { return nil }
         if FileManager.default.fileExists(atPath: file) { return .file(file) }
         return .origin(url: url, offset: item.offset ?? 0, length: item.length)
     }

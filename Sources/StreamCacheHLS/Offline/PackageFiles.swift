@@ -1,0 +1,35 @@
+import Foundation
+
+/// The files of each package as `serve` looks them up, read from `asset.json` once and again
+/// only when it changes: a manifest holds every file of the asset, so reading it per request
+/// would cost more the longer the asset.
+final class PackageFiles: @unchecked Sendable {
+    /// What one package serves: its playlists and its origin files by path.
+    struct Entry {
+        let modified: Date
+        let playlists: Set<String>
+        let items: [String: PackageItem]
+    }
+
+    // Guarded by `lock`.
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+
+    /// The entry of the package in `folder` (asset `id`), `nil` if it has no readable manifest.
+    func entry(id: String, folder: String) -> Entry? {
+        let manifestPath = folder + "/" + AssetManifest.fileName
+        guard
+            let modified = (try? FileManager.default.attributesOfItem(atPath: manifestPath))?[.modificationDate]
+                as? Date
+        else { return nil }
+        if let known = lock.withLock({ entries[id] }), known.modified == modified { return known }
+        guard let manifest = try? AssetManifest.load(from: folder) else { return nil }
+        let entry = Entry(
+            modified: modified,
+            playlists: Set(manifest.playlists.keys),
+            items: Dictionary(manifest.items.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
+        )
+        lock.withLock { entries[id] = entry }
+        return entry
+    }
+}
