@@ -32,17 +32,23 @@ import Testing
         #expect(failures == 0, "\(failures) of the lives with seeds \(seeds) broke a rule")
     }
 
-    @Test func aReaderInsideARequestWaitsForItAndRequestsStaySmallWithCompany() {
+    /// A machine of a new resource, joining fetches up to 100 bytes ahead, asking `firstFetchSpan`
+    /// bytes first.
+    private func newMachine(firstFetchSpan: Int64) -> ResourceStateMachine {
         var configuration = CacheConfiguration()
         configuration.joinDistance = 100
-        configuration.firstFetchSpan = 1000
-        var machine = ResourceStateMachine(
+        configuration.firstFetchSpan = firstFetchSpan
+        return ResourceStateMachine(
             info: ContentInfo(),
             recorded: RangeSet(),
             validatedAt: nil,
             now: .now,
             settings: ResourceStateMachine.Settings(configuration)
         )
+    }
+
+    @Test func aReaderInsideARequestWaitsForItAndRequestsStaySmallWithCompany() {
+        var machine = newMachine(firstFetchSpan: 1000)
         let first = machine.addReader(offset: 0, end: nil)
         guard case .startFetch(let a) = machine.read(first, at: 0, now: .now) else {
             Issue.record("no fetch started")
@@ -76,17 +82,8 @@ import Testing
     }
 
     @Test func aFetchWritesOnlyAtItsNextByte() {
-        var configuration = CacheConfiguration()
-        configuration.joinDistance = 100
         // Requests of 200 bytes: a reader at 300 is past what the first fetch asked for.
-        configuration.firstFetchSpan = 200
-        var machine = ResourceStateMachine(
-            info: ContentInfo(),
-            recorded: RangeSet(),
-            validatedAt: nil,
-            now: .now,
-            settings: ResourceStateMachine.Settings(configuration)
-        )
+        var machine = newMachine(firstFetchSpan: 200)
         let first = machine.addReader(offset: 0, end: 1000)
         guard case .startFetch(let a) = machine.read(first, at: 0, now: .now) else {
             Issue.record("no fetch started")
