@@ -160,16 +160,19 @@ struct ItemFetcher: Sendable {
         }
     }
 
-    private static func failure(_ item: PackageItem, _ error: any Error, attempts: Int) -> OfflineError {
-        let reason: String
+    /// Why a request failed, as the end of a one-line message.
+    static func reason(for error: any Error) -> String {
         switch error {
-        case let status as RetryableStatus:
-            reason = "origin answered \(status.status) \(HTTPStatus.reason(status.status))"
-        case let error as StreamCacheError: reason = error.message
-        case let error as OfflineError: return error
-        case is ShortBody: reason = "the origin closed the connection before the end"
-        default: reason = "\(error)"
+        case let status as RetryableStatus: "origin answered \(status.status) \(HTTPStatus.reason(status.status))"
+        case let error as StreamCacheError: error.message
+        case let error as OfflineError: error.message
+        case is ShortBody: "the origin closed the connection before the end"
+        default: "\(error)"
         }
+    }
+
+    private static func failure(_ item: PackageItem, _ error: any Error, attempts: Int) -> OfflineError {
+        if let error = error as? OfflineError { return error }
         let what =
             switch item.kind {
             case .segment: "segment"
@@ -179,7 +182,7 @@ struct ItemFetcher: Sendable {
         return OfflineError(
             .segment,
             "cannot fetch \(what) \(item.url) (\(item.path))"
-                + (attempts > 1 ? " after \(attempts) attempts" : "") + ": \(reason)"
+                + (attempts > 1 ? " after \(attempts) attempts" : "") + ": \(reason(for: error))"
         )
     }
 }

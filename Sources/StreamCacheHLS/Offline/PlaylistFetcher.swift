@@ -47,15 +47,10 @@ struct PlaylistFetcher: Sendable {
                 guard let pause = ItemFetcher.retryDelay(error, attempt: attempt, backoff: options.retryBackoff),
                     attempt < options.maxAttempts
                 else {
-                    let reason =
-                        switch error {
-                        case let status as RetryableStatus:
-                            "origin answered \(status.status) \(HTTPStatus.reason(status.status))"
-                        case let error as StreamCacheError: error.message
-                        case let error as OfflineError: error.message
-                        default: "\(error)"
-                        }
-                    throw OfflineError(.playlist, "cannot fetch playlist \(url.absoluteString): \(reason)")
+                    throw OfflineError(
+                        .playlist,
+                        "cannot fetch playlist \(url.absoluteString): \(ItemFetcher.reason(for: error))"
+                    )
                 }
                 try await Task.sleep(for: pause)
             }
