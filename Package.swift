@@ -94,7 +94,12 @@ let package = Package(
         ),
         .testTarget(
             name: "StreamCacheServerTests",
-            dependencies: ["StreamCache", "StreamCacheServer"]
+            dependencies: [
+                "StreamCache",
+                "StreamCacheServer",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -96,6 +96,25 @@ struct Exchange: Sendable {
         }
     }
 
+    /// The exchange as the logs write it.
+    var logEntry: LogEntry {
+        LogEntry(
+            date: date,
+            clientIP: clientIP,
+            method: request.method.rawValue,
+            uri: request.head.path ?? "-",
+            range: request.headers[.range],
+            userAgent: request.headers[.userAgent],
+            status: status.code,
+            sentBytes: sentBytes,
+            cacheBytes: cacheBytes,
+            originBytes: originBytes,
+            seconds: seconds,
+            failure: failure,
+            outcome: outcome
+        )
+    }
+
     var seconds: Double {
         let elapsed = startedAt.duration(to: .now)
         return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18

@@ -7,17 +7,18 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 
-/// The proxy's HTTP/1.1 connections: Hummingbird's, plus an idle timeout and the close an
-/// HTTP/1.0 client without keep-alive expects.
-///
-/// The idle timeout counts from the last complete request part, so idle keep-alive connections,
-/// a partial request line and headers trickled in forever are all closed once it passes; a
-/// response still being written is never cut by it.
+/// The proxy's HTTP/1.1 connections: Hummingbird's responder behind two handlers of the
+/// proxy's own. ``WarmRangeHandler`` answers the ranges a warm resource holds on the event loop;
+/// ``ConnectionLifecycleHandler`` closes idle connections after the idle timeout and all of
+/// them on graceful shutdown once their responses are written. An HTTP/1.0 client without
+/// keep-alive gets the close it expects.
 struct ProxyChannel: HTTPChannelHandler {
     typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
 
     let responder: HTTPChannelHandler.Responder
     let idleTimeout: Duration
+    let warm: WarmRequests
+    let logs: ProxyLogs
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -29,8 +30,9 @@ struct ProxyChannel: HTTPChannelHandler {
             )
             try pipeline.addHandler(HTTP10KeepAliveHandler())
             try pipeline.addHandler(HangUpHandler())
+            try pipeline.addHandler(ConnectionLifecycleHandler(idleTimeout: idleTimeout))
+            try pipeline.addHandler(WarmRangeHandler(requests: warm, logs: logs))
             try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
-            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: idleTimeout, logger: logger))
             return try NIOAsyncChannel(
                 wrappingChannelSynchronously: channel,
                 configuration: .init(isOutboundHalfClosureEnabled: true)

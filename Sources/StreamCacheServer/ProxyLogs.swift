@@ -15,6 +15,9 @@ public struct ProxyLogs: Sendable {
     let access: W3CLog?
     let errors: W3CLog?
     let logger: Logger
+    /// Entries posted from event loops, written by ``writePosted()``.
+    private let posted: AsyncStream<LogEntry>
+    private let poster: AsyncStream<LogEntry>.Continuation
 
     /// Opens the log files that are given.
     ///
@@ -23,31 +26,71 @@ public struct ProxyLogs: Sendable {
         access = try accessLogPath.map { try W3CLog(path: $0, fields: Self.accessFields) }
         errors = try errorLogPath.map { try W3CLog(path: $0, fields: Self.errorFields) }
         self.logger = logger
+        (posted, poster) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(100_000))
     }
 
+    /// Whether exchanges that went well are written anywhere (an access log is kept).
+    var recordsEveryExchange: Bool { access != nil }
+
     func record(_ exchange: Exchange) async {
-        guard access != nil || (errors != nil && exchange.failure != nil) else {
-            if let failure = exchange.failure.map(Credentials.redacted) {
-                logger.notice(
-                    "request failed",
-                    metadata: ["status": "\(exchange.status.code)", "reason": "\(failure)"]
-                )
+        await record(exchange.logEntry)
+    }
+
+    /// Hands `entry` to ``writePosted()``, from code that cannot wait (an event loop).
+    func post(_ entry: LogEntry) {
+        poster.yield(entry)
+    }
+
+    /// Writes the posted entries until ``finishPosting()``.
+    func writePosted() async {
+        for await entry in posted { await record(entry) }
+    }
+
+    /// Ends ``writePosted()`` once the entries posted so far are written.
+    func finishPosting() {
+        poster.finish()
+    }
+
+    func record(_ entry: LogEntry) async {
+        guard access != nil || (errors != nil && entry.failure != nil) else {
+            if let failure = entry.failure.map(Credentials.redacted) {
+                logger.notice("request failed", metadata: ["status": "\(entry.status)", "reason": "\(failure)"])
             }
             return
         }
-        let stamp = W3CLog.timestamp(exchange.date).split(separator: " ").map(String.init)
-        let method = exchange.request.method.rawValue
-        let uri = Credentials.redacted(exchange.request.head.path ?? "-")
-        let status = String(exchange.status.code)
-        let headers = exchange.request.headers
+        let stamp = W3CLog.timestamp(entry.date).split(separator: " ").map(String.init)
+        let uri = Credentials.redacted(entry.uri)
+        let status = String(entry.status)
         await access?.write([
-            stamp[0], stamp[1], exchange.clientIP, method, uri, headers[.range], headers[.userAgent], status,
-            String(exchange.sentBytes), String(exchange.cacheBytes), String(exchange.originBytes),
-            String(format: "%.3f", exchange.seconds), exchange.failure == nil ? exchange.outcome : "failed",
+            stamp[0], stamp[1], entry.clientIP, entry.method, uri, entry.range, entry.userAgent, status,
+            String(entry.sentBytes), String(entry.cacheBytes), String(entry.originBytes),
+            String(format: "%.3f", entry.seconds), entry.failure == nil ? entry.outcome : "failed",
         ])
-        if let failure = exchange.failure.map(Credentials.redacted) {
-            await errors?.write([stamp[0], stamp[1], exchange.clientIP, method, uri, status, failure])
+        if let failure = entry.failure.map(Credentials.redacted) {
+            await errors?.write([stamp[0], stamp[1], entry.clientIP, entry.method, uri, status, failure])
             logger.notice("request failed", metadata: ["status": "\(status)", "reason": "\(failure)"])
         }
     }
+}
+
+/// One exchange as the logs write it.
+struct LogEntry: Sendable {
+    var date: Date
+    var clientIP: String?
+    var method: String
+    /// The request target, as the client sent it.
+    var uri: String
+    var range: String?
+    var userAgent: String?
+    var status: Int
+    /// Body bytes sent to the client, and of them those that were in the cache when asked for
+    /// and those that arrived from the origin while the request waited.
+    var sentBytes: Int64
+    var cacheBytes: Int64
+    var originBytes: Int64
+    var seconds: Double
+    /// Why the request failed or was refused (the error log's `x-reason`).
+    var failure: String?
+    /// How a response ended that is no failure of the proxy (`client-went-away`).
+    var outcome: String?
 }

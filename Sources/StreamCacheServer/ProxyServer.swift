@@ -48,12 +48,15 @@ public struct ProxyServer: Sendable {
     /// - Parameter onListening: called once the listener is bound, with its host and port.
     /// - Throws: if the address cannot be bound.
     public func run(onListening: @escaping @Sendable (String, Int) async -> Void) async throws {
+        let authority = ListenerAuthority(boundHost: configuration.host)
+        let webPages = WebPagePolicy(allowedOrigins: configuration.allowedOrigins)
+        let warm = WarmRequests(engine: engine, authority: authority, webPages: webPages)
         let responder = ProxyResponder(
             engine: engine,
-            authority: ListenerAuthority(boundHost: configuration.host),
+            authority: authority,
             originHeaders: configuration.originHeaders,
             logs: logs,
-            webPages: WebPagePolicy(allowedOrigins: configuration.allowedOrigins),
+            webPages: webPages,
             offline: OfflineFiles(
                 library: configuration.offlineLibrary ?? OfflineLibrary(cache: engine.directory),
                 engine: engine
@@ -63,7 +66,9 @@ public struct ProxyServer: Sendable {
         let idleTimeout = configuration.idleTimeout
         let application = Application(
             responder: responder,
-            server: HTTPServerBuilder { responder in ProxyChannel(responder: responder, idleTimeout: idleTimeout) },
+            server: HTTPServerBuilder { [logs] responder in
+                ProxyChannel(responder: responder, idleTimeout: idleTimeout, warm: warm, logs: logs)
+            },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: nil
@@ -80,6 +85,12 @@ public struct ProxyServer: Sendable {
         )
         // Responses that outlast the grace period (a slow origin, a stalled client) are cut.
         group.maximumGracefulShutdownDuration = configuration.shutdownGracePeriod
-        try await ServiceGroup(configuration: group).run()
+        // The entries of responses answered on the event loops are written beside the server,
+        // and to the last once it has stopped.
+        try await withThrowingTaskGroup(of: Void.self) { tasks in
+            tasks.addTask { [logs] in await logs.writePosted() }
+            defer { logs.finishPosting() }
+            try await ServiceGroup(configuration: group).run()
+        }
     }
 }

@@ -267,6 +267,7 @@ public actor CacheEngine {
         guard await session.isIdle else { return false }
         guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { return false }
         sessions[key] = nil
+        await session.withdrawWarm()
         validatedAt[key] = await session.validatedAt
         if await session.discardIfEmpty() { validatedAt[key] = nil }
         return true
@@ -302,6 +303,7 @@ public actor CacheEngine {
             await session.drain()
             guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { continue }
             sessions[key] = nil
+            await session.withdrawWarm()
             _ = await session.discardIfEmpty()
         }
         deadline.cancel()
@@ -474,6 +476,17 @@ public actor CacheEngine {
         _ handle: @Sendable (OriginResponseHead, OriginBody) async throws -> Result
     ) async throws -> Result {
         try await environment.origin.fetch(request, headers: headers, handle)
+    }
+
+    /// What a server may send of `url` straight from the cache file, without a read (see
+    /// ``WarmResource``); `nil` unless its session is open in this process and has said so.
+    package nonisolated func warm(_ url: URL) -> WarmResource? {
+        warm(key: configuration.key(url))
+    }
+
+    /// What a server may send of the resource with cache key `key` (``CacheConfiguration/key``).
+    package nonisolated func warm(key: String) -> WarmResource? {
+        environment.warm[key]
     }
 
     /// Every cached resource with its present ranges, most recently used first.

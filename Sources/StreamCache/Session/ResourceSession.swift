@@ -26,6 +26,8 @@ actor ResourceSession {
     /// The running fetches. Owned by the session: each removes itself when it ends, ``drain()``
     /// awaits them, and a version change cancels the stale ones.
     var fetchTasks: [Int: Task<Void, Never>] = [:]
+    /// Whether the engine has closed the session: it publishes nothing more.
+    private var isClosed = false
     /// Called when the session has neither readers nor fetches.
     private let onIdle: @Sendable (String) -> Void
 
@@ -111,7 +113,9 @@ actor ResourceSession {
 
     /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
     func addReader(offset: Int64, end: Int64?) -> Int {
-        machine.addReader(offset: offset, end: end)
+        // A session opened on a version confirmed before it closed last is warm at once.
+        defer { publishWarm() }
+        return machine.addReader(offset: offset, end: end)
     }
 
     /// Forgets reader `id`; fetches only it wanted finish the request they are in and stop.
@@ -152,9 +156,37 @@ actor ResourceSession {
         }
     }
 
-    /// Wakes every waiting reader to look at the new state.
+    /// Wakes every waiting reader to look at the new state, and tells servers what they may now
+    /// send without a read.
     func wakeAll() {
         waiters.wakeAll()
+        publishWarm()
+    }
+
+    /// Publishes the written bytes of the current version as a ``WarmResource`` while the origin's
+    /// word on it is fresh; nothing while the session validates, replaces the version or is broken.
+    private func publishWarm() {
+        guard !isClosed else { return }
+        guard machine.phase == .ready, machine.info.length != nil, !machine.written.isEmpty,
+            let validatedAt = machine.validatedAt
+        else {
+            // The session is the key's only one while open: an entry of an older file goes too.
+            environment.warm.publish(nil, for: key)
+            return
+        }
+        let warm = WarmResource(
+            file: file,
+            info: machine.info,
+            written: machine.written,
+            freshUntil: validatedAt.advanced(by: environment.configuration.revalidationInterval)
+        )
+        environment.warm.publish(warm, for: key)
+    }
+
+    /// Stops servers sending the resource without a read; call when the session closes.
+    func withdrawWarm() {
+        isClosed = true
+        environment.warm.withdraw(key, file: file)
     }
 
     func notifyIfIdle() {

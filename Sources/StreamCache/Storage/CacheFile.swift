@@ -94,6 +94,19 @@ package final class CacheFile: Sendable {
         return done
     }
 
+    /// A new descriptor of the open file, for a sender that hands it to the kernel (`sendfile`)
+    /// and closes it itself. It shares the open file, so the shared lock stays taken until it is
+    /// closed too.
+    ///
+    /// - Throws: ``StreamCacheError/Kind/storage`` if no descriptor is left.
+    package func duplicateDescriptor() throws -> Int32 {
+        let copy = fcntl(descriptor, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else {
+            throw StreamCacheError.storage("cannot duplicate the descriptor of", path: path, errno: errno)
+        }
+        return copy
+    }
+
     /// Makes every byte written so far durable (`fdatasync`).
     private func synchronize() throws {
         #if canImport(Darwin)

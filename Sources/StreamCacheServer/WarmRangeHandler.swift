@@ -1,0 +1,146 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import StreamCache
+
+/// Answers on the event loop the requests ``WarmRequests`` says a warm resource answers: a
+/// range up to ``bufferedLimit`` is read into one buffer, a larger one is sent with `sendfile`
+/// from a descriptor of its own (a `FileRegion`). Every other request goes on to the
+/// responder, and so does every request that comes while one of the responder's is unanswered,
+/// so responses keep the order of their requests.
+final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
+    typealias OutboundIn = HTTPServerResponsePart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    /// Ranges up to this size are read into a buffer; larger ones go by `sendfile`.
+    static let bufferedLimit: Int64 = 64 * 1024
+
+    private let requests: WarmRequests
+    private let logs: ProxyLogs
+    private var local = SocketAddressParts(nil)
+    private var remoteIP: String?
+    /// The target of the last request, judged.
+    private var target: WarmRequests.Target?
+    /// Requests passed to the responder whose response has not ended.
+    private var forwarded = 0
+    /// Whether the request answered here still has parts to come, which are dropped.
+    private var droppingRequest = false
+
+    init(requests: WarmRequests, logs: ProxyLogs) {
+        self.requests = requests
+        self.logs = logs
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        local = SocketAddressParts(context.channel.localAddress)
+        remoteIP = context.channel.remoteAddress?.ipAddress
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if forwarded == 0, let answer = requests.answer(head, target: &target, local: local),
+                send(answer, to: head, context: context)
+            {
+                droppingRequest = true
+                return
+            }
+            forwarded += 1
+            context.fireChannelRead(data)
+        case .body, .end:
+            guard droppingRequest else {
+                context.fireChannelRead(data)
+                return
+            }
+            if case .end = unwrapInboundIn(data) { droppingRequest = false }
+        }
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { forwarded -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    /// Writes the whole response.
+    ///
+    /// - Returns: `false` if the bytes could not be read, with nothing written: the responder
+    ///   answers then.
+    private func send(
+        _ answer: WarmRequests.Answer,
+        to request: HTTPRequestHead,
+        context: ChannelHandlerContext
+    ) -> Bool {
+        let startedAt = ContinuousClock.now
+        let count = Int(answer.range.count)
+        let body: IOData
+        var handle: NIOFileHandle?
+        do {
+            if answer.range.count <= Self.bufferedLimit {
+                var buffer = context.channel.allocator.buffer(capacity: count)
+                let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+                    try answer.resource.file.read(
+                        into: UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]),
+                        at: answer.range.lowerBound
+                    )
+                }
+                guard read == count else { return false }
+                body = .byteBuffer(buffer)
+            } else {
+                let file = NIOFileHandle(
+                    _deprecatedTakingOwnershipOfDescriptor: try answer.resource.file.duplicateDescriptor()
+                )
+                handle = file
+                body = .fileRegion(
+                    FileRegion(
+                        fileHandle: file,
+                        readerIndex: Int(answer.range.lowerBound),
+                        endIndex: Int(answer.range.upperBound)
+                    )
+                )
+            }
+        } catch {
+            return false
+        }
+        let head = HTTPResponseHead(version: request.version, status: answer.status, headers: answer.headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        let keepAlive = request.isKeepAlive
+        let entry = logs.recordsEveryExchange ? logEntry(request, answer: answer) : nil
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { [logs] result in
+            try? handle?.close()
+            if !keepAlive { context.close(promise: nil) }
+            guard var entry else { return }
+            entry.seconds = Self.seconds(since: startedAt)
+            if case .failure = result {
+                entry.sentBytes = 0
+                entry.cacheBytes = 0
+                entry.outcome = "client-went-away"
+            }
+            logs.post(entry)
+        }
+        return true
+    }
+
+    private func logEntry(_ request: HTTPRequestHead, answer: WarmRequests.Answer) -> LogEntry {
+        LogEntry(
+            date: Date(),
+            clientIP: remoteIP,
+            method: request.method.rawValue,
+            uri: request.uri,
+            range: request.headers.first(name: "range"),
+            userAgent: request.headers.first(name: "user-agent"),
+            status: Int(answer.status.code),
+            sentBytes: answer.range.count,
+            cacheBytes: answer.range.count,
+            originBytes: 0,
+            seconds: 0
+        )
+    }
+
+    private static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let elapsed = start.duration(to: .now)
+        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+    }
+}

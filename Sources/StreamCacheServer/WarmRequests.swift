@@ -1,0 +1,117 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import StreamCache
+
+/// Which requests the proxy answers from a warm resource on the event loop (``WarmRangeHandler``),
+/// and how.
+///
+/// Only what the responder would answer the same way from the cache without waiting: a `GET`
+/// without a body, from a client that may use the proxy (the `Host` names this listener, no web
+/// page), of `/<URL>` (not a playlist, which is rewritten), whose range is all written in the
+/// cache file of a version the origin confirmed within the revalidation interval. Anything
+/// else, including every header the responder would refuse or combine, goes to the responder.
+struct WarmRequests: Sendable {
+    let engine: CacheEngine
+    let authority: ListenerAuthority
+    let webPages: WebPagePolicy
+
+    /// A response to send from a warm resource.
+    struct Answer {
+        let status: HTTPResponseStatus
+        let headers: HTTPHeaders
+        let resource: WarmResource
+        let range: ByteRange
+    }
+
+    /// A request target judged once: a connection asks for the same one again and again.
+    struct Target {
+        let uri: String
+        let url: URL
+        let key: String
+        /// The last content type judged, and whether it makes the resource a playlist.
+        var playlistCheck: (contentType: String?, isPlaylist: Bool)?
+
+        /// Whether the resource is a playlist, which the responder rewrites.
+        mutating func isPlaylist(_ contentType: String?) -> Bool {
+            if let playlistCheck, playlistCheck.contentType == contentType { return playlistCheck.isPlaylist }
+            let isPlaylist = PlaylistRewriter.isPlaylist(url, contentType: contentType)
+            playlistCheck = (contentType, isPlaylist)
+            return isPlaylist
+        }
+    }
+
+    /// The target `uri` names, if it is an origin URL the engine fetches.
+    func target(_ uri: String) -> Target? {
+        guard uri.hasPrefix("/"), !uri.hasPrefix(OfflineFiles.prefix),
+            let target = try? ProxyTarget(requestTarget: uri),
+            (try? CacheEngine.validate(target.url, configuration: engine.configuration)) != nil
+        else { return nil }
+        return Target(uri: uri, url: target.url, key: engine.configuration.key(target.url))
+    }
+
+    /// The answer to `head` from a warm resource, or `nil` for the responder to answer it.
+    ///
+    /// - Parameters:
+    ///   - target: the judged target of the connection's last request, replaced when `head` names another.
+    ///   - local: the address the connection arrived on.
+    func answer(_ head: HTTPRequestHead, target: inout Target?, local: SocketAddressParts) -> Answer? {
+        let fields = head.headers
+        guard head.method == .GET else { return nil }
+        guard !fields.contains(name: "transfer-encoding"), fields["content-length"].allSatisfy({ $0 == "0" }),
+            Self.singleValued.allSatisfy({ fields[$0].count <= 1 })
+        else { return nil }
+        guard let host = fields.first(name: "host"), authority.accepts(host, port: local.port, localAddress: local.ip)
+        else { return nil }
+        let verdict = webPages.judge(
+            origin: fields.first(name: "origin"),
+            fetchSite: fields.first(name: "sec-fetch-site"),
+            referer: fields.first(name: "referer")
+        )
+        guard verdict == .serve else { return nil }
+        if target?.uri != head.uri { target = self.target(head.uri) }
+        guard let resource = target.flatMap({ engine.warm(key: $0.key) }), let length = resource.info.length,
+            length > 0, target?.isPlaylist(resource.info.contentType) == false
+        else { return nil }
+
+        let info = resource.info
+        var headers = HTTPHeaders()
+        headers.reserveCapacity(8)
+        headers.add(name: "Accept-Ranges", value: "bytes")
+        headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
+        if let etag = info.etag { headers.add(name: "ETag", value: etag) }
+        if let lastModified = info.lastModified { headers.add(name: "Last-Modified", value: lastModified) }
+        let status: HTTPResponseStatus
+        let range: ByteRange
+        switch RangeRequest(range: fields.first(name: "range"), ifRange: fields.first(name: "if-range")).plan(for: info)
+        {
+        case .unsatisfiable:
+            return nil
+        case .whole:
+            status = .ok
+            range = ByteRange(0, length)
+        case .partial(let partial):
+            status = .partialContent
+            range = partial
+            headers.add(name: "Content-Range", value: "bytes \(partial.lowerBound)-\(partial.upperBound - 1)/\(length)")
+        }
+        guard resource.covers(range) else { return nil }
+        headers.add(name: "Content-Length", value: String(range.count))
+        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        return Answer(status: status, headers: headers, resource: resource, range: range)
+    }
+
+    /// Headers the responder reads one value of; a request with several goes to it.
+    private static let singleValued = ["host", "range", "if-range", "origin", "sec-fetch-site", "referer"]
+}
+
+/// The address a connection arrived on, formatted once per connection.
+struct SocketAddressParts {
+    let ip: String?
+    let port: Int
+
+    init(_ address: SocketAddress?) {
+        ip = address?.ipAddress
+        port = address?.port ?? -1
+    }
+}
