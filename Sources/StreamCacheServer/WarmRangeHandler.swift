@@ -19,7 +19,7 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let requests: WarmRequests
     private let logs: ProxyLogs
-    private var local = SocketAddressParts(nil)
+    private var local = ConnectionAddress(nil)
     private var remoteIP: String?
     /// The target of the last request, judged.
     private var target: WarmRequests.Target?
@@ -34,14 +34,14 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        local = SocketAddressParts(context.channel.localAddress)
+        local = ConnectionAddress(context.channel.localAddress)
         remoteIP = context.channel.remoteAddress?.ipAddress
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if forwarded == 0, let answer = requests.answer(head, target: &target, local: local),
+            if forwarded == 0, let answer = requests.answer(head, target: &target, local: &local),
                 send(answer, to: head, context: context)
             {
                 droppingRequest = true
@@ -108,6 +108,11 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         let keepAlive = request.isKeepAlive
         let entry = logs.recordsEveryExchange ? logEntry(request, answer: answer) : nil
+        guard handle != nil || !keepAlive || entry != nil else {
+            // Nothing to do once it is written: the common small range.
+            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+            return true
+        }
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { [logs] result in
             try? handle?.close()
             if !keepAlive { context.close(promise: nil) }

@@ -54,15 +54,17 @@ struct WarmRequests: Sendable {
     ///
     /// - Parameters:
     ///   - target: the judged target of the connection's last request, replaced when `head` names another.
-    ///   - local: the address the connection arrived on.
-    func answer(_ head: HTTPRequestHead, target: inout Target?, local: SocketAddressParts) -> Answer? {
+    ///   - local: the address the connection arrived on, and the `Host` last accepted on it.
+    func answer(_ head: HTTPRequestHead, target: inout Target?, local: inout ConnectionAddress) -> Answer? {
         let fields = head.headers
         guard head.method == .GET else { return nil }
         guard !fields.contains(name: "transfer-encoding"), fields["content-length"].allSatisfy({ $0 == "0" }),
             Self.singleValued.allSatisfy({ fields[$0].count <= 1 })
         else { return nil }
-        guard let host = fields.first(name: "host"), authority.accepts(host, port: local.port, localAddress: local.ip)
+        guard let host = fields.first(name: "host"),
+            host == local.acceptedHost || authority.accepts(host, port: local.port, localAddress: local.ip)
         else { return nil }
+        local.acceptedHost = host
         let verdict = webPages.judge(
             origin: fields.first(name: "origin"),
             fetchSite: fields.first(name: "sec-fetch-site"),
@@ -105,10 +107,12 @@ struct WarmRequests: Sendable {
     private static let singleValued = ["host", "range", "if-range", "origin", "sec-fetch-site", "referer"]
 }
 
-/// The address a connection arrived on, formatted once per connection.
-struct SocketAddressParts {
+/// The address a connection arrived on, formatted once per connection, and the last `Host`
+/// the connection named it by.
+struct ConnectionAddress {
     let ip: String?
     let port: Int
+    var acceptedHost: String?
 
     init(_ address: SocketAddress?) {
         ip = address?.ipAddress

@@ -1,5 +1,6 @@
 import Foundation
 import StreamCache
+import StreamCacheTesting
 import Testing
 
 @Suite struct HeaderParsingTests {
@@ -17,6 +18,53 @@ import Testing
     @Test(arguments: ["bytes=5-1", "bytes=a-b", "items=0-1", "bytes=", "bytes=--1", "bytes=1", "0-1", "bytes=-"])
     func rejectsInvalidRanges(value: String) {
         #expect(RangeSpecifier.parse(value) == nil)
+    }
+
+    /// The byte-level parser against a plain reading of RFC 9110 §14.1.1 over strings, on random
+    /// values made of the characters a `Range` header holds.
+    @Test func parsesAsTheGrammarSaysOnRandomValues() {
+        var random = SeededRandom(seed: 14)
+        let alphabet = Array("bytes=BYTES0123456789-, \t")
+        for _ in 0..<20_000 {
+            let length = Int.random(in: 0...16, using: &random)
+            var value = Bool.random(using: &random) ? "bytes=" : ""
+            value += String((0..<length).map { _ in alphabet.randomElement(using: &random)! })
+            #expect(RangeSpecifier.parse(value) == Self.reference(value), "\(value)")
+        }
+    }
+
+    static func reference(_ value: String) -> [RangeSpecifier]? {
+        let blanks: Set<Character> = [" ", "\t"]
+        func trim(_ text: Substring) -> Substring {
+            var text = text
+            while let first = text.first, blanks.contains(first) { text.removeFirst() }
+            while let last = text.last, blanks.contains(last) { text.removeLast() }
+            return text
+        }
+        func number(_ text: Substring) -> Int64? {
+            guard !text.isEmpty, text.allSatisfy(\.isASCIIDigit) else { return nil }
+            return Int64(text) ?? Int64(1) << 62
+        }
+        let text = trim(value[...])
+        guard text.lowercased().hasPrefix("bytes=") else { return nil }
+        var result: [RangeSpecifier] = []
+        for raw in text.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false) {
+            let spec = trim(raw)
+            if spec.isEmpty { continue }
+            guard let dash = spec.firstIndex(of: "-") else { return nil }
+            let (left, right) = (spec[..<dash], spec[spec.index(after: dash)...])
+            if left.isEmpty {
+                guard let count = number(right) else { return nil }
+                result.append(.suffix(count: count))
+            } else if right.isEmpty {
+                guard let first = number(left) else { return nil }
+                result.append(.from(first: first, last: nil))
+            } else {
+                guard let first = number(left), let last = number(right), last >= first else { return nil }
+                result.append(.from(first: first, last: last))
+            }
+        }
+        return result.isEmpty ? nil : result
     }
 
     @Test func resolvesAgainstLength() {
@@ -109,4 +157,8 @@ import Testing
         #expect(HeaderField(parsing: "Bad Name: v") == nil)
         #expect(HeaderField(parsing: "X: a\r\nInjected: b") == nil)
     }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
 }

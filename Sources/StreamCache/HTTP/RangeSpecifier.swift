@@ -11,30 +11,48 @@ public enum RangeSpecifier: Hashable, Sendable {
     ///   range set (which a server ignores, answering `200`). Numbers too large for 64 bits are
     ///   clamped, so `bytes=99999999999999999999-` is a valid but unsatisfiable range.
     public static func parse(_ value: String) -> [RangeSpecifier]? {
-        let trimmed = value.trimming(" \t")
-        guard trimmed.lowercased().hasPrefix("bytes=") else { return nil }
-        let specs = trimmed.dropFirst(6).split(separator: ",", omittingEmptySubsequences: false)
+        var value = value
+        // Byte by byte: the proxy parses one per request, on its event loop.
+        return value.withUTF8 { parse($0) }
+    }
+
+    private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> [RangeSpecifier]? {
+        let (start, end) = trimmed(bytes, 0, bytes.count)
+        let prefix = Array("bytes=".utf8)
+        guard end - start >= prefix.count,
+            prefix.indices.allSatisfy({ bytes[start + $0] | (prefix[$0] == 61 ? 0 : 0x20) == prefix[$0] })
+        else { return nil }
         var result: [RangeSpecifier] = []
-        for raw in specs {
-            let spec = raw.trimming(" \t")
-            if spec.isEmpty { continue }
-            guard let dash = spec.firstIndex(of: "-") else { return nil }
-            let left = spec[..<dash]
-            let right = spec[spec.index(after: dash)...]
-            if left.isEmpty {
-                guard let count = number(right) else { return nil }
+        var specStart = start + prefix.count
+        for index in specStart...end where index == end || bytes[index] == UInt8(ascii: ",") {
+            let (first, last) = trimmed(bytes, specStart, index)
+            specStart = index + 1
+            if first == last { continue }
+            guard let dash = (first..<last).first(where: { bytes[$0] == UInt8(ascii: "-") }) else { return nil }
+            if dash == first {
+                guard let count = number(bytes, dash + 1, last) else { return nil }
                 result.append(.suffix(count: count))
             } else {
-                guard let first = number(left) else { return nil }
-                if right.isEmpty {
-                    result.append(.from(first: first, last: nil))
+                guard let from = number(bytes, first, dash) else { return nil }
+                if dash + 1 == last {
+                    result.append(.from(first: from, last: nil))
                 } else {
-                    guard let last = number(right), last >= first else { return nil }
-                    result.append(.from(first: first, last: last))
+                    guard let to = number(bytes, dash + 1, last), to >= from else { return nil }
+                    result.append(.from(first: from, last: to))
                 }
             }
         }
         return result.isEmpty ? nil : result
+    }
+
+    /// `[start, end)` without the spaces and tabs at either end.
+    private static func trimmed(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> (Int, Int) {
+        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        var start = start
+        var end = end
+        while start < end, isBlank(bytes[start]) { start += 1 }
+        while end > start, isBlank(bytes[end - 1]) { end -= 1 }
+        return (start, end)
     }
 
     /// The bytes this specifier selects in a resource of `length` bytes, end clamped to the length.
@@ -51,11 +69,17 @@ public enum RangeSpecifier: Hashable, Sendable {
         }
     }
 
-    private static func number<S: StringProtocol>(_ text: S) -> Int64? {
-        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
-        // Saturate: a number past 2^62 is larger than any real resource.
-        if text.count > 18 { return Int64(1) << 62 }
-        return Int64(text)
+    /// The decimal number in `[start, end)`, `nil` unless it is all digits.
+    private static func number(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Int64? {
+        guard start < end else { return nil }
+        var value: Int64 = 0
+        for index in start..<end {
+            let digit = bytes[index] &- UInt8(ascii: "0")
+            guard digit < 10 else { return nil }
+            // Saturate: a number past 2^62 is larger than any real resource.
+            value = value < Int64(1) << 58 ? value * 10 + Int64(digit) : Int64(1) << 62
+        }
+        return value
     }
 }
 
