@@ -68,3 +68,7 @@ per_gib() { awk -v c="$1" -v b="$bytes" 'BEGIN { printf "%.2f", c * 1073741824 /
 row() { printf '%-50s %9s %9s %9s %8s\n' "$@"; }
 # cpu_of PID : the CPU seconds (user + system) process PID has used so far.
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+# stats VALUE... : "median min max" of the values.
+stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s %s %s\n", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+# spread VALUE... : "median (min–max)", for a table cell.
+spread() { stats "$@" | awk '{ printf "%s (%s-%s)", $1, $2, $3 }'; }

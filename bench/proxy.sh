@@ -1,68 +1,41 @@
 #!/usr/bin/env bash
 # Benchmarks `streamcache serve` against peers run side by side, and prints ratios.
 #
-#   bench/proxy.sh [SIZE_MIB]      (default 512; needs curl, nginx-light, wrk and GNU time)
+#   bench/proxy.sh [SIZE_MIB] [REPETITIONS]   (defaults 512 and 5; needs curl, nginx-light, wrk
+#                                              and GNU time)
 #
-# Warm: a whole file through the proxy vs nginx serving it from disk, and small random ranges
-# per second with wrk vs nginx. Cold: through the proxy vs curl straight from the origin, capped
-# at 100 MB/s per connection and uncapped on loopback; time to first byte of a cold range.
-# Memory: the proxy's RSS at start and its peak while it streams 2 GiB. CPU seconds per GiB of
-# the servers (from /proc) and their clients, cold and warm.
+# Each repetition runs every case once, the peer and the proxy one after the other, so both
+# see the same machine; the table gives the median of the repetitions with their range, and
+# the ratio of the medians.
+# Cold: through the proxy vs curl straight from the origin, capped at 100 MB/s per connection
+# and uncapped on loopback (a new URL per repetition: hard links of one file). Warm: the whole
+# file through the proxy vs nginx serving it from disk, and 4 KiB random ranges per second
+# with wrk vs nginx. Then: time to first byte of a cold range; CPU seconds per GiB of the
+# servers (from /proc) and their clients; the proxy's RSS at start and its peak while it
+# streams 2 GiB cold and warm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mib=${1:-512}
+reps=${2:-5}
 bytes=$((size_mib << 20))
 source bench/lib.sh
 
 mkdir -p "$work/origin"
 head -c "$bytes" /dev/urandom > "$work/origin/media.bin"
 cat "$work/origin/media.bin" > /dev/null
+for rep in $(seq "$reps"); do
+    ln "$work/origin/media.bin" "$work/origin/capped-$rep.bin"
+    ln "$work/origin/media.bin" "$work/origin/cold-$rep.bin"
+done
 
 capped=$(start_listener origin-capped "$bin" origin "$work/origin" --rate 100M)
 uncapped=$(start_listener origin "$bin" origin "$work/origin")
 nginx=$(start_nginx "$work/origin")
-proxy_capped=$(start_listener proxy-capped "$bin" serve --cache-dir "$work/cache-capped")
 proxy=$(start_listener proxy "$bin" serve --cache-dir "$work/cache")
-direct_capped="http://127.0.0.1:$capped/media.bin"
-direct="http://127.0.0.1:$uncapped/media.bin"
-through_capped="http://127.0.0.1:$proxy_capped/$direct_capped"
-through="http://127.0.0.1:$proxy/$direct"
-from_nginx="http://127.0.0.1:$nginx/media.bin"
-
-echo "streamcache serve benchmark: ${size_mib} MiB file, $(nproc) cores, $(date -u +%Y-%m-%d)"
-proxy_row() { printf '%-50s %9s %11s %8s\n' "$@"; }
-proxy_row "case (curl -o /dev/null unless said)" "seconds" "MB/s" "ratio"
-
-read -r c_wall _ < <(measure curl -s -o /dev/null "$direct_capped")
-read -r p_wall _ < <(measure curl -s -o /dev/null "$through_capped")
-proxy_row "direct from the origin capped at 100 MB/s" "$c_wall" "$(rate "$c_wall")" "1.00"
-proxy_row "through the proxy, cold, origin capped" "$p_wall" "$(rate "$p_wall")" "$(ratio "$p_wall" "$c_wall")"
-kill "$(cat "$work/proxy-capped.pid")" && rm -rf "$work/cache-capped"
-
 proxy_pid=$(cat "$work/proxy.pid")
-read -r d_wall d_cpu _ < <(measure curl -s -o /dev/null "$direct")
-serve_before=$(cpu_of "$proxy_pid")
-read -r u_wall u_cpu _ < <(measure curl -s -o /dev/null "$through")
-serve_cold_cpu=$(awk -v a="$serve_before" -v b="$(cpu_of "$proxy_pid")" -v c="$u_cpu" 'BEGIN { print b - a + c }')
-proxy_row "direct from the origin, uncapped loopback" "$d_wall" "$(rate "$d_wall")" "1.00"
-proxy_row "through the proxy, cold, uncapped loopback" "$u_wall" "$(rate "$u_wall")" "$(ratio "$u_wall" "$d_wall")"
-
-# Warm runs are short: timed by curl itself (microseconds), the best of 5.
-curl_best() { for _ in 1 2 3 4 5; do curl -s -o /dev/null -w '%{time_total}\n' "$1"; done | sort -n | head -1; }
 nginx_pid=$(cat "$work/nginx.pid")
-nginx_before=$(cpu_of "$nginx_pid")
-n_wall=$(curl_best "$from_nginx")
-nginx_warm_cpu=$(awk -v a="$nginx_before" -v b="$(cpu_of "$nginx_pid")" 'BEGIN { print (b - a) / 5 }')
-serve_before=$(cpu_of "$proxy_pid")
-w_wall=$(curl_best "$through")
-serve_warm_cpu=$(awk -v a="$serve_before" -v b="$(cpu_of "$proxy_pid")" 'BEGIN { print (b - a) / 5 }')
-proxy_row "nginx from disk (page cache), best of 5" "$n_wall" "$(rate "$n_wall")" "1.00"
-proxy_row "through the proxy, warm, best of 5" "$w_wall" "$(rate "$w_wall")" "$(ratio "$w_wall" "$n_wall")"
-# CPU seconds per GiB delivered: the server's own (from /proc) plus its client's, for each path.
-echo "CPU seconds per GiB, cold uncapped: curl from the origin $(per_gib "$d_cpu"), serve and its curl $(per_gib "$serve_cold_cpu")"
-echo "CPU seconds per GiB, warm (the server alone): nginx $(per_gib "$nginx_warm_cpu"), serve $(per_gib "$serve_warm_cpu")"
 
-# Small warm ranges: 4 KiB at random offsets, 8 connections for 10 s.
+# Small warm ranges: 4 KiB at random offsets, 8 connections.
 cat > "$work/ranges.lua" <<LUA
 math.randomseed(42)
 request = function()
@@ -72,34 +45,98 @@ end
 LUA
 wrk_rate() { # URL : prints requests per second, and fails on any non-206 answer
     local out
-    out=$(wrk -t 2 -c 8 -d 10s -s "$work/ranges.lua" "$1")
+    out=$(wrk -t 2 -c 8 -d 5s -s "$work/ranges.lua" "$1")
     if grep -q "Non-2xx" <<< "$out"; then echo "wrk saw errors from $1:" >&2; echo "$out" >&2; exit 1; fi
-    awk '/Requests\/sec/ { print $2 }' <<< "$out"
+    awk '/Requests\/sec/ { printf "%.0f\n", $2 }' <<< "$out"
 }
-n_rps=$(wrk_rate "$from_nginx")
-p_rps=$(wrk_rate "$through")
-proxy_row "4 KiB random ranges/s with wrk: nginx" "-" "$n_rps/s" "1.00"
-proxy_row "4 KiB random ranges/s with wrk: proxy, warm" "-" "$p_rps/s" "$(awk -v a="$p_rps" -v b="$n_rps" 'BEGIN { printf "%.2f", a / b }')"
+# Warm runs are short: timed by curl itself.
+curl_time() { curl -s -o /dev/null -w '%{time_total}\n' "$1" | awk '{ printf "%.3f\n", $1 }'; }
+add() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
+
+c_capped=() p_capped=() c_cold=() p_cold=() n_warm=() p_warm=() n_rps=() p_rps=()
+curl_cpu=0 serve_cold_cpu=0 nginx_warm_cpu=0 serve_warm_cpu=0
+for rep in $(seq "$reps"); do
+    read -r wall _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$capped/capped-$rep.bin")
+    c_capped+=("$wall")
+    read -r wall _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$proxy/http://127.0.0.1:$capped/capped-$rep.bin")
+    p_capped+=("$wall")
+
+    read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$uncapped/cold-$rep.bin")
+    c_cold+=("$wall")
+    curl_cpu=$(add "$curl_cpu" "$cpu")
+    before=$(cpu_of "$proxy_pid")
+    read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$proxy/http://127.0.0.1:$uncapped/cold-$rep.bin")
+    p_cold+=("$wall")
+    serve_cold_cpu=$(add "$serve_cold_cpu" "$(awk -v a="$before" -v b="$(cpu_of "$proxy_pid")" -v c="$cpu" 'BEGIN { print b - a + c }')")
+
+    before=$(cpu_of "$nginx_pid")
+    n_warm+=("$(curl_time "http://127.0.0.1:$nginx/cold-$rep.bin")")
+    nginx_warm_cpu=$(add "$nginx_warm_cpu" "$(awk -v a="$before" -v b="$(cpu_of "$nginx_pid")" 'BEGIN { print b - a }')")
+    before=$(cpu_of "$proxy_pid")
+    p_warm+=("$(curl_time "http://127.0.0.1:$proxy/http://127.0.0.1:$uncapped/cold-$rep.bin")")
+    serve_warm_cpu=$(add "$serve_warm_cpu" "$(awk -v a="$before" -v b="$(cpu_of "$proxy_pid")" 'BEGIN { print b - a }')")
+
+    n_rps+=("$(wrk_rate "http://127.0.0.1:$nginx/cold-$rep.bin")")
+    p_rps+=("$(wrk_rate "http://127.0.0.1:$proxy/http://127.0.0.1:$uncapped/cold-$rep.bin")")
+    echo "repetition $rep of $reps done" >&2
+done
+
+median_of() { stats "$@" | awk '{ print $1 }'; }
+echo "streamcache serve benchmark: ${size_mib} MiB file, $(nproc) cores, $(date -u +%Y-%m-%d)," \
+    "median of $reps interleaved repetitions (min-max)"
+printf '%-44s %-30s %-30s %6s\n' "case" "peer" "streamcache serve" "ratio"
+time_row() { # LABEL PEER-NAME "PEER SECONDS..." "SERVE SECONDS..." : seconds, faster is better
+    local peer=($3) ours=($4)
+    printf '%-44s %-30s %-30s %6s\n' "$1" "$2 $(spread "${peer[@]}") s" "$(spread "${ours[@]}") s" \
+        "$(ratio "$(median_of "${ours[@]}")" "$(median_of "${peer[@]}")")"
+}
+time_row "cold, origin capped at 100 MB/s" "curl" "${c_capped[*]}" "${p_capped[*]}"
+time_row "cold, uncapped loopback" "curl" "${c_cold[*]}" "${p_cold[*]}"
+time_row "warm, whole file" "nginx" "${n_warm[*]}" "${p_warm[*]}"
+printf '%-44s %-30s %-30s %6s\n' "warm, 4 KiB random ranges/s (wrk, 8 conns)" "nginx $(spread "${n_rps[@]}")" \
+    "$(spread "${p_rps[@]}")" "$(awk -v a="$(median_of "${p_rps[@]}")" -v b="$(median_of "${n_rps[@]}")" 'BEGIN { printf "%.2f", a / b }')"
+
+# CPU seconds per GiB delivered: the server's own (from /proc) plus its client's, for each path.
+total=$((bytes * reps))
+gib() { awk -v c="$1" -v b="$total" 'BEGIN { printf "%.2f", c * 1073741824 / b }'; }
+echo "CPU seconds per GiB, cold uncapped: curl from the origin $(gib "$curl_cpu"), serve and its curl $(gib "$serve_cold_cpu")"
+echo "CPU seconds per GiB, warm (the server alone): nginx $(gib "$nginx_warm_cpu"), serve $(gib "$serve_warm_cpu")"
 
 # Time to first byte of a cold 1 MiB range: the median of 5 offsets, each new to the cache.
 ttfb() { curl -s -o /dev/null -r "$2-$(($2 + 1048575))" -w '%{time_starttransfer}\n' "$1"; }
-median() { sort -n | awk '{ v[NR] = $1 } END { printf "%.1f", v[int((NR + 1) / 2)] * 1000 }'; }
+ms() { awk '{ printf "%.1f", $1 * 1000 }'; }
 offsets=$(for i in 1 2 3 4 5; do echo $((bytes / 7 * i)); done)
-mkdir -p "$work/origin/ttfb" && cp "$work/origin/media.bin" "$work/origin/ttfb/media.bin"
-d_ttfb=$(for o in $offsets; do ttfb "http://127.0.0.1:$uncapped/ttfb/media.bin" "$o"; done | median)
-p_ttfb=$(for o in $offsets; do ttfb "http://127.0.0.1:$proxy/http://127.0.0.1:$uncapped/ttfb/media.bin" "$o"; done | median)
+ln "$work/origin/media.bin" "$work/origin/ttfb.bin"
+d_ttfb=$(median_of $(for o in $offsets; do ttfb "http://127.0.0.1:$uncapped/ttfb.bin" "$o"; done) | ms)
+p_ttfb=$(median_of $(for o in $offsets; do ttfb "http://127.0.0.1:$proxy/http://127.0.0.1:$uncapped/ttfb.bin" "$o"; done) | ms)
 echo "time to first byte of a cold 1 MiB range (median of 5): direct ${d_ttfb} ms, through the proxy ${p_ttfb} ms"
-kill "$(cat "$work/proxy.pid")" && rm -rf "$work/cache" "$work/origin/ttfb"
+kill "$proxy_pid" && rm -rf "$work/cache"
 
 if [ "${SKIP_2G:-0}" != 1 ]; then
     truncate -s 2G "$work/origin/big.bin"
     big=$(start_listener proxy-big "$bin" serve --cache-dir "$work/cache-big")
     baseline=$(awk '/VmRSS|RssAnon|RssFile/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$(cat "$work/proxy-big.pid")/status")
     echo "proxy RSS at start: $baseline(file: the binary and shared libraries; anon: heap)"
-    read -r b_wall _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$big/http://127.0.0.1:$uncapped/big.bin")
-    rss=$(awk '/VmHWM/ { print $2 }' "/proc/$(cat "$work/proxy-big.pid")/status")
-    echo "proxy streaming 2 GiB cold: $b_wall s, peak RSS $((rss / 1024)) MiB (goal < 48 MiB)"
-    read -r b_wall _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$big/http://127.0.0.1:$uncapped/big.bin")
-    rss=$(awk '/VmHWM/ { print $2 }' "/proc/$(cat "$work/proxy-big.pid")/status")
-    echo "proxy streaming the same 2 GiB warm: $b_wall s, peak RSS $((rss / 1024)) MiB (goal < 48 MiB)"
+    big_pid=$(cat "$work/proxy-big.pid")
+    # The heap's peak, sampled every 20 ms while COMMAND runs (VmHWM counts the mapped binary
+    # and libraries too).
+    anon_peak() {
+        local peak=0 now
+        "$@" > /dev/null &
+        local client=$!
+        while kill -0 "$client" 2>/dev/null; do
+            now=$(awk '/RssAnon/ { print $2 }' "/proc/$big_pid/status")
+            [ "$now" -gt "$peak" ] && peak=$now
+            sleep 0.02
+        done
+        wait "$client"
+        echo $((peak / 1024))
+    }
+    for pass in cold warm; do
+        start=$(date +%s.%N)
+        anon=$(anon_peak curl -s -o /dev/null "http://127.0.0.1:$big/http://127.0.0.1:$uncapped/big.bin")
+        b_wall=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+        rss=$(awk '/VmHWM/ { print $2 }' "/proc/$big_pid/status")
+        echo "proxy streaming 2 GiB $pass: $b_wall s, peak RSS $((rss / 1024)) MiB so far (goal < 48 MiB), heap peak $anon MiB"
+    done
 fi

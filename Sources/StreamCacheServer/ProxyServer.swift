@@ -28,7 +28,8 @@ public struct ProxyConfiguration: Sendable {
 }
 
 /// The loopback caching proxy: any player streams `http://127.0.0.1:PORT/<origin URL>` through
-/// the cache engine (DESIGN.md §6). Runs on Hummingbird until SIGINT or SIGTERM, then finishes
+/// the cache engine (DESIGN.md §6). Runs on Hummingbird, with warm ranges answered on the event
+/// loops (``WarmRangeHandler``), until SIGINT or SIGTERM, then finishes
 /// the responses in flight for at most ``ProxyConfiguration/shutdownGracePeriod``.
 public struct ProxyServer: Sendable {
     let engine: CacheEngine
