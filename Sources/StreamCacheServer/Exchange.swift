@@ -115,8 +115,10 @@ struct Exchange: Sendable {
         )
     }
 
-    var seconds: Double {
-        let elapsed = startedAt.duration(to: .now)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-    }
+    var seconds: Double { startedAt.duration(to: .now).seconds }
+}
+
+extension Duration {
+    /// The duration in seconds, as the logs' `time-taken` gives it.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }

@@ -121,21 +121,12 @@ struct OfflineFiles: Sendable {
         var fields = HTTPFields()
         fields[.acceptRanges] = "bytes"
         fields[.contentType] = Self.contentType(name)
-        let status: HTTPResponse.Status
-        let range: ByteRange
-        switch request.plan(for: ContentInfo(length: length)) {
-        case .unsatisfiable:
+        guard let (range, contentRange) = request.plan(for: ContentInfo(length: length)).bytes(of: length) else {
             return nil
-        case .whole:
-            status = .ok
-            range = ByteRange(0, length)
-        case .partial(let partial):
-            status = .partialContent
-            range = partial
-            fields[.contentRange] = "bytes \(partial.lowerBound)-\(partial.upperBound - 1)/\(length)"
         }
+        if let contentRange { fields[.contentRange] = contentRange }
         fields[.contentLength] = String(range.count)
-        return (status, range, fields)
+        return (contentRange == nil ? .ok : .partialContent, range, fields)
     }
 
     private func refuseRange(_ length: Int64, exchange: inout Exchange) throws -> Response {

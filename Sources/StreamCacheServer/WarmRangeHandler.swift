@@ -117,7 +117,7 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             try? handle?.close()
             if !keepAlive { context.close(promise: nil) }
             guard var entry else { return }
-            entry.seconds = Self.seconds(since: startedAt)
+            entry.seconds = startedAt.duration(to: .now).seconds
             if case .failure = result {
                 entry.sentBytes = 0
                 entry.cacheBytes = 0
@@ -142,10 +142,5 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             originBytes: 0,
             seconds: 0
         )
-    }
-
-    private static func seconds(since start: ContinuousClock.Instant) -> Double {
-        let elapsed = start.duration(to: .now)
-        return Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
     }
 }

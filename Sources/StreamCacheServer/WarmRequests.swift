@@ -83,24 +83,18 @@ struct WarmRequests: Sendable {
         headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
         if let etag = info.etag { headers.add(name: "ETag", value: etag) }
         if let lastModified = info.lastModified { headers.add(name: "Last-Modified", value: lastModified) }
-        let status: HTTPResponseStatus
-        let range: ByteRange
-        switch RangeRequest(range: fields.first(name: "range"), ifRange: fields.first(name: "if-range")).plan(for: info)
-        {
-        case .unsatisfiable:
-            return nil
-        case .whole:
-            status = .ok
-            range = ByteRange(0, length)
-        case .partial(let partial):
-            status = .partialContent
-            range = partial
-            headers.add(name: "Content-Range", value: "bytes \(partial.lowerBound)-\(partial.upperBound - 1)/\(length)")
-        }
+        let ranges = RangeRequest(range: fields.first(name: "range"), ifRange: fields.first(name: "if-range"))
+        guard let (range, contentRange) = ranges.plan(for: info).bytes(of: length) else { return nil }
+        if let contentRange { headers.add(name: "Content-Range", value: contentRange) }
         guard resource.covers(range) else { return nil }
         headers.add(name: "Content-Length", value: String(range.count))
         if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
-        return Answer(status: status, headers: headers, resource: resource, range: range)
+        return Answer(
+            status: contentRange == nil ? .ok : .partialContent,
+            headers: headers,
+            resource: resource,
+            range: range
+        )
     }
 
     /// Headers the responder reads one value of; a request with several goes to it.
