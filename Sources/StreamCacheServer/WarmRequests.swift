@@ -88,7 +88,12 @@ struct WarmRequests: Sendable {
         if let contentRange { headers.add(name: "Content-Range", value: contentRange) }
         guard resource.covers(range) else { return nil }
         headers.add(name: "Content-Length", value: String(range.count))
-        if !head.isKeepAlive { headers.add(name: "Connection", value: "close") }
+        if !head.isKeepAlive {
+            headers.add(name: "Connection", value: "close")
+        } else if head.version == .http1_0 {
+            // An HTTP/1.0 client keeps the connection only when the answer says so.
+            headers.add(name: "Connection", value: "keep-alive")
+        }
         return Answer(
             status: contentRange == nil ? .ok : .partialContent,
             headers: headers,

@@ -83,7 +83,7 @@ import Testing
         #expect(Array(bodies.prefix(3)) == ["cold cold ", "warm warm ", "warm warm "], "\(reply.reply)")
     }
 
-    @Test func anHTTP10ClientIsClosedAfterItsWarmResponse() async throws {
+    @Test func anHTTP10ClientIsClosedAfterItsWarmResponseUnlessItAskedToKeepIt() async throws {
         let setup = try await ProxySetup()
         defer { setup.remove() }
         let data = Array(String(repeating: "0123456789", count: 10_000).utf8)
@@ -104,6 +104,15 @@ import Testing
             let body = reply.reply.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
             let bounds = range.split(separator: "-").compactMap { Int($0) }
             #expect(body == String(decoding: data[bounds[0]...bounds[1]], as: UTF8.self), "HTTP/1.0 \(range)")
+        }
+        // With keep-alive the connection stays, and an HTTP/1.0 answer says it does.
+        _ = try await Curl.fetch(setup.url("a.txt"), headers: ["Range: bytes=0-0"])
+        let request = "GET \(target) HTTP/1.0\r\n\(host)Connection: keep-alive\r\nRange: bytes=0-9\r\n\r\n"
+        let kept = try await RawSocket.converse(request, port: setup.proxy.port, seconds: 2)
+        #expect(!kept.closed, "closed although the client asked to keep the connection")
+        #expect(kept.reply.hasSuffix("\r\n\r\n0123456789"), "\(kept.reply)")
+        if kept.reply.hasPrefix("HTTP/1.0") {
+            #expect(kept.reply.lowercased().contains("connection: keep-alive"), "\(kept.reply)")
         }
     }
 
