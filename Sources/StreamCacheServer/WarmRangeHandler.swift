@@ -59,7 +59,8 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { forwarded -= 1 }
+        // A parse error is answered without a request head: never below zero.
+        if case .end = unwrapOutboundIn(data) { forwarded = max(0, forwarded - 1) }
         context.write(data, promise: promise)
     }
 
