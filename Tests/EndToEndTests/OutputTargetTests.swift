@@ -6,7 +6,7 @@ import Testing
 /// `-o /dev/null` replaced the machine's `/dev/null`, and a FIFO or a symlink was replaced too;
 /// Ctrl-C left the partial file behind.
 @Suite(.timeLimit(.minutes(3))) struct OutputTargetTests {
-    func partialFiles(in directory: String) -> [String] {
+    static func partialFiles(in directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".partial") }
     }
 
@@ -25,7 +25,7 @@ import Testing
         #expect(read.stdout == Data(data), "the reader of the FIFO got \(read.stdout.count) bytes")
         var info = stat()
         #expect(lstat(fifo, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO, "the FIFO was replaced")
-        #expect(partialFiles(in: workspace.outputDirectory).isEmpty)
+        #expect(Self.partialFiles(in: workspace.outputDirectory).isEmpty)
     }
 
     @Test func aSymlinkIsFollowedToItsTarget() async throws {
@@ -55,20 +55,27 @@ import Testing
             ["get", origin.url("a.bin"), "-o", output],
             cacheDir: workspace.cacheDirectory
         )
-        // Interrupted once it is writing (its partial file exists) and has some bytes.
-        for _ in 0..<200 where partialFiles(in: workspace.outputDirectory).isEmpty {
-            try await Task.sleep(for: .milliseconds(50))
+        // Interrupted once it is writing (its partial file exists) and has some bytes. Timed on a
+        // thread of its own: wake-ups on a busy cooperative pool can come seconds late.
+        let directory = workspace.outputDirectory
+        let sawPartialFile = try await onOwnThread {
+            var seen = false
+            for _ in 0..<200 where !seen {
+                seen = !Self.partialFiles(in: directory).isEmpty
+                if !seen { usleep(50_000) }
+            }
+            usleep(800_000)
+            kill(process.processIdentifier, SIGINT)
+            return seen
         }
-        #expect(!partialFiles(in: workspace.outputDirectory).isEmpty, "no partial file while downloading")
-        try await Task.sleep(for: .milliseconds(800))
-        kill(process.processIdentifier, SIGINT)
+        #expect(sawPartialFile, "no partial file while downloading")
         let message = try await onOwnThread { errors.fileHandleForReading.readDataToEndOfFile() }
         try await onOwnThread { process.waitUntilExit() }
         #expect(process.terminationStatus == 130)
         let text = String(decoding: message, as: UTF8.self)
         #expect(text.hasPrefix("interrupted; ") && text.contains("kept in the cache, run again to resume"), "\(text)")
         #expect(text.split(separator: "\n").count == 1)
-        #expect(partialFiles(in: workspace.outputDirectory).isEmpty, "a partial file was left")
+        #expect(Self.partialFiles(in: workspace.outputDirectory).isEmpty, "a partial file was left")
         #expect(!FileManager.default.fileExists(atPath: output))
 
         struct Listed: Decodable { let cachedBytes: Int64 }

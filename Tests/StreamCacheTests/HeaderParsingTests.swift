@@ -22,10 +22,12 @@ import Testing
 
     /// The byte-level parser against a plain reading of RFC 9110 §14.1.1 over strings, on random
     /// values made of the characters a `Range` header holds.
-    @Test func parsesAsTheGrammarSaysOnRandomValues() {
+    @Test func parsesAsTheGrammarSaysOnRandomValues() async {
         var random = SeededRandom(seed: 14)
         let alphabet = Array("bytes=BYTES0123456789-, \t")
-        for _ in 0..<20_000 {
+        for round in 0..<20_000 {
+            // Leaves the cooperative pool to the timed tests beside it now and then.
+            if round % 1000 == 0 { await Task.yield() }
             let length = Int.random(in: 0...16, using: &random)
             var value = Bool.random(using: &random) ? "bytes=" : ""
             value += String((0..<length).map { _ in alphabet.randomElement(using: &random)! })
