@@ -33,7 +33,7 @@ extension ResourceSession {
             logger.debug("fetch failed", metadata: ["key": "\(key)", "error": "\(failure?.message ?? "")"])
         }
         if let (batch, generation, file) = await end(id, error: failure) {
-            await batches.start(batch, generation: generation, file: file, session: self)
+            batches.start(batch, generation: generation, file: file, session: self)
         }
         await batches.finish()
         await remove(id)
@@ -53,7 +53,7 @@ extension ResourceSession {
             for try await chunk in body {
                 let step = try await self.receive(chunk, fetch: id, file: file)
                 if let (batch, generation) = step.batch {
-                    await batches.start(batch, generation: generation, file: file, session: self)
+                    batches.start(batch, generation: generation, file: file, session: self)
                 }
                 if step.endsFetch { return nil }
             }
