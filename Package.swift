@@ -7,10 +7,13 @@ let package = Package(
     products: [
         .library(name: "StreamCache", targets: ["StreamCache"]),
         .library(name: "StreamCacheHTTP", targets: ["StreamCacheHTTP"]),
+        .library(name: "StreamCacheURLSession", targets: ["StreamCacheURLSession"]),
+        .library(name: "StreamCacheResourceLoader", targets: ["StreamCacheResourceLoader"]),
         .library(name: "StreamCacheHLS", targets: ["StreamCacheHLS"]),
         .library(name: "StreamCacheServer", targets: ["StreamCacheServer"]),
         .library(name: "StreamCacheAVFoundation", targets: ["StreamCacheAVFoundation"]),
         .library(name: "StreamCacheTesting", targets: ["StreamCacheTesting"]),
+        .library(name: "StreamCacheResourceLoaderTesting", targets: ["StreamCacheResourceLoaderTesting"]),
         .executable(name: "streamcache", targets: ["streamcache"]),
     ],
     dependencies: [
@@ -43,6 +46,9 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
+        // Apps' side, on Foundation's networking (which the command-line tool does not load).
+        .target(name: "StreamCacheURLSession", dependencies: ["StreamCache"]),
+        .target(name: "StreamCacheResourceLoader", dependencies: ["StreamCache"]),
         .target(name: "StreamCacheHLS", dependencies: ["StreamCache"]),
         .target(
             name: "StreamCacheServer",
@@ -60,7 +66,7 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "StreamCacheAVFoundation", dependencies: ["StreamCache"]),
+        .target(name: "StreamCacheAVFoundation", dependencies: ["StreamCache", "StreamCacheResourceLoader"]),
         .target(
             name: "StreamCacheTesting",
             dependencies: [
@@ -70,6 +76,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]
+        ),
+        .target(
+            name: "StreamCacheResourceLoaderTesting",
+            dependencies: ["StreamCache", "StreamCacheResourceLoader", "StreamCacheTesting"]
         ),
         .executableTarget(
             name: "streamcache",
@@ -86,7 +96,14 @@ let package = Package(
         ),
         .testTarget(
             name: "StreamCacheTests",
-            dependencies: ["StreamCache", "StreamCacheHTTP", "StreamCacheTesting"]
+            dependencies: [
+                "StreamCache",
+                "StreamCacheHTTP",
+                "StreamCacheURLSession",
+                "StreamCacheResourceLoader",
+                "StreamCacheResourceLoaderTesting",
+                "StreamCacheTesting",
+            ]
         ),
         .testTarget(
             name: "StreamCacheHLSTests",

@@ -33,12 +33,10 @@ row "get cold, origin capped at 100 MB/s" "$get_c_wall" "$(rate "$get_c_wall")" 
 
 read -r curl_u_wall curl_u_cpu _ < <(measure curl -s -o /dev/null "$url_uncapped")
 read -r ahc_wall ahc_cpu _ < <(measure "$bin" drain "$url_uncapped")
-read -r urls_wall urls_cpu _ < <(measure "$bin" drain --client urlsession "$url_uncapped")
 rm -rf "$work/cache2"
 read -r get_u_wall get_u_cpu _ < <(measure env STREAMCACHE_DIR="$work/cache2" "$bin" get "$url_uncapped" -o -)
 row "curl, uncapped loopback" "$curl_u_wall" "$(rate "$curl_u_wall")" "$curl_u_cpu" "1.00"
 row "AsyncHTTPClient drain alone" "$ahc_wall" "$(rate "$ahc_wall")" "$ahc_cpu" "$(ratio "$ahc_wall" "$curl_u_wall")"
-row "URLSession drain alone" "$urls_wall" "$(rate "$urls_wall")" "$urls_cpu" "$(ratio "$urls_wall" "$curl_u_wall")"
 row "get cold, uncapped loopback" "$get_u_wall" "$(rate "$get_u_wall")" "$get_u_cpu" "$(ratio "$get_u_wall" "$curl_u_wall")"
 echo "  get cold vs AsyncHTTPClient's own drain: $(ratio "$get_u_wall" "$ahc_wall")x"
 

@@ -27,32 +27,47 @@ start_listener() {
     sed -n 's/.*127.0.0.1:\([0-9]*\).*/\1/p' "$work/$name.out"
 }
 
-# start_nginx ROOT : nginx (one process) serving ROOT on a free port; prints the port.
-start_nginx() {
-    local root=$1 port
+# run_nginx NAME HTTP-DIRECTIVES SERVER-DIRECTIVES : nginx (one process) with one server on a free
+# port, in $work/NAME; prints the port. Its pid is in $work/NAME.pid.
+run_nginx() {
+    local name=$1 http=$2 server=$3 port
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    mkdir -p "$work/nginx"
-    cat > "$work/nginx/nginx.conf" <<CONF
+    local dir="$work/$name"
+    mkdir -p "$dir"
+    cat > "$dir/nginx.conf" <<CONF
 daemon off;
 master_process off;
-pid $work/nginx/nginx-own.pid;
-error_log $work/nginx/error.log;
+pid $dir/nginx-own.pid;
+error_log $dir/error.log;
 events { worker_connections 1024; }
 http {
     access_log off;
-    sendfile on;
-    client_body_temp_path $work/nginx/body;
-    proxy_temp_path $work/nginx/proxy;
-    fastcgi_temp_path $work/nginx/fastcgi;
-    uwsgi_temp_path $work/nginx/uwsgi;
-    scgi_temp_path $work/nginx/scgi;
-    server { listen 127.0.0.1:$port; root $root; }
+    client_body_temp_path $dir/body;
+    proxy_temp_path $dir/proxy;
+    fastcgi_temp_path $dir/fastcgi;
+    uwsgi_temp_path $dir/uwsgi;
+    scgi_temp_path $dir/scgi;
+    $http
+    server { listen 127.0.0.1:$port; $server }
 }
 CONF
-    /usr/sbin/nginx -p "$work/nginx" -c "$work/nginx/nginx.conf" > "$work/nginx/out" 2>&1 &
-    echo $! > "$work/nginx.pid"
+    /usr/sbin/nginx -p "$dir" -c "$dir/nginx.conf" > "$dir/out" 2>&1 &
+    echo $! > "$work/$name.pid"
     for _ in $(seq 100); do curl -s -o /dev/null "http://127.0.0.1:$port/" && break; sleep 0.1; done
     echo "$port"
+}
+
+# start_nginx ROOT : nginx serving ROOT from disk (sendfile); prints the port.
+start_nginx() { run_nginx nginx "sendfile on;" "root $1;"; }
+
+# start_nginx_cache ORIGIN-PORT : nginx as a caching reverse proxy of the origin on ORIGIN-PORT
+# (proxy_cache: each body is written to its cache on disk as it is relayed, never synced);
+# prints the port.
+start_nginx_cache() {
+    run_nginx nginx-cache \
+        "proxy_cache_path $work/nginx-cache/cache keys_zone=media:10m max_size=20g use_temp_path=off;" \
+        "location / { proxy_pass http://127.0.0.1:$1; proxy_cache media; proxy_cache_valid 200 206 1h;
+          proxy_http_version 1.1; proxy_set_header Connection \"\"; }"
 }
 
 # measure COMMAND... : runs it with stdout discarded; prints "wall-seconds cpu-seconds peak-rss-KiB".

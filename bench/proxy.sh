@@ -8,7 +8,8 @@
 # see the same machine; the table gives the median of the repetitions with their range, and
 # the ratio of the medians.
 # Cold: through the proxy vs curl straight from the origin, capped at 100 MB/s per connection
-# and uncapped on loopback (a new URL per repetition: hard links of one file). Warm: the whole
+# and uncapped on loopback (a new URL per repetition: hard links of one file); uncapped also vs
+# nginx doing the same job (proxy_cache: relays the body and writes it to disk). Warm: the whole
 # file through the proxy vs nginx serving it from disk, and 4 KiB random ranges per second
 # with wrk vs nginx. Then: time to first byte of a cold range; CPU seconds per GiB of the
 # servers (from /proc) and their clients; the proxy's RSS at start and its peak while it
@@ -26,14 +27,17 @@ cat "$work/origin/media.bin" > /dev/null
 for rep in $(seq "$reps"); do
     ln "$work/origin/media.bin" "$work/origin/capped-$rep.bin"
     ln "$work/origin/media.bin" "$work/origin/cold-$rep.bin"
+    ln "$work/origin/media.bin" "$work/origin/relay-$rep.bin"
 done
 
 capped=$(start_listener origin-capped "$bin" origin "$work/origin" --rate 100M)
 uncapped=$(start_listener origin "$bin" origin "$work/origin")
 nginx=$(start_nginx "$work/origin")
+nginx_cache=$(start_nginx_cache "$uncapped")
 proxy=$(start_listener proxy "$bin" serve --cache-dir "$work/cache")
 proxy_pid=$(cat "$work/proxy.pid")
 nginx_pid=$(cat "$work/nginx.pid")
+nginx_cache_pid=$(cat "$work/nginx-cache.pid")
 
 # Small warm ranges: 4 KiB at random offsets, 8 connections.
 cat > "$work/ranges.lua" <<LUA
@@ -53,8 +57,8 @@ wrk_rate() { # URL : prints requests per second, and fails on any non-206 answer
 curl_time() { curl -s -o /dev/null -w '%{time_total}\n' "$1" | awk '{ printf "%.3f\n", $1 }'; }
 add() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
 
-c_capped=() p_capped=() c_cold=() p_cold=() n_warm=() p_warm=() n_rps=() p_rps=()
-curl_cpu=0 serve_cold_cpu=0 nginx_warm_cpu=0 serve_warm_cpu=0
+c_capped=() p_capped=() c_cold=() p_cold=() r_cold=() n_warm=() p_warm=() n_rps=() p_rps=()
+curl_cpu=0 serve_cold_cpu=0 relay_cold_cpu=0 nginx_warm_cpu=0 serve_warm_cpu=0
 for rep in $(seq "$reps"); do
     read -r wall _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$capped/capped-$rep.bin")
     c_capped+=("$wall")
@@ -68,6 +72,11 @@ for rep in $(seq "$reps"); do
     read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$proxy/http://127.0.0.1:$uncapped/cold-$rep.bin")
     p_cold+=("$wall")
     serve_cold_cpu=$(add "$serve_cold_cpu" "$(awk -v a="$before" -v b="$(cpu_of "$proxy_pid")" -v c="$cpu" 'BEGIN { print b - a + c }')")
+    # The same job done by nginx: a caching reverse proxy that relays and writes the body.
+    before=$(cpu_of "$nginx_cache_pid")
+    read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$nginx_cache/relay-$rep.bin")
+    r_cold+=("$wall")
+    relay_cold_cpu=$(add "$relay_cold_cpu" "$(awk -v a="$before" -v b="$(cpu_of "$nginx_cache_pid")" -v c="$cpu" 'BEGIN { print b - a + c }')")
 
     before=$(cpu_of "$nginx_pid")
     n_warm+=("$(curl_time "http://127.0.0.1:$nginx/cold-$rep.bin")")
@@ -92,6 +101,7 @@ time_row() { # LABEL PEER-NAME "PEER SECONDS..." "SERVE SECONDS..." : seconds, f
 }
 time_row "cold, origin capped at 100 MB/s" "curl" "${c_capped[*]}" "${p_capped[*]}"
 time_row "cold, uncapped loopback" "curl" "${c_cold[*]}" "${p_cold[*]}"
+time_row "cold, uncapped loopback" "nginx proxy_cache" "${r_cold[*]}" "${p_cold[*]}"
 time_row "warm, whole file" "nginx" "${n_warm[*]}" "${p_warm[*]}"
 printf '%-44s %-30s %-30s %6s\n' "warm, 4 KiB random ranges/s (wrk, 8 conns)" "nginx $(spread "${n_rps[@]}")" \
     "$(spread "${p_rps[@]}")" "$(awk -v a="$(median_of "${p_rps[@]}")" -v b="$(median_of "${n_rps[@]}")" 'BEGIN { printf "%.2f", a / b }')"
@@ -99,7 +109,8 @@ printf '%-44s %-30s %-30s %6s\n' "warm, 4 KiB random ranges/s (wrk, 8 conns)" "n
 # CPU seconds per GiB delivered: the server's own (from /proc) plus its client's, for each path.
 total=$((bytes * reps))
 gib() { awk -v c="$1" -v b="$total" 'BEGIN { printf "%.2f", c * 1073741824 / b }'; }
-echo "CPU seconds per GiB, cold uncapped: curl from the origin $(gib "$curl_cpu"), serve and its curl $(gib "$serve_cold_cpu")"
+echo "CPU seconds per GiB, cold uncapped: curl from the origin $(gib "$curl_cpu")," \
+    "nginx proxy_cache and its curl $(gib "$relay_cold_cpu"), serve and its curl $(gib "$serve_cold_cpu")"
 echo "CPU seconds per GiB, warm (the server alone): nginx $(gib "$nginx_warm_cpu"), serve $(gib "$serve_warm_cpu")"
 
 # Time to first byte of a cold 1 MiB range: the median of 5 offsets, each new to the cache.

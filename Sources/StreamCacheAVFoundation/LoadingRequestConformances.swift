@@ -1,6 +1,7 @@
 #if canImport(AVFoundation)
 import AVFoundation
 import StreamCache
+import StreamCacheResourceLoader
 
 // AVFoundation's request classes already have every member the protocols ask for, with the
 // same names and types; the conformances only say so.

@@ -1,6 +1,7 @@
 #if canImport(AVFoundation)
 import AVFoundation
 import StreamCache
+import StreamCacheResourceLoader
 
 /// Ready-to-play assets whose bytes go through the cache: one call per episode.
 ///

@@ -1,6 +1,7 @@
 #if canImport(AVFoundation)
 import AVFoundation
 import StreamCache
+import StreamCacheResourceLoader
 
 /// The `AVAssetResourceLoaderDelegate` of assets whose bytes come from StreamCache: each call is
 /// handed to a ``ResourceLoaderEngine``, which does all the work on its serial queue.

@@ -2,6 +2,7 @@ import Foundation
 import StreamCache
 import StreamCacheHTTP
 import StreamCacheTesting
+import StreamCacheURLSession
 import Testing
 
 /// The contract every ``OriginClient`` keeps, run against both implementations.

@@ -1,4 +1,6 @@
 import Foundation
+import StreamCacheResourceLoader
+import StreamCacheResourceLoaderTesting
 import StreamCacheTesting
 import Testing
 

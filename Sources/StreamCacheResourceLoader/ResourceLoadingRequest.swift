@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 
 /// The uniform type identifier AVFoundation wants in `contentType`, from a MIME type or, when
 /// the origin sent a generic one, the URL's extension.

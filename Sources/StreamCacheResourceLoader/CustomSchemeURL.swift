@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 
 /// URLs with a custom scheme, which AVFoundation hands to a resource loader delegate instead of
 /// loading them itself: `https://host/ep.mp3` ↔ `streamcache-https://host/ep.mp3`.

@@ -1,5 +1,6 @@
 import Foundation
 import StreamCache
+import StreamCacheResourceLoader
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

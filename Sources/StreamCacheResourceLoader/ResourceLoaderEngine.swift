@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 
 /// Does the work of an `AVAssetResourceLoaderDelegate` on the cache engine: content information
 /// from the cache or a `bytes=0-1` fetch, data requests answered progressively from the resource

@@ -1,5 +1,6 @@
 import Foundation
 import StreamCache
+import StreamCacheResourceLoader
 
 /// Drives a ``ResourceLoaderEngine`` the way AVPlayer drives its resource loader delegate, and
 /// keeps every request it made so tests can check what each received.
