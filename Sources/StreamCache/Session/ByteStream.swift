@@ -99,13 +99,27 @@ public struct ByteStream: AsyncSequence, Sendable {
                     return nil
                 case .bytes(let range, let file, let fromOrigin):
                     let count = Int(Swift.min(range.count, Int64(configuration.readChunkSize)))
-                    let chunk = CachedChunk(file: file, offset: range.lowerBound, count: count, fromOrigin: fromOrigin)
-                    position += Int64(count)
-                    failures = 0
-                    progressed = true
-                    return chunk
+                    return delivered(
+                        CachedChunk(file: file, offset: range.lowerBound, count: count, fromOrigin: fromOrigin)
+                    )
+                case .memory(let bytes, let offset, let fromOrigin):
+                    return delivered(
+                        CachedChunk(
+                            bytes: bytes.prefix(configuration.readChunkSize),
+                            offset: offset,
+                            fromOrigin: fromOrigin
+                        )
+                    )
                 }
             }
+        }
+
+        /// Moves the read past `chunk`.
+        private mutating func delivered(_ chunk: CachedChunk) -> CachedChunk {
+            position += Int64(chunk.count)
+            failures = 0
+            progressed = true
+            return chunk
         }
 
         /// The next bytes of a read that goes on uncached.
@@ -115,7 +129,7 @@ public struct ByteStream: AsyncSequence, Sendable {
                 uncached = nil
                 return nil
             }
-            let chunk = CachedChunk(bytes: bytes, offset: position)
+            let chunk = CachedChunk(bytes: bytes[...], offset: position, fromOrigin: true)
             position += Int64(bytes.count)
             return chunk
         }
@@ -133,14 +147,15 @@ public struct ByteStream: AsyncSequence, Sendable {
     }
 }
 
-/// A run of bytes of a read that is in the cache file (or, when the disk is full, in memory),
-/// ready to be read.
+/// A run of bytes of a read, ready to be read: in the cache file, or in memory where a fetch has
+/// just written them (or, when the disk is full, straight from the origin).
 public struct CachedChunk: Sendable {
     private enum Storage: Sendable {
         /// In the cache file, at ``CachedChunk/offset``.
         case file(CacheFile)
-        /// Straight from the origin, not cached.
-        case memory([UInt8])
+        /// In memory: as a fetch wrote them to the cache file, or straight from the origin when
+        /// the disk is full.
+        case memory(ArraySlice<UInt8>)
     }
 
     private let storage: Storage
@@ -158,18 +173,19 @@ public struct CachedChunk: Sendable {
         self.fromOrigin = fromOrigin
     }
 
-    init(bytes: [UInt8], offset: Int64) {
+    init(bytes: ArraySlice<UInt8>, offset: Int64, fromOrigin: Bool) {
         storage = .memory(bytes)
         self.offset = offset
         self.count = bytes.count
-        self.fromOrigin = true
+        self.fromOrigin = fromOrigin
     }
 
     /// The bytes, as an array.
     ///
     /// - Throws: ``StreamCacheError`` `storage` if the file cannot be read or is short.
     public func read() throws -> [UInt8] {
-        try [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
+        if case .memory(let bytes) = storage { return Array(bytes) }
+        return try [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
             initialized = 0
             try read(into: UnsafeMutableRawBufferPointer(raw))
             initialized = count

@@ -95,6 +95,10 @@ extension ResourceSession {
         case .write(let skip, let count, let offset, let endsFetch):
             guard count > 0 else { return (endsFetch, nil) }
             try chunk[skip..<skip + count].withUnsafeBytes { try file.write($0, at: offset) }
+            if file === self.file {
+                let written = skip == 0 && count == chunk.count ? chunk : Array(chunk[skip..<skip + count])
+                recent.add(written, at: offset, generation: machine.generation)
+            }
             let batch = machine.wrote(id, now: .now)
             wakeAll()
             return (endsFetch, batch.map { ($0, machine.generation) })
@@ -126,6 +130,8 @@ extension ResourceSession {
     private func remove(_ id: Int) {
         machine.removeFetch(id)
         fetchTasks[id] = nil
+        // Kept only while fetches run: later readers read the file.
+        if fetchTasks.isEmpty { recent.removeAll() }
         wakeAll()
         notifyIfIdle()
     }

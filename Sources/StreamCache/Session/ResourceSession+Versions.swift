@@ -49,6 +49,7 @@ extension ResourceSession {
     func replaceVersion(with newInfo: ContentInfo, cancel: [Int]) async throws {
         logger.info("resource changed at origin; discarding cached bytes", metadata: ["key": "\(key)"])
         for id in cancel { fetchTasks[id]?.cancel() }
+        recent.removeAll()
         let oldRecord = record
         do {
             let newRecord = try await index.replaceVersion(

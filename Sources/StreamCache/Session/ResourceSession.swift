@@ -22,6 +22,8 @@ actor ResourceSession {
     /// The data file of the current version.
     var file: CacheFile
     var machine: ResourceStateMachine
+    /// What the fetches wrote last, for readers at their edge.
+    var recent = RecentBytes(limit: 1 << 20)
     private let waiters = ReaderWaiters()
     /// The running fetches. Owned by the session: each removes itself when it ends, ``drain()``
     /// awaits them, and a version change cancels the stale ones.
@@ -138,6 +140,9 @@ actor ResourceSession {
             case .cancelled:
                 throw CancellationError()
             case .deliver(let range, let fromOrigin):
+                if let bytes = recent.bytes(startingAt: range, generation: machine.generation) {
+                    return .memory(bytes, offset: range.lowerBound, fromOrigin: fromOrigin)
+                }
                 return .bytes(range, file, fromOrigin: fromOrigin)
             case .end:
                 return .end
