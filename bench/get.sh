@@ -1,57 +1,85 @@
 #!/usr/bin/env bash
 # Benchmarks `streamcache get` against peers run side by side, and prints ratios.
 #
-#   bench/get.sh [SIZE_MIB]        (default 512; needs curl and GNU time: apt-get install curl time)
+#   bench/get.sh [SIZE_MIB] [REPETITIONS]   (defaults 512 and 5; needs curl and GNU time:
+#                                            apt-get install curl time)
 #
-# Cold: get vs curl from the same origin, capped at 100 MB/s per connection and uncapped on
-# loopback, plus the HTTP clients' own drain speed. Warm: get vs cat of the same bytes.
-# Memory: peak RSS of `get` of a 2 GiB resource.
+# Each repetition runs every case once, the peer and `get` one after the other, so both see the
+# same machine; the table gives the median of the repetitions with their range, and the ratio
+# of the medians. Cold: get vs curl from the same origin, capped at 100 MB/s per connection and
+# uncapped on loopback (a new cache each time), plus AsyncHTTPClient's own drain speed. Warm:
+# get vs cat of the same bytes. Then CPU seconds per GiB, and the peak RSS of `get` of a 2 GiB
+# resource.
 # `get` writes to stdout (`-o -`), which `measure` discards: a file-writing tool is never
 # pointed at /dev/null itself.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mib=${1:-512}
+reps=${2:-5}
 bytes=$((size_mib << 20))
 source bench/lib.sh
 
 mkdir -p "$work/origin"
 head -c "$bytes" /dev/urandom > "$work/origin/media.bin"
+cat "$work/origin/media.bin" > /dev/null
 
 capped=$(start_listener origin-capped "$bin" origin "$work/origin" --rate 100M)
 uncapped=$(start_listener origin "$bin" origin "$work/origin")
 url_capped="http://127.0.0.1:$capped/media.bin"
 url_uncapped="http://127.0.0.1:$uncapped/media.bin"
-cat "$work/origin/media.bin" > /dev/null
+get() { measure env STREAMCACHE_DIR="$1" "$bin" get "$2" -o -; }
+add() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
 
-echo "streamcache get benchmark: ${size_mib} MiB resource, $(nproc) cores, $(date -u +%Y-%m-%d)"
-row "case" "seconds" "MB/s" "CPU s" "ratio"
+c_capped=() g_capped=() c_cold=() a_cold=() g_cold=() c_warm=() g_warm=()
+curl_cpu=0 get_cold_cpu=0 cat_cpu=0 get_warm_cpu=0
+for rep in $(seq "$reps"); do
+    read -r wall _ < <(measure curl -s -o /dev/null "$url_capped")
+    c_capped+=("$wall")
+    read -r wall _ < <(get "$work/capped-$rep" "$url_capped")
+    g_capped+=("$wall")
+    rm -rf "$work/capped-$rep"
 
-read -r curl_c_wall curl_c_cpu _ < <(measure curl -s -o /dev/null "$url_capped")
-read -r get_c_wall get_c_cpu _ < <(measure env STREAMCACHE_DIR="$work/cache1" "$bin" get "$url_capped" -o -)
-row "curl, origin capped at 100 MB/s" "$curl_c_wall" "$(rate "$curl_c_wall")" "$curl_c_cpu" "1.00"
-row "get cold, origin capped at 100 MB/s" "$get_c_wall" "$(rate "$get_c_wall")" "$get_c_cpu" "$(ratio "$get_c_wall" "$curl_c_wall")"
+    read -r wall cpu _ < <(measure curl -s -o /dev/null "$url_uncapped")
+    c_cold+=("$wall")
+    curl_cpu=$(add "$curl_cpu" "$cpu")
+    read -r wall _ < <(measure "$bin" drain "$url_uncapped")
+    a_cold+=("$wall")
+    read -r wall cpu _ < <(get "$work/cold-$rep" "$url_uncapped")
+    g_cold+=("$wall")
+    get_cold_cpu=$(add "$get_cold_cpu" "$cpu")
 
-read -r curl_u_wall curl_u_cpu _ < <(measure curl -s -o /dev/null "$url_uncapped")
-read -r ahc_wall ahc_cpu _ < <(measure "$bin" drain "$url_uncapped")
-rm -rf "$work/cache2"
-read -r get_u_wall get_u_cpu _ < <(measure env STREAMCACHE_DIR="$work/cache2" "$bin" get "$url_uncapped" -o -)
-row "curl, uncapped loopback" "$curl_u_wall" "$(rate "$curl_u_wall")" "$curl_u_cpu" "1.00"
-row "AsyncHTTPClient drain alone" "$ahc_wall" "$(rate "$ahc_wall")" "$ahc_cpu" "$(ratio "$ahc_wall" "$curl_u_wall")"
-row "get cold, uncapped loopback" "$get_u_wall" "$(rate "$get_u_wall")" "$get_u_cpu" "$(ratio "$get_u_wall" "$curl_u_wall")"
-echo "  get cold vs AsyncHTTPClient's own drain: $(ratio "$get_u_wall" "$ahc_wall")x"
+    read -r wall cpu _ < <(measure cat "$work/origin/media.bin")
+    c_warm+=("$wall")
+    cat_cpu=$(add "$cat_cpu" "$cpu")
+    read -r wall cpu _ < <(get "$work/cold-$rep" "$url_uncapped")
+    g_warm+=("$wall")
+    get_warm_cpu=$(add "$get_warm_cpu" "$cpu")
+    rm -rf "$work/cold-$rep"
+    echo "repetition $rep of $reps done" >&2
+done
 
-# Warm runs take a fraction of a second: the best of 5 each, against timer resolution and noise.
-read -r cat_wall cat_cpu _ < <(for _ in 1 2 3 4 5; do measure cat "$work/origin/media.bin"; done | sort -n | head -1)
-read -r get_w_wall get_w_cpu _ < <(for _ in 1 2 3 4 5; do
-    measure env STREAMCACHE_DIR="$work/cache2" "$bin" get "$url_uncapped" -o -
-done | sort -n | head -1)
-row "cat of the same bytes (page cache), best of 5" "$cat_wall" "$(rate "$cat_wall")" "$cat_cpu" "1.00"
-row "get warm, best of 5" "$get_w_wall" "$(rate "$get_w_wall")" "$get_w_cpu" "$(ratio "$get_w_wall" "$cat_wall")"
-echo "CPU seconds per GiB: get cold $(per_gib "$get_u_cpu"), get warm $(per_gib "$get_w_cpu"), curl $(per_gib "$curl_u_cpu"), cat $(per_gib "$cat_cpu")"
+median_of() { stats "$@" | awk '{ print $1 }'; }
+echo "streamcache get benchmark: ${size_mib} MiB resource, $(nproc) cores, $(date -u +%Y-%m-%d)," \
+    "median of $reps interleaved repetitions (min-max)"
+printf '%-34s %-42s %-24s %6s\n' "case" "peer" "streamcache get" "ratio"
+time_row() { # LABEL PEER-NAME "PEER SECONDS..." "GET SECONDS..." : seconds, faster is better
+    local peer=($3) ours=($4)
+    printf '%-34s %-42s %-24s %6s\n' "$1" "$2 $(spread "${peer[@]}") s" "$(spread "${ours[@]}") s" \
+        "$(ratio "$(median_of "${ours[@]}")" "$(median_of "${peer[@]}")")"
+}
+time_row "cold, origin capped at 100 MB/s" "curl" "${c_capped[*]}" "${g_capped[*]}"
+time_row "cold, uncapped loopback" "curl" "${c_cold[*]}" "${g_cold[*]}"
+time_row "cold, uncapped loopback" "AsyncHTTPClient drain" "${a_cold[*]}" "${g_cold[*]}"
+time_row "warm" "cat (page cache)" "${c_warm[*]}" "${g_warm[*]}"
+
+total=$((bytes * reps))
+gib() { awk -v c="$1" -v b="$total" 'BEGIN { printf "%.2f", c * 1073741824 / b }'; }
+echo "CPU seconds per GiB: cold uncapped: curl $(gib "$curl_cpu"), get $(gib "$get_cold_cpu");" \
+    "warm: cat $(gib "$cat_cpu"), get $(gib "$get_warm_cpu")"
 
 if [ "${SKIP_2G:-0}" != 1 ]; then
-    rm -f "$work/origin/media.bin" "$work"/cache*/data/* 2>/dev/null || true
+    rm -f "$work/origin/media.bin"
     head -c $((2048 << 20)) /dev/urandom > "$work/origin/big.bin"
-    read -r big_wall _ big_rss < <(measure env STREAMCACHE_DIR="$work/cache3" "$bin" get "http://127.0.0.1:$uncapped/big.bin" -o -)
+    read -r big_wall _ big_rss < <(get "$work/cache-big" "http://127.0.0.1:$uncapped/big.bin")
     echo "get of a 2 GiB resource: $big_wall s, peak RSS $((big_rss / 1024)) MiB (goal < 64 MiB)"
 fi
