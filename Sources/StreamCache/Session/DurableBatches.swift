@@ -13,15 +13,23 @@ final class DurableBatches: @unchecked Sendable {
         let file: CacheFile
     }
 
+    /// Syncs a file, then records a batch of a version (``ResourceSession/makeDurable(_:generation:file:)``).
+    typealias MakeDurable = @Sendable (RangeSet, _ generation: Int, CacheFile) async -> Void
+
+    private let makeDurable: MakeDurable
     // `waiting` and `syncing` are guarded by `lock`; `worker` is used by the fetch's runner only.
     private let lock = NSLock()
     private var waiting: [Batch] = []
     private var syncing = false
     private var worker: Task<Void, Never>?
 
-    /// Syncs `file` and then records `batch` (of version `generation`) through `session`, after
-    /// the batches handed over before it.
-    func start(_ batch: RangeSet, generation: Int, file: CacheFile, session: ResourceSession) {
+    init(_ makeDurable: @escaping MakeDurable) {
+        self.makeDurable = makeDurable
+    }
+
+    /// Makes `batch` (of version `generation`) durable in `file` and records it, after the
+    /// batches handed over before it; returns at once.
+    func start(_ batch: RangeSet, generation: Int, file: CacheFile) {
         let startsWorker = lock.withLock {
             if let last = waiting.indices.last, waiting[last].generation == generation, waiting[last].file === file {
                 waiting[last].ranges = waiting[last].ranges.union(batch)
@@ -32,7 +40,7 @@ final class DurableBatches: @unchecked Sendable {
             return !syncing
         }
         // Owned by this fetch's runner: awaited by `finish()`.
-        if startsWorker { worker = Task { await self.syncWaiting(through: session) } }
+        if startsWorker { worker = Task { await self.syncWaiting() } }
     }
 
     /// Waits until every batch handed over is durable and recorded.
@@ -41,9 +49,9 @@ final class DurableBatches: @unchecked Sendable {
         worker = nil
     }
 
-    private func syncWaiting(through session: ResourceSession) async {
+    private func syncWaiting() async {
         while let batch = takeNext() {
-            await session.makeDurable(batch.ranges, generation: batch.generation, file: batch.file)
+            await makeDurable(batch.ranges, batch.generation, batch.file)
         }
     }
 

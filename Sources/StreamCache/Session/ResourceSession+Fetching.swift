@@ -18,7 +18,9 @@ extension ResourceSession {
     /// last bytes durable, records them and removes the fetch.
     nonisolated private func run(_ first: FetchRequest) async {
         let id = first.fetch
-        let batches = DurableBatches()
+        let batches = DurableBatches { batch, generation, file in
+            await self.makeDurable(batch, generation: generation, file: file)
+        }
         var failure: StreamCacheError?
         do {
             var request: FetchRequest? = first
@@ -33,7 +35,7 @@ extension ResourceSession {
             logger.debug("fetch failed", metadata: ["key": "\(key)", "error": "\(failure?.message ?? "")"])
         }
         if let (batch, generation, file) = await end(id, error: failure) {
-            batches.start(batch, generation: generation, file: file, session: self)
+            batches.start(batch, generation: generation, file: file)
         }
         await batches.finish()
         await remove(id)
@@ -53,7 +55,7 @@ extension ResourceSession {
             for try await chunk in body {
                 let step = try await self.receive(chunk, fetch: id, file: file)
                 if let (batch, generation) = step.batch {
-                    batches.start(batch, generation: generation, file: file, session: self)
+                    batches.start(batch, generation: generation, file: file)
                 }
                 if step.endsFetch { return nil }
             }
