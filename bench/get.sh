@@ -28,7 +28,6 @@ uncapped=$(start_listener origin "$bin" origin "$work/origin")
 url_capped="http://127.0.0.1:$capped/media.bin"
 url_uncapped="http://127.0.0.1:$uncapped/media.bin"
 get() { measure env STREAMCACHE_DIR="$1" "$bin" get "$2" -o -; }
-add() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
 
 c_capped=() g_capped=() c_cold=() a_cold=() g_cold=() c_warm=() g_warm=()
 curl_cpu=0 get_cold_cpu=0 cat_cpu=0 get_warm_cpu=0
@@ -58,15 +57,10 @@ for rep in $(seq "$reps"); do
     echo "repetition $rep of $reps done" >&2
 done
 
-median_of() { stats "$@" | awk '{ print $1 }'; }
 echo "streamcache get benchmark: ${size_mib} MiB resource, $(nproc) cores, $(date -u +%Y-%m-%d)," \
     "median of $reps interleaved repetitions (min-max)"
-printf '%-34s %-42s %-24s %6s\n' "case" "peer" "streamcache get" "ratio"
-time_row() { # LABEL PEER-NAME "PEER SECONDS..." "GET SECONDS..." : seconds, faster is better
-    local peer=($3) ours=($4)
-    printf '%-34s %-42s %-24s %6s\n' "$1" "$2 $(spread "${peer[@]}") s" "$(spread "${ours[@]}") s" \
-        "$(ratio "$(median_of "${ours[@]}")" "$(median_of "${peer[@]}")")"
-}
+table_format='%-34s %-42s %-24s %6s\n'
+table_row "case" "peer" "streamcache get" "ratio"
 time_row "cold, origin capped at 100 MB/s" "curl" "${c_capped[*]}" "${g_capped[*]}"
 time_row "cold, uncapped loopback" "curl" "${c_cold[*]}" "${g_cold[*]}"
 time_row "cold, uncapped loopback" "AsyncHTTPClient drain" "${a_cold[*]}" "${g_cold[*]}"

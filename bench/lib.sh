@@ -76,14 +76,22 @@ measure() {
     /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" > /dev/null
     awk '{ printf "%.3f %.3f %d\n", $1, $2 + $3, $4 }' "$out"
 }
-rate() { awk -v b="$bytes" -v s="$1" 'BEGIN { printf "%.0f", b / s / 1e6 }'; }
 # ratio OURS-SECONDS PEER-SECONDS : our speed relative to the peer's (above 1: faster).
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
-per_gib() { awk -v c="$1" -v b="$bytes" 'BEGIN { printf "%.2f", c * 1073741824 / b }'; }
-row() { printf '%-50s %9s %9s %9s %8s\n' "$@"; }
 # cpu_of PID : the CPU seconds (user + system) process PID has used so far.
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"; }
 # stats VALUE... : "median min max" of the values.
 stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s %s %s\n", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 # spread VALUE... : "median (min–max)", for a table cell.
 spread() { stats "$@" | awk '{ printf "%s (%s-%s)", $1, $2, $3 }'; }
+add() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
+median_of() { stats "$@" | awk '{ print $1 }'; }
+# The table of medians: set table_format (a printf format of four columns) first.
+table_row() { printf "$table_format" "$@"; }
+# time_row LABEL PEER-NAME "PEER SECONDS..." "OUR SECONDS..." : a row of seconds (faster is
+# better), with the ratio of the medians.
+time_row() {
+    local peer=($3) ours=($4)
+    table_row "$1" "$2 $(spread "${peer[@]}") s" "$(spread "${ours[@]}") s" \
+        "$(ratio "$(median_of "${ours[@]}")" "$(median_of "${peer[@]}")")"
+}

@@ -55,7 +55,6 @@ wrk_rate() { # URL : prints requests per second, and fails on any non-206 answer
 }
 # Warm runs are short: timed by curl itself.
 curl_time() { curl -s -o /dev/null -w '%{time_total}\n' "$1" | awk '{ printf "%.3f\n", $1 }'; }
-add() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
 
 c_capped=() p_capped=() c_cold=() p_cold=() r_cold=() n_warm=() p_warm=() n_rps=() p_rps=()
 curl_cpu=0 serve_cold_cpu=0 relay_cold_cpu=0 nginx_warm_cpu=0 serve_warm_cpu=0
@@ -90,20 +89,15 @@ for rep in $(seq "$reps"); do
     echo "repetition $rep of $reps done" >&2
 done
 
-median_of() { stats "$@" | awk '{ print $1 }'; }
 echo "streamcache serve benchmark: ${size_mib} MiB file, $(nproc) cores, $(date -u +%Y-%m-%d)," \
     "median of $reps interleaved repetitions (min-max)"
-printf '%-44s %-40s %-30s %6s\n' "case" "peer" "streamcache serve" "ratio"
-time_row() { # LABEL PEER-NAME "PEER SECONDS..." "SERVE SECONDS..." : seconds, faster is better
-    local peer=($3) ours=($4)
-    printf '%-44s %-40s %-30s %6s\n' "$1" "$2 $(spread "${peer[@]}") s" "$(spread "${ours[@]}") s" \
-        "$(ratio "$(median_of "${ours[@]}")" "$(median_of "${peer[@]}")")"
-}
+table_format='%-44s %-40s %-30s %6s\n'
+table_row "case" "peer" "streamcache serve" "ratio"
 time_row "cold, origin capped at 100 MB/s" "curl" "${c_capped[*]}" "${p_capped[*]}"
 time_row "cold, uncapped loopback" "curl" "${c_cold[*]}" "${p_cold[*]}"
 time_row "cold, uncapped loopback" "nginx proxy_cache" "${r_cold[*]}" "${p_cold[*]}"
 time_row "warm, whole file" "nginx" "${n_warm[*]}" "${p_warm[*]}"
-printf '%-44s %-40s %-30s %6s\n' "warm, 4 KiB random ranges/s (wrk, 8 conns)" "nginx $(spread "${n_rps[@]}")" \
+table_row "warm, 4 KiB random ranges/s (wrk, 8 conns)" "nginx $(spread "${n_rps[@]}")" \
     "$(spread "${p_rps[@]}")" "$(awk -v a="$(median_of "${p_rps[@]}")" -v b="$(median_of "${n_rps[@]}")" 'BEGIN { printf "%.2f", a / b }')"
 
 # CPU seconds per GiB delivered: the server's own (from /proc) plus its client's, for each path.
