@@ -10,7 +10,8 @@ import StreamCache
 ///
 /// Connections are pooled and reused; a redirect is handed back like any answer (the engine
 /// follows it, checking the target); connect and read (idle) timeouts turn a silent origin into
-/// a clean error instead of a hang.
+/// a clean error instead of a hang. A body is received on the event loop into a bounded
+/// ``ResponseQueue`` and handed over in runs of what has arrived.
 public final class HTTPOriginClient: OriginClient {
     private let client: HTTPClient
     private let logger: Logger

@@ -38,9 +38,13 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let outcome: Result<HTTPResponseHead, Error>? = lock.withLock {
                 if let head { return .success(head) }
-                if case .failure(let error) = end { return .failure(error) }
-                headWaiter = continuation
-                return nil
+                switch end {
+                case .success: return .failure(HTTPClientError.remoteConnectionClosed)
+                case .failure(let error): return .failure(error)
+                case nil:
+                    headWaiter = continuation
+                    return nil
+                }
             }
             if let outcome { continuation.resume(with: outcome) }
         }
