@@ -17,13 +17,21 @@ extension StreamCacheCommand {
         func run() async throws {
             let url = try URLArgument.parse(url)
             let origin = HTTPOriginClient()
-            let bytes = try await origin.fetch(OriginRequest(url: url)) { _, body in
-                var count: Int64 = 0
-                for try await chunk in body { count += Int64(chunk.count) }
-                return count
+            let bytes: Result<Int64, Error>
+            do {
+                bytes = .success(
+                    try await origin.fetch(OriginRequest(url: url)) { _, body in
+                        var count: Int64 = 0
+                        for try await chunk in body { count += Int64(chunk.count) }
+                        return count
+                    }
+                )
+            } catch {
+                bytes = .failure(error)
             }
+            // Shut down whether or not the download worked: the client must not outlive it.
             try await origin.shutdown()
-            print(bytes)
+            print(try bytes.get())
         }
     }
 }
