@@ -10,7 +10,8 @@ import StreamCache
 ///
 /// Connections are pooled and reused; a redirect is handed back like any answer (the engine
 /// follows it, checking the target); connect and read (idle) timeouts turn a silent origin into
-/// a clean error instead of a hang.
+/// a clean error instead of a hang. A body is received on the event loop into a bounded
+/// ``ResponseQueue`` and handed over in runs of what has arrived.
 public final class HTTPOriginClient: OriginClient {
     private let client: HTTPClient
     private let logger: Logger
@@ -49,31 +50,42 @@ public final class HTTPOriginClient: OriginClient {
         _ request: OriginRequest,
         _ handle: @Sendable (OriginResponseHead, OriginBody) async throws -> Result
     ) async throws -> Result {
-        var httpRequest = HTTPClientRequest(url: request.url.absoluteString)
-        httpRequest.method = .GET
-        for field in request.allHeaders { httpRequest.headers.add(name: field.name, value: field.value) }
-
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(httpRequest, deadline: .distantFuture, logger: logger)
-        } catch {
-            throw Self.translate(error, url: request.url)
-        }
-        let head = OriginResponseHead(
-            status: Int(response.status.code),
-            headers: response.headers.map { HeaderField($0.name, $0.value) },
-            url: response.url ?? request.url
-        )
-        let iterator = BodyIterator(response.body.makeAsyncIterator())
+        var headers = HTTPHeaders()
+        for field in request.allHeaders { headers.add(name: field.name, value: field.value) }
         let url = request.url
-        let body = OriginBody {
+        let httpRequest: HTTPClient.Request
+        do {
+            httpRequest = try HTTPClient.Request(url: url, method: .GET, headers: headers)
+        } catch {
+            throw Self.translate(error, url: url)
+        }
+        let queue = ResponseQueue()
+        let task = client.execute(request: httpRequest, delegate: queue, logger: logger)
+        return try await withTaskCancellationHandler {
+            // However `handle` ends, the transfer ends with it (a no-op once the body is done).
+            defer { task.cancel() }
+            let responseHead: HTTPResponseHead
             do {
-                return try await iterator.next()
+                responseHead = try await queue.responseHead()
             } catch {
                 throw Self.translate(error, url: url)
             }
+            let head = OriginResponseHead(
+                status: Int(responseHead.status.code),
+                headers: responseHead.headers.map { HeaderField($0.name, $0.value) },
+                url: url
+            )
+            let body = OriginBody {
+                do {
+                    return try await queue.nextRun()
+                } catch {
+                    throw Self.translate(error, url: url)
+                }
+            }
+            return try await handle(head, body)
+        } onCancel: {
+            task.cancel()
         }
-        return try await handle(head, body)
     }
 
     static func translate(_ error: Error, url: URL) -> Error {
@@ -111,21 +123,5 @@ public final class HTTPOriginClient: OriginClient {
             return StreamCacheError(.originUnreachable, "origin \(host): \(error)")
         }
         return StreamCacheError(.originUnreachable, "origin \(host): \(error)")
-    }
-}
-
-/// Holds AsyncHTTPClient's body iterator so the body closure can pull from it.
-///
-/// Only the one task that reads the body uses it, one call at a time.
-private final class BodyIterator: @unchecked Sendable {
-    private var iterator: HTTPClientResponse.Body.AsyncIterator
-
-    init(_ iterator: HTTPClientResponse.Body.AsyncIterator) {
-        self.iterator = iterator
-    }
-
-    func next() async throws -> [UInt8]? {
-        guard var buffer = try await iterator.next() else { return nil }
-        return buffer.readBytes(length: buffer.readableBytes)
     }
 }
