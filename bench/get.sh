@@ -7,7 +7,8 @@
 # Each repetition runs every case once, the peer and `get` one after the other, so both see the
 # same machine; the table gives the median of the repetitions with their range, and the ratio
 # of the medians. Cold: get vs curl from the same origin, capped at 100 MB/s per connection and
-# uncapped on loopback (a new cache each time), plus AsyncHTTPClient's own drain speed. Warm:
+# uncapped on loopback (a new cache each time), plus AsyncHTTPClient's own drain speed and curl
+# keeping the bytes in a file (`get` keeps them in its cache: the least a cache must do). Warm:
 # get vs cat of the same bytes. Then CPU seconds per GiB, and the peak RSS of `get` of a 2 GiB
 # resource.
 # `get` writes to stdout (`-o -`), which `measure` discards: a file-writing tool is never
@@ -29,7 +30,7 @@ url_capped="http://127.0.0.1:$capped/media.bin"
 url_uncapped="http://127.0.0.1:$uncapped/media.bin"
 get() { measure env STREAMCACHE_DIR="$1" "$bin" get "$2" -o -; }
 
-c_capped=() g_capped=() c_cold=() a_cold=() g_cold=() c_warm=() g_warm=()
+c_capped=() g_capped=() c_cold=() k_cold=() a_cold=() g_cold=() c_warm=() g_warm=()
 curl_cpu=0 get_cold_cpu=0 cat_cpu=0 get_warm_cpu=0
 for rep in $(seq "$reps"); do
     read -r wall _ < <(measure curl -s -o /dev/null "$url_capped")
@@ -41,6 +42,9 @@ for rep in $(seq "$reps"); do
     read -r wall cpu _ < <(measure curl -s -o /dev/null "$url_uncapped")
     c_cold+=("$wall")
     curl_cpu=$(add "$curl_cpu" "$cpu")
+    read -r wall _ < <(measure curl -s -o "$work/kept-$rep.bin" "$url_uncapped")
+    k_cold+=("$wall")
+    rm -f "$work/kept-$rep.bin"
     read -r wall _ < <(measure "$bin" drain "$url_uncapped")
     a_cold+=("$wall")
     read -r wall cpu _ < <(get "$work/cold-$rep" "$url_uncapped")
@@ -63,6 +67,7 @@ table_format='%-34s %-42s %-24s %6s\n'
 table_row "case" "peer" "streamcache get" "ratio"
 time_row "cold, origin capped at 100 MB/s" "curl" "${c_capped[*]}" "${g_capped[*]}"
 time_row "cold, uncapped loopback" "curl" "${c_cold[*]}" "${g_cold[*]}"
+time_row "cold, uncapped loopback" "curl keeping a file" "${k_cold[*]}" "${g_cold[*]}"
 time_row "cold, uncapped loopback" "AsyncHTTPClient drain" "${a_cold[*]}" "${g_cold[*]}"
 time_row "warm" "cat (page cache)" "${c_warm[*]}" "${g_warm[*]}"
 
