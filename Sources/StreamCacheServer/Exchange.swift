@@ -44,7 +44,9 @@ struct Exchange: Sendable {
 
     mutating func delivered(_ chunk: CachedChunk) {
         sentBytes += Int64(chunk.count)
-        if chunk.fromOrigin { originBytes += Int64(chunk.count) } else { cacheBytes += Int64(chunk.count) }
+        // Every body byte the origin sent for the read, kept or not; the bytes sent from the cache.
+        originBytes += chunk.originBytes
+        if !chunk.fromOrigin { cacheBytes += Int64(chunk.count) }
     }
 
     /// A response that refuses the request with a one-line reason.

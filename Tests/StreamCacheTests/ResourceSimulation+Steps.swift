@@ -73,6 +73,7 @@ extension ResourceSimulation {
         let action = machine.read(reader.id, at: reader.position, now: now)
         switch action {
         case .deliver(let range, _):
+            originBytesCharged += machine.takeCharge(reader.id)
             guard range.lowerBound == reader.position, !range.isEmpty else {
                 fail("reader \(reader.id) at \(reader.position) was handed \(range)")
                 return
@@ -96,6 +97,7 @@ extension ResourceSimulation {
             )
             reader.position += take
         case .end:
+            originBytesCharged += machine.takeCharge(reader.id)
             let length = machine.info.length ?? Int64.max
             // Past the end of a version that turned out shorter, or exactly at the end.
             if reader.position < min(reader.end ?? Int64.max, length) {
@@ -112,7 +114,7 @@ extension ResourceSimulation {
             removeReader(reader.id)
         case .cancelled:
             fail("reader \(reader.id) was forgotten while it reads")
-        case .wait:
+        case .wait, .waitForStream:
             break
         case .startFetch(let request):
             note(
@@ -218,36 +220,37 @@ extension ResourceSimulation {
             return
         }
         let count = Int(min(Int64.random(in: 1...300, using: &random), body.end - body.position))
+        originBytesSent += Int64(count)
         switch machine.received(id, count: count, now: now) {
         case .stop:
             endFetch(id, error: nil)
         case .fail(let error):
             endFetch(id, error: error)
-        case .write(let skip, let written, let offset, let endsFetch):
-            let source = body.position + Int64(skip)
-            if written > 0 {
-                if source != offset {
-                    fail("fetch \(id) writes body byte \(source) at offset \(offset)")
+        case .write(let pieces, let endsFetch):
+            for piece in pieces {
+                let source = body.position + Int64(piece.skip)
+                if source != piece.offset {
+                    fail("fetch \(id) writes body byte \(source) at offset \(piece.offset)")
                     return
                 }
                 var file = files[fetch.record]!
                 file.grow(to: versions[body.version].count)
-                let range = ByteRange(offset, offset + Int64(written))
+                let range = ByteRange(piece.offset, piece.offset + Int64(piece.count))
                 if file.fetched.intersects(RangeSet([range])) {
                     fail("fetch \(id) writes \(range), some of which a fetch wrote already")
                     return
                 }
                 file.fetched.insert(range)
-                for index in 0..<written {
-                    file.version[Int(offset) + index] = body.version
-                    file.bytes[Int(offset) + index] = versions[body.version][Int(source) + index]
+                for index in 0..<piece.count {
+                    file.version[Int(piece.offset) + index] = body.version
+                    file.bytes[Int(piece.offset) + index] = versions[body.version][Int(source) + index]
                 }
                 files[fetch.record] = file
-                if let batch = machine.wrote(id, now: now) {
-                    syncs.append(
-                        PendingSync(fetch: nil, batch: batch, generation: machine.generation, record: fetch.record)
-                    )
-                }
+            }
+            if !pieces.isEmpty, let batch = machine.wrote(id, now: now) {
+                syncs.append(
+                    PendingSync(fetch: nil, batch: batch, generation: machine.generation, record: fetch.record)
+                )
             }
             fetch.body!.position += Int64(count)
             fetches[id] = fetch
@@ -352,6 +355,8 @@ extension ResourceSimulation {
         readers = []
         fetches = [:]
         syncs = []
+        originBytesSent = 0
+        originBytesCharged = 0
         pendingValidation = nil
         recordOfGeneration = [0: currentRecord]
         machine = ResourceStateMachine(
@@ -391,6 +396,13 @@ extension ResourceSimulation {
         if !broken.isEmpty { return fail("invariant: " + broken.joined(separator: "; ")) }
         if !indexRanges.isSubset(of: durable[currentRecord] ?? RangeSet()) {
             return fail("the index holds \(indexRanges), more than is durable")
+        }
+        // Every body byte the origin sent is charged once: to a reader, or to nobody when none was left.
+        let pending = machine.readers.values.reduce(0) { $0 + $1.charged }
+        if originBytesSent != originBytesCharged + pending + machine.unattributed {
+            return fail(
+                "the origin sent \(originBytesSent) body bytes; charged \(originBytesCharged), pending \(pending), to nobody \(machine.unattributed)"
+            )
         }
         // Each write is checked as it happens; the whole cache now and then and at the end.
         return steps % 50 == 0 ? checkCachedBytes() : true

@@ -80,6 +80,9 @@ struct ResourceSimulation {
     var fetches: [Int: SimFetch] = [:]
     var syncs: [PendingSync] = []
     var pendingValidation: ContentInfo?
+    /// Body bytes the origin sent, and those the machine charged to readers that took them.
+    var originBytesSent: Int64 = 0
+    var originBytesCharged: Int64 = 0
     var draining = false
     var steps = 0
     /// Whether a rule was broken (the simulation stops there).

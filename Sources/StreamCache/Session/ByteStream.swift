@@ -48,11 +48,15 @@ public struct ByteStream: AsyncSequence, Sendable {
         /// - Throws: a ``StreamCacheError`` once the origin failed `maxAttempts` times without
         ///   progress (or at once for errors a retry cannot fix), or `CancellationError`.
         public mutating func next() async throws -> [UInt8]? {
-            guard let chunk = try await nextChunk() else { return nil }
-            return try chunk.read()
+            while let chunk = try await nextChunk() {
+                if chunk.count > 0 { return try chunk.read() }
+            }
+            return nil
         }
 
         /// Where the next chunk of the read lies in the cache file, `nil` at the end of the read.
+        /// The last chunk may be empty: it carries the ``CachedChunk/originBytes`` counted after
+        /// the read's last byte.
         ///
         /// For callers that read the bytes into buffers of their own (``CachedChunk/read(into:)``);
         /// the position moves past the chunk, whether it is read or not.
@@ -94,20 +98,28 @@ public struct ByteStream: AsyncSequence, Sendable {
                     throw error
                 }
                 switch span {
-                case .end:
+                case .end(let originBytes):
                     await finish()
-                    return nil
-                case .bytes(let range, let file, let fromOrigin):
+                    guard originBytes > 0 else { return nil }
+                    return CachedChunk(bytes: [], offset: position, fromOrigin: true, originBytes: originBytes)
+                case .bytes(let range, let file, let fromOrigin, let originBytes):
                     let count = Int(Swift.min(range.count, Int64(configuration.readChunkSize)))
                     return delivered(
-                        CachedChunk(file: file, offset: range.lowerBound, count: count, fromOrigin: fromOrigin)
+                        CachedChunk(
+                            file: file,
+                            offset: range.lowerBound,
+                            count: count,
+                            fromOrigin: fromOrigin,
+                            originBytes: originBytes
+                        )
                     )
-                case .memory(let bytes, let offset, let fromOrigin):
+                case .memory(let bytes, let offset, let fromOrigin, let originBytes):
                     return delivered(
                         CachedChunk(
                             bytes: bytes.prefix(configuration.readChunkSize),
                             offset: offset,
-                            fromOrigin: fromOrigin
+                            fromOrigin: fromOrigin,
+                            originBytes: originBytes
                         )
                     )
                 }
@@ -129,7 +141,12 @@ public struct ByteStream: AsyncSequence, Sendable {
                 uncached = nil
                 return nil
             }
-            let chunk = CachedChunk(bytes: bytes[...], offset: position, fromOrigin: true)
+            let chunk = CachedChunk(
+                bytes: bytes[...],
+                offset: position,
+                fromOrigin: true,
+                originBytes: Int64(bytes.count)
+            )
             position += Int64(bytes.count)
             return chunk
         }
@@ -165,19 +182,24 @@ public struct CachedChunk: Sendable {
     public let count: Int
     /// Whether the read waited for these bytes to arrive from the origin (else they were cached).
     public let fromOrigin: Bool
+    /// How many body bytes the origin sent for this read since its previous chunk, kept or not
+    /// (an origin that ignores `Range` sends the bytes before the ones asked for too).
+    public let originBytes: Int64
 
-    init(file: CacheFile, offset: Int64, count: Int, fromOrigin: Bool) {
+    init(file: CacheFile, offset: Int64, count: Int, fromOrigin: Bool, originBytes: Int64) {
         storage = .file(file)
         self.offset = offset
         self.count = count
         self.fromOrigin = fromOrigin
+        self.originBytes = originBytes
     }
 
-    init(bytes: ArraySlice<UInt8>, offset: Int64, fromOrigin: Bool) {
+    init(bytes: ArraySlice<UInt8>, offset: Int64, fromOrigin: Bool, originBytes: Int64) {
         storage = .memory(bytes)
         self.offset = offset
         self.count = bytes.count
         self.fromOrigin = fromOrigin
+        self.originBytes = originBytes
     }
 
     /// The bytes, as an array.

@@ -94,12 +94,15 @@ extension ResourceSession {
             return (true, nil)
         case .fail(let error):
             throw error
-        case .write(let skip, let count, let offset, let endsFetch):
-            guard count > 0 else { return (endsFetch, nil) }
-            try chunk[skip..<skip + count].withUnsafeBytes { try file.write($0, at: offset) }
-            if file === self.file {
-                let written = skip == 0 && count == chunk.count ? chunk : Array(chunk[skip..<skip + count])
-                recent.add(written, at: offset, generation: machine.generation)
+        case .write(let pieces, let endsFetch):
+            guard !pieces.isEmpty else { return (endsFetch, nil) }
+            for piece in pieces {
+                let bytes = chunk[piece.skip..<piece.skip + piece.count]
+                try bytes.withUnsafeBytes { try file.write($0, at: piece.offset) }
+                if file === self.file {
+                    let kept = piece.count == chunk.count ? chunk : Array(bytes)
+                    recent.add(kept, at: piece.offset, generation: machine.generation)
+                }
             }
             let batch = machine.wrote(id, now: .now)
             wakeAll()

@@ -140,15 +140,22 @@ actor ResourceSession {
             case .cancelled:
                 throw CancellationError()
             case .deliver(let range, let fromOrigin):
+                let charged = machine.takeCharge(id)
                 if let bytes = recent.bytes(startingAt: range, generation: machine.generation) {
-                    return .memory(bytes, offset: range.lowerBound, fromOrigin: fromOrigin)
+                    return .memory(bytes, offset: range.lowerBound, fromOrigin: fromOrigin, originBytes: charged)
                 }
-                return .bytes(range, file, fromOrigin: fromOrigin)
+                return .bytes(range, file, fromOrigin: fromOrigin, originBytes: charged)
             case .end:
-                return .end
+                return .end(originBytes: machine.takeCharge(id))
             case .fail(let error):
                 throw error
             case .wait:
+                await waiters.wait(id, unlessChangedSince: epoch)
+            case .waitForStream(let position, let streamAt):
+                logger.info(
+                    "the origin ignores Range: a read at byte \(position) waits for its one stream, at byte \(streamAt)",
+                    metadata: ["key": "\(key)"]
+                )
                 await waiters.wait(id, unlessChangedSince: epoch)
             case .startFetch(let request):
                 start(request)

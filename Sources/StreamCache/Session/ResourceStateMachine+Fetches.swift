@@ -13,13 +13,20 @@ extension ResourceStateMachine {
 
     /// Where a chunk of the body goes.
     enum ChunkAction: Equatable, Sendable {
-        /// Write `count` bytes of the chunk, from `skip` on, at `offset` (nothing if `count` is 0),
-        /// report ``wrote(_:now:)``, then read on or, if `endsFetch`, end the fetch.
-        case write(skip: Int, count: Int, offset: Int64, endsFetch: Bool)
+        /// Write `pieces` of the chunk (none: nothing), report ``wrote(_:now:)``, then read on or,
+        /// if `endsFetch`, end the fetch.
+        case write([Piece], endsFetch: Bool)
         /// Write nothing and end the fetch: it is stale, or no reader wants its bytes.
         case stop
         /// The origin broke its word: fail the fetch.
         case fail(StreamCacheError)
+    }
+
+    /// Bytes of a chunk to write: `count` of them from `skip` on, at `offset` of the file.
+    struct Piece: Equatable, Sendable {
+        let skip: Int
+        let count: Int
+        let offset: Int64
     }
 
     /// How a fetch goes on after its body ended.
@@ -39,20 +46,53 @@ extension ResourceStateMachine {
         min(fetch.end ?? Int64.max, info.length ?? Int64.max)
     }
 
-    /// Where `fetch` must stop: its own end, the next byte written or being written, or the next
-    /// byte of another fetch ahead of it (of two at the same byte, the older one goes on).
+    /// Where a fetch of a range must stop: its own end, the next byte written, being written or
+    /// claimed by another process, or the next byte of another fetch of a range ahead of it (of
+    /// two at the same byte, the older one goes on).
     func limit(of fetch: Fetch) -> Int64 {
         var limit = ownEnd(of: fetch)
         if let next = written.firstOffset(atOrAfter: fetch.next) { limit = min(limit, next) }
         if let next = writing.firstOffset(atOrAfter: fetch.next) { limit = min(limit, next) }
+        if let next = foreign.firstOffset(atOrAfter: fetch.next) { limit = min(limit, next) }
         for other in fetches.values
-        where other.id != fetch.id && other.generation == fetch.generation && !other.isEnding
+        where other.id != fetch.id && other.generation == fetch.generation && !other.isEnding && !other.isWhole
             && other.next < ownEnd(of: other)
             && (other.next > fetch.next || (other.next == fetch.next && other.id < fetch.id))
         {
             limit = min(limit, other.next)
         }
         return max(limit, fetch.next)
+    }
+
+    /// The bytes fetches of ranges other than `fetch` have asked for and not yet written: a
+    /// whole-body fetch leaves them to those fetches.
+    private func reserved(byOthersThan fetch: Fetch) -> RangeSet {
+        var reserved = RangeSet()
+        for other in fetches.values
+        where other.id != fetch.id && other.generation == fetch.generation && !other.isEnding && !other.isWhole {
+            let end = min(requestedEnd(of: other), ownEnd(of: other))
+            if other.next < end { reserved.insert(ByteRange(other.next, end)) }
+        }
+        return reserved
+    }
+
+    /// The parts of `range` a whole-body fetch may write: not written, not being written, not
+    /// claimed by another process, not asked for by another fetch.
+    private func free(_ range: ByteRange, for fetch: Fetch) -> [ByteRange] {
+        var free = [range]
+        for taken in [written, writing, foreign, reserved(byOthersThan: fetch)] {
+            free = free.flatMap { taken.gaps(in: $0) }
+        }
+        return free
+    }
+
+    /// Whether `reader` still needs a byte that is not written in `[from, to)`.
+    func needsUnwritten(_ reader: Reader, from: Int64, to: Int64 = Int64.max) -> Bool {
+        let start = max(reader.position, from)
+        let end = min(reader.end ?? Int64.max, info.length ?? Int64.max, to)
+        guard start < end else { return false }
+        guard let present = written.range(containing: start) else { return true }
+        return present.upperBound < end
     }
 
     /// Whether another fetch is under way, or a reader reads outside what `fetch` serves: either
@@ -65,11 +105,48 @@ extension ResourceStateMachine {
 
     /// Whether a reader will still need bytes `fetch` would write.
     func isWanted(_ fetch: Fetch) -> Bool {
+        if fetch.isWhole { return isWantedWhole(fetch) }
         let limit = limit(of: fetch)
         guard fetch.next < limit else { return false }
         return readers.values.contains { reader in
             reader.position < limit && (reader.end ?? Int64.max) > fetch.next
         }
+    }
+
+    /// Whether a reader needs a byte a whole-body `fetch` has not passed yet and no other
+    /// whole-body fetch ahead of it will pass first.
+    private func isWantedWhole(_ fetch: Fetch) -> Bool {
+        let ahead = fetches.values.filter {
+            $0.id != fetch.id && $0.generation == fetch.generation && $0.isWhole && !$0.isEnding && $0.next > fetch.next
+        }.map(\.next).min()
+        return readers.values.contains { needsUnwritten($0, from: fetch.next, to: ahead ?? Int64.max) }
+    }
+
+    /// Charges the `count` body bytes fetch `id` just received to the reader it fetches for (or,
+    /// if that one left, to another that waits on it), for the logs.
+    private mutating func charge(_ count: Int64, to id: Int) {
+        guard var fetch = fetches[id] else {
+            unattributed += count
+            return
+        }
+        if fetch.account.map({ readers[$0] == nil }) ?? true {
+            fetch.account =
+                readers.filter { $0.value.waitingOn == id }.keys.min()
+                ?? readers.filter { reader in fetch.isWhole || reader.value.wants(fetch.next) }.keys.min()
+            fetches[id] = fetch
+        }
+        if let account = fetch.account {
+            readers[account]?.charged += count
+        } else {
+            unattributed += count
+        }
+    }
+
+    /// The origin bytes charged to reader `id` since it was last asked.
+    mutating func takeCharge(_ id: Int) -> Int64 {
+        guard let charged = readers[id]?.charged, charged > 0 else { return 0 }
+        readers[id]?.charged = 0
+        return charged
     }
 
     /// The fetch `id` if it belongs to the current version and is still writing.
@@ -131,6 +208,8 @@ extension ResourceStateMachine {
         }
         fetch = fetches[id]!
         fetch.state = .receiving(body)
+        // A whole body is kept from its first byte: its bytes before the one asked for are paid for.
+        if body.isWhole { fetch.next = body.position }
         fetches[id] = fetch
         // Its readers left while it waited for the answer: the body has barely begun, drop it.
         if !isWanted(fetch) { action.readBody = false }
@@ -145,6 +224,8 @@ extension ResourceStateMachine {
     /// Fetch `id` received the next `count` bytes of its body at `now`.
     mutating func received(_ id: Int, count: Int, now: Instant) -> ChunkAction {
         defer { checkInvariants() }
+        // Sent by the origin whether kept or not: the logs count them.
+        charge(Int64(count), to: id)
         guard phase == .ready, var fetch = current(id), case .receiving(var body) = fetch.state else { return .stop }
         let chunk = ByteRange(body.position, body.position + Int64(count))
         if let expectedEnd = body.expectedEnd, chunk.upperBound > expectedEnd {
@@ -157,38 +238,51 @@ extension ResourceStateMachine {
         }
         body.position = chunk.upperBound
         fetch.state = .receiving(body)
+        if body.isWhole { return receivedWhole(chunk, of: fetch) }
         if isWanted(fetch) {
             fetch.orphanedAt = nil
         } else {
-            // A whole body is read only while wanted. A bounded answer is finished (its bytes are
-            // on their way, so a reader that left costs nothing twice), but only for
-            // `orphanGrace`: a slow origin must not hold a connection for nobody.
+            // A bounded answer is finished (its bytes are on their way, so a reader that left
+            // costs nothing twice), but only for `orphanGrace`: a slow origin must not hold a
+            // connection for nobody.
             let orphanedAt = fetch.orphanedAt ?? now
             fetch.orphanedAt = orphanedAt
-            if body.isWhole || orphanedAt.duration(to: now) >= settings.orphanGrace {
+            if orphanedAt.duration(to: now) >= settings.orphanGrace {
                 fetches[id] = fetch
                 return .stop
             }
         }
         fetches[id] = fetch
-        // Bytes before the fetch's next byte are the head of a whole body it does not need.
-        guard chunk.upperBound > fetch.next else {
-            return .write(skip: 0, count: 0, offset: fetch.next, endsFetch: false)
-        }
         precondition(chunk.lowerBound <= fetch.next, "a body never runs ahead of its fetch's next byte")
+        guard chunk.upperBound > fetch.next else { return .write([], endsFetch: false) }
         let limit = limit(of: fetch)
         let write = ByteRange(fetch.next, min(chunk.upperBound, limit))
         fetch.next = write.upperBound
-        fetch.pendingWrite = write.isEmpty ? nil : write
+        fetch.pendingWrites = RangeSet([write])
         fetches[id] = fetch
         writing.insert(write)
         // Cut at the limit: the rest of the body is not this fetch's to write, ever.
         let endsFetch = write.upperBound < chunk.upperBound || fetch.next >= limit
+        let piece = Piece(skip: Int(write.lowerBound - chunk.lowerBound), count: Int(write.count), offset: write.lowerBound)
+        return .write(write.isEmpty ? [] : [piece], endsFetch: endsFetch)
+    }
+
+    /// A chunk `chunk` of a whole body arrived for `fetch`: every free byte of it is kept, while
+    /// a reader needs a byte the body has yet to bring.
+    private mutating func receivedWhole(_ chunk: ByteRange, of fetch: Fetch) -> ChunkAction {
+        var fetch = fetch
+        fetch.next = chunk.upperBound
+        fetches[fetch.id] = fetch
+        // A whole body is read only while wanted: it would otherwise run to the end for nobody.
+        guard isWanted(fetch) else { return .stop }
+        let kept = chunk.lowerBound < ownEnd(of: fetch) ? ByteRange(chunk.lowerBound, min(chunk.upperBound, ownEnd(of: fetch))) : nil
+        let pieces = kept.map { free($0, for: fetch) } ?? []
+        fetch.pendingWrites = RangeSet(pieces)
+        fetches[fetch.id] = fetch
+        for piece in pieces { writing.insert(piece) }
         return .write(
-            skip: Int(write.lowerBound - chunk.lowerBound),
-            count: Int(write.count),
-            offset: write.lowerBound,
-            endsFetch: endsFetch
+            pieces.map { Piece(skip: Int($0.lowerBound - chunk.lowerBound), count: Int($0.count), offset: $0.lowerBound) },
+            endsFetch: false
         )
     }
 
@@ -197,16 +291,19 @@ extension ResourceStateMachine {
     /// - Returns: a batch to sync and record (``synced(_:generation:)``), if one is due.
     mutating func wrote(_ id: Int, now: Instant) -> RangeSet? {
         defer { checkInvariants() }
-        guard var fetch = fetches[id], let range = fetch.pendingWrite else { return nil }
-        fetch.pendingWrite = nil
+        guard var fetch = fetches[id], !fetch.pendingWrites.isEmpty else { return nil }
+        let pieces = fetch.pendingWrites
+        fetch.pendingWrites = RangeSet()
         guard fetch.generation == generation else {
             fetches[id] = fetch
             return nil
         }
-        writing.remove(range)
-        written.insert(range)
-        fetch.unsynced.insert(range)
-        fetch.unsyncedBytes += range.count
+        for range in pieces.ranges {
+            writing.remove(range)
+            written.insert(range)
+            fetch.unsynced.insert(range)
+        }
+        fetch.unsyncedBytes += pieces.count
         var batch: RangeSet?
         if fetch.unsyncedBytes >= settings.syncBytes || fetch.lastSync.duration(to: now) >= settings.syncInterval {
             batch = fetch.unsynced
@@ -251,11 +348,11 @@ extension ResourceStateMachine {
     mutating func endFetch(_ id: Int, error: StreamCacheError?) -> RangeSet? {
         defer { checkInvariants() }
         guard var fetch = fetches[id] else { return nil }
-        if let pending = fetch.pendingWrite, fetch.generation == generation {
+        if fetch.generation == generation {
             // Told to write, never said it did: those bytes are not in the file.
-            writing.remove(pending)
+            for pending in fetch.pendingWrites.ranges { writing.remove(pending) }
         }
-        fetch.pendingWrite = nil
+        fetch.pendingWrites = RangeSet()
         fetch.state = .ending
         let batch = fetch.unsynced
         fetch.unsynced = RangeSet()

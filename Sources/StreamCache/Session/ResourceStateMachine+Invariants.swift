@@ -8,13 +8,14 @@ extension ResourceStateMachine {
         if written.intersects(writing) { broken.append("bytes being written \(writing) are already written") }
         var pending = RangeSet()
         for fetch in fetches.values.sorted(by: { $0.id < $1.id }) where fetch.generation == generation {
-            guard let write = fetch.pendingWrite else { continue }
-            if write.upperBound != fetch.next {
-                broken.append("fetch \(fetch.id) writes \(write) but its next byte is \(fetch.next)")
+            for write in fetch.pendingWrites.ranges {
+                if write.upperBound > fetch.next {
+                    broken.append("fetch \(fetch.id) writes \(write) but its next byte is \(fetch.next)")
+                }
+                if !writing.contains(write) { broken.append("fetch \(fetch.id) writes \(write) unannounced") }
+                if pending.intersects(RangeSet([write])) { broken.append("two fetches write \(write)") }
+                pending.insert(write)
             }
-            if !writing.contains(write) { broken.append("fetch \(fetch.id) writes \(write) unannounced") }
-            if pending.intersects(RangeSet([write])) { broken.append("two fetches write \(write)") }
-            pending.insert(write)
         }
         for (id, reader) in readers {
             if let fetch = reader.waitingOn, fetches[fetch] == nil {

@@ -11,6 +11,9 @@ extension ResourceStateMachine {
         case cancelled
         /// Wait until the state changes, then ask again.
         case wait
+        /// Say once that the origin ignores `Range` and the reader at `position` waits for the
+        /// whole-body stream, now at `streamAt`, to reach it; then wait as for ``wait``.
+        case waitForStream(position: Int64, streamAt: Int64)
         /// Start this fetch, then wait.
         case startFetch(FetchRequest)
         /// Ask the origin whether `info` is still current, report ``validated(_:now:)``, ask again.
@@ -33,6 +36,7 @@ extension ResourceStateMachine {
     /// - Returns: the fetches to cancel.
     @discardableResult
     mutating func removeReader(_ id: Int) -> [Int] {
+        unattributed += readers[id]?.charged ?? 0
         readers[id] = nil
         return fetches.values.filter { fetch in
             guard case .requesting = fetch.state, fetch.generation == generation else { return false }
@@ -80,6 +84,16 @@ extension ResourceStateMachine {
             readers[id]?.hasDelivered = true
             return .deliver(ByteRange(position, upper), fromOrigin: cached == nil)
         }
+        if let stream = wholeStream(before: position) {
+            // The origin ignores `Range`: its one stream brings every byte; another request would
+            // have it send everything before this byte again.
+            readers[id]?.waitingOn = stream.id
+            if !reader.toldOfStream, position - stream.next > joinDistance(of: stream, now: now) {
+                readers[id]?.toldOfStream = true
+                return .waitForStream(position: position, streamAt: stream.next)
+            }
+            return .wait
+        }
         if let fetch = joinableFetch(at: position, now: now) {
             readers[id]?.waitingOn = fetch
             return .wait
@@ -91,7 +105,7 @@ extension ResourceStateMachine {
             refreshedAt = now
             return .refresh(generation: generation)
         }
-        let request = startFetch(at: position, end: reader.end, now: now)
+        let request = startFetch(at: position, end: reader.end, for: id, now: now)
         readers[id]?.waitingOn = request.fetch
         return .startFetch(request)
     }
@@ -102,13 +116,21 @@ extension ResourceStateMachine {
         return validatedAt.duration(to: now) > settings.revalidationInterval
     }
 
+    /// The whole-body fetch that will pass `position` and is the first to, if any.
+    private func wholeStream(before position: Int64) -> Fetch? {
+        fetches.values.filter { fetch in
+            fetch.generation == generation && fetch.isWhole && !fetch.isEnding && fetch.next <= position
+                && position < (info.length ?? Int64.max)
+        }.max { $0.next < $1.next }
+    }
+
     /// The in-flight fetch that will write `position` soon, if any: one whose next byte is close
     /// enough, or whose request already asks for `position` no more than `firstFetchSpan` ahead.
     /// Those bytes are on their way (a fast origin has sent them already): a fetch of its own
     /// would have the origin send them twice.
     private func joinableFetch(at position: Int64, now: Instant) -> Int? {
         fetches.values.first { fetch in
-            guard fetch.generation == generation, !fetch.isEnding, fetch.next <= position,
+            guard fetch.generation == generation, !fetch.isEnding, !fetch.isWhole, fetch.next <= position,
                 position < limit(of: fetch)
             else { return false }
             let distance = position - fetch.next
@@ -118,7 +140,7 @@ extension ResourceStateMachine {
     }
 
     /// The end (exclusive) of what `fetch` has asked the origin for so far.
-    private func requestedEnd(of fetch: Fetch) -> Int64 {
+    func requestedEnd(of fetch: Fetch) -> Int64 {
         switch fetch.state {
         case .requesting(_, let last): last.map { $0 + 1 } ?? Int64.max
         case .receiving(let body): body.expectedEnd ?? Int64.max
@@ -128,7 +150,7 @@ extension ResourceStateMachine {
 
     /// How far ahead of its next byte `fetch` is worth waiting for: what it delivers in
     /// `joinWait` at the rate seen so far, and at least `joinDistance`.
-    private func joinDistance(of fetch: Fetch, now: Instant) -> Int64 {
+    func joinDistance(of fetch: Fetch, now: Instant) -> Int64 {
         let seconds = Self.seconds(fetch.startedAt.duration(to: now))
         guard seconds > 0.05 else { return settings.joinDistance }
         let rate = Double(fetch.next - fetch.start) / seconds
@@ -140,7 +162,9 @@ extension ResourceStateMachine {
     }
 
     /// Starts a fetch of the gap at `position`, up to the reader's end or the next known bytes.
-    private mutating func startFetch(at position: Int64, end readerEnd: Int64?, now: Instant) -> FetchRequest {
+    private mutating func startFetch(at position: Int64, end readerEnd: Int64?, for reader: Int, now: Instant)
+        -> FetchRequest
+    {
         let id = makeID()
         var fetch = Fetch(
             id: id,
@@ -151,6 +175,7 @@ extension ResourceStateMachine {
             startedAt: now,
             span: settings.firstFetchSpan,
             state: .requesting(first: position, last: nil),
+            account: reader,
             lastSync: now
         )
         // Its limit depends on the others only, so the request is known before it is added.

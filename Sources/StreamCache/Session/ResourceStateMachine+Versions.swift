@@ -53,7 +53,7 @@ extension ResourceStateMachine {
                 fetches[id]?.generation = generation
                 fetches[id]?.unsynced = RangeSet()
                 fetches[id]?.unsyncedBytes = 0
-                fetches[id]?.pendingWrite = nil
+                fetches[id]?.pendingWrites = RangeSet()
             } else {
                 stale.append(id)
             }

@@ -11,9 +11,13 @@
 /// * `durable`: made durable with `fdatasync`;
 /// * `recorded`: recorded in the index (the index may know less than the file, never more).
 ///
-/// A fetch writes only at its `next` byte and only below its limit: the end it was asked for,
-/// the resource's end, the next written byte, and the `next` byte of any fetch ahead of it. So no
-/// two fetches write the same byte, and no byte is written twice.
+/// A fetch of a range writes only at its `next` byte and only below its limit: the end it was
+/// asked for, the resource's end, the next written byte, the `next` byte of any fetch ahead of it
+/// and the first byte another process claimed. A fetch whose origin ignored `Range` and sent the
+/// whole body keeps every byte of it that is free (not written, not being written, not asked for
+/// by another fetch or claimed by another process), the bytes before the one it was started for
+/// too. So no two fetches write the same byte, no byte is written twice, and what an origin sends
+/// is kept.
 struct ResourceStateMachine: Sendable {
     typealias Instant = ContinuousClock.Instant
 
@@ -28,6 +32,11 @@ struct ResourceStateMachine: Sendable {
     var recorded: RangeSet
     /// Bytes fetches were told to write and have not yet reported written.
     var writing = RangeSet()
+    /// Bytes fetches of other processes sharing the cache directory have claimed (asked their
+    /// origin for); they are not this process's to fetch or write.
+    var foreign = RangeSet()
+    /// Origin body bytes received while no reader was there to be charged for them.
+    var unattributed: Int64 = 0
     var readers: [Int: Reader] = [:]
     var fetches: [Int: Fetch] = [:]
     var phase = Phase.ready
@@ -116,6 +125,10 @@ extension ResourceStateMachine {
         var checkedVersion = false
         /// Whether the reader was handed bytes (it may not have reported reading them yet).
         var hasDelivered = false
+        /// Origin body bytes received for the reader and not yet reported with a span.
+        var charged: Int64 = 0
+        /// Whether the reader was told once that it waits far behind a whole-body stream.
+        var toldOfStream = false
 
         /// Whether the reader will still need byte `offset`.
         func wants(_ offset: Int64) -> Bool { position <= offset && (end ?? Int64.max) > offset }
@@ -137,7 +150,9 @@ extension ResourceStateMachine {
         var span: Int64
         var state: State
         /// What the fetch was told to write and has not reported written.
-        var pendingWrite: ByteRange?
+        var pendingWrites = RangeSet()
+        /// The reader charged with the body bytes the fetch receives.
+        var account: Int?
         /// Written by this fetch, not yet handed to a sync.
         var unsynced = RangeSet()
         var unsyncedBytes: Int64 = 0
@@ -156,6 +171,12 @@ extension ResourceStateMachine {
 
         var isEnding: Bool {
             if case .ending = state { return true }
+            return false
+        }
+
+        /// Whether the fetch receives a whole body (the origin ignored `Range`) and keeps what it can of it.
+        var isWhole: Bool {
+            if case .receiving(let body) = state { return body.isWhole }
             return false
         }
     }

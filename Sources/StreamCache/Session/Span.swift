@@ -2,10 +2,13 @@
 enum Span: Sendable {
     /// Bytes `range` are in `file`, ready to read; `fromOrigin` if they arrived from the origin
     /// after the reader came, rather than being cached already.
-    case bytes(ByteRange, CacheFile, fromOrigin: Bool)
+    ///
+    /// `originBytes`: the origin body bytes received for the reader since its last span (kept or
+    /// not), for the logs.
+    case bytes(ByteRange, CacheFile, fromOrigin: Bool, originBytes: Int64)
     /// The first bytes of such a range, still in memory as a fetch wrote them (``RecentBytes``),
     /// starting at `offset`.
-    case memory(ArraySlice<UInt8>, offset: Int64, fromOrigin: Bool)
-    /// The read is complete.
-    case end
+    case memory(ArraySlice<UInt8>, offset: Int64, fromOrigin: Bool, originBytes: Int64)
+    /// The read is complete; `originBytes` as for ``bytes(_:_:fromOrigin:originBytes:)``.
+    case end(originBytes: Int64)
 }
