@@ -39,7 +39,10 @@ extension ResourceSimulation {
         case 84..<88: answerValidation()
         case 88..<89 where !draining: originChanges()
         case 89..<90 where !draining: crash()
-        case 90..<92 where !draining: anotherProcessRecords()
+        case 90..<92 where !draining: anotherProcessClaims()
+        case 92..<96: anotherProcessProgresses()
+        case 96..<97 where !draining: anotherProcessDies()
+        case 97..<98 where !draining: anotherProcessStoresNewVersion()
         default: readerStep()
         }
         return !broken && check()
@@ -68,6 +71,7 @@ extension ResourceSimulation {
     mutating func readerStep() {
         let active = readers.indices.filter { !readers[$0].done }
         guard let index = active.randomElement(using: &random) else { return }
+        adoptVersionIfReplaced()
         var reader = readers[index]
         defer { readers[index] = reader }
         let action = machine.read(reader.id, at: reader.position, now: now)
@@ -123,16 +127,19 @@ extension ResourceSimulation {
             checkNewRequest(request, wantedBy: reader.position)
             fetches[request.fetch] = SimFetch(
                 id: request.fetch,
-                request: request,
+                request: nil,
                 record: recordOfGeneration[machine.generation]!
             )
+            if let claimed = claimForUs(request) {
+                fetches[request.fetch]?.request = claimed
+            } else {
+                endFetch(request.fetch, error: nil)
+            }
         case .validate(let info):
             note("reader \(reader.id) validates \(info.etag ?? "")")
             pendingValidation = info
-        case .refresh(let generation):
-            if recordOfGeneration[generation] == currentRecord {
-                machine.refreshed(indexRanges, generation: generation, now: now)
-            }
+        case .refresh(let generation), .awaitOtherProcess(let generation):
+            machine.refreshed(sharedState(forGeneration: generation), generation: generation, now: now)
         }
     }
 
@@ -184,7 +191,9 @@ extension ResourceSimulation {
         }
         fetches[id]?.request = nil
         fetches[id]?.record = recordOfGeneration[machine.generation]!
-        if action.readBody, let body {
+        var isWhole = false
+        if case .full = answer { isWhole = true }
+        if action.readBody, let body, !isWhole || claimRestForUs(id) {
             fetches[id]?.body = body
         } else {
             endFetch(id, error: nil)
@@ -209,8 +218,12 @@ extension ResourceSimulation {
                 let wanted = readers.contains { !$0.done && ($0.end ?? Int64.max) > next.first }
                 if !wanted { fail("fetch \(id) asks for \(next.first)... with no reader wanting it") }
                 fetch.body = nil
-                fetch.request = next
                 fetches[id] = fetch
+                if let claimed = claimForUs(next) {
+                    fetches[id]?.request = claimed
+                } else {
+                    endFetch(id, error: nil)
+                }
             case .finish(let store):
                 if let store { indexInfo = store }
                 endFetch(id, error: nil)
@@ -236,7 +249,7 @@ extension ResourceSimulation {
                 var file = files[fetch.record]!
                 file.grow(to: versions[body.version].count)
                 let range = ByteRange(piece.offset, piece.offset + Int64(piece.count))
-                if file.fetched.intersects(RangeSet([range])) {
+                if file.fetched.intersects(RangeSet([range])) || file.foreignWritten.intersects(RangeSet([range])) {
                     fail("fetch \(id) writes \(range), some of which a fetch wrote already")
                     return
                 }
@@ -249,7 +262,7 @@ extension ResourceSimulation {
             }
             if !pieces.isEmpty, let batch = machine.wrote(id, now: now) {
                 syncs.append(
-                    PendingSync(fetch: nil, batch: batch, generation: machine.generation, record: fetch.record)
+                    PendingSync(fetch: nil, of: id, batch: batch, generation: machine.generation, record: fetch.record)
                 )
             }
             fetch.body!.position += Int64(count)
@@ -274,10 +287,11 @@ extension ResourceSimulation {
         fetches[id] = fetch
         let generation = machine.fetches[id]?.generation ?? -1
         if let batch = machine.endFetch(id, error: error) {
-            syncs.append(PendingSync(fetch: id, batch: batch, generation: generation, record: fetch.record))
+            syncs.append(PendingSync(fetch: id, of: id, batch: batch, generation: generation, record: fetch.record))
         } else {
             machine.removeFetch(id)
             fetches[id] = nil
+            if !syncs.contains(where: { $0.of == id }) { releaseOurClaim(id) }
         }
     }
 
@@ -302,6 +316,10 @@ extension ResourceSimulation {
         if let fetch = sync.fetch {
             machine.removeFetch(fetch)
             fetches[fetch] = nil
+        }
+        // A claim ends once every batch of its fetch is recorded (the session awaits them all).
+        if let fetch = sync.of, fetches[fetch] == nil, !syncs.contains(where: { $0.of == fetch }) {
+            releaseOurClaim(fetch)
         }
     }
 
@@ -335,6 +353,9 @@ extension ResourceSimulation {
         recordOfGeneration[machine.generation] = record
         indexInfo = newInfo
         indexRanges = RangeSet()
+        // The old row goes with its claims; fetches of the old version record nothing more.
+        let ours = claims.filter { $0.owner == 0 && !cancel.contains($0.fetch) && fetches[$0.fetch] != nil }
+        claims = ours
         note("version replaced by \(newInfo.etag ?? ""), record \(record); cancelling \(cancel)")
         machine.versionReplaced(now: now)
         for id in cancel where fetches[id] != nil { endFetch(id, error: nil) }
@@ -352,6 +373,8 @@ extension ResourceSimulation {
         }
         file.fetched = RangeSet()
         files[currentRecord] = file
+        // Its claims stay in the index; its owner is found gone.
+        claims.removeAll { $0.owner == 0 }
         readers = []
         fetches = [:]
         syncs = []
@@ -366,26 +389,6 @@ extension ResourceSimulation {
             now: now,
             settings: settings
         )
-    }
-
-    /// Another process sharing the directory fetches a few bytes of the current version and
-    /// records them (durable first).
-    mutating func anotherProcessRecords() {
-        guard let etag = indexInfo.etag, etag == originInfo(originVersion).etag, let length = indexInfo.length,
-            length > 0
-        else { return }
-        let start = Int64.random(in: 0..<length, using: &random)
-        let range = ByteRange(start, min(length, start + Int64.random(in: 1...200, using: &random)))
-        var file = files[currentRecord]!
-        file.grow(to: Int(length))
-        for offset in range.lowerBound..<range.upperBound {
-            file.version[Int(offset)] = originVersion
-            file.bytes[Int(offset)] = originBytes[Int(offset)]
-        }
-        files[currentRecord] = file
-        durable[currentRecord, default: RangeSet()].insert(range)
-        indexRanges.insert(range)
-        note("another process records \(range)")
     }
 
     // MARK: Rules

@@ -7,7 +7,8 @@ import Testing
 /// One random life of a resource: a ``ResourceStateMachine`` driven by readers that come, read,
 /// seek and leave at random moments, an origin that answers late, short, reset, ignores ranges or
 /// changes its content, syncs that finish in any order, crashes that lose what was not durable,
-/// and another process that records bytes in the same index. A naive model of the origin's
+/// and other processes that claim, fetch and record bytes in the same index, stream whole bodies,
+/// store new versions and die. A naive model of the origin's
 /// versions, the data files and the index checks every byte a reader gets and every rule.
 struct ResourceSimulation {
     /// What a data file holds: per byte, the origin version it came from (`-1`: a hole,
@@ -17,6 +18,8 @@ struct ResourceSimulation {
         var bytes: [UInt8]
         /// Bytes fetches of this session wrote (none twice).
         var fetched = RangeSet()
+        /// Bytes other processes wrote (none twice, none this session wrote).
+        var foreignWritten = RangeSet()
         init(length: Int) {
             version = Array(repeating: -1, count: length)
             bytes = Array(repeating: 0, count: length)
@@ -49,7 +52,10 @@ struct ResourceSimulation {
     }
 
     struct PendingSync {
+        /// The fetch to remove once the batch is recorded (its last batch).
         let fetch: Int?
+        /// The fetch whose bytes the batch holds.
+        var of: Int? = nil
         let batch: RangeSet
         let generation: Int
         let record: Int
@@ -80,6 +86,9 @@ struct ResourceSimulation {
     var fetches: [Int: SimFetch] = [:]
     var syncs: [PendingSync] = []
     var pendingValidation: ContentInfo?
+    /// The index's claims, of this process and of others.
+    var claims: [SimClaim] = []
+    var lastForeignFetch = 0
     /// Body bytes the origin sent, and those the machine charged to readers that took them.
     var originBytesSent: Int64 = 0
     var originBytesCharged: Int64 = 0

@@ -32,6 +32,11 @@ public struct CacheConfiguration: Sendable {
     /// How long a resource's session stays open after its last reader went, so that a player's
     /// next request (often milliseconds later) finds it open rather than reopening it.
     public var idleLinger: Duration = .seconds(2)
+    /// How often a reader waiting for bytes another process fetches looks in the index for them.
+    public var sharedPollInterval: Duration = .milliseconds(100)
+    /// A claim of another process's fetch that has recorded nothing for this long (seconds) is
+    /// given up, as if that process had died: its bytes are fetched here.
+    public var claimStaleAfter: Double = 20
     /// Attempts at a range without progress before a read fails on a transient origin error.
     public var maxAttempts: Int = 3
     /// Redirects followed for one request, at most.

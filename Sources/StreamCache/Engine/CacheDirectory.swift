@@ -1,6 +1,7 @@
 import Foundation
 
-/// The layout of a cache directory: `index.sqlite` and `data/<id>` files.
+/// The layout of a cache directory: `index.sqlite`, `data/<id>` files, and `owners/<token>`,
+/// the marks of the engines running on it.
 public struct CacheDirectory: Sendable, Hashable {
     /// The directory itself.
     public let path: String
@@ -31,6 +32,9 @@ public struct CacheDirectory: Sendable, Hashable {
 
     /// The folder of data files.
     public var dataDirectory: String { path + "/data" }
+
+    /// The folder where each running engine leaves its ``ProcessMark``.
+    var ownersDirectory: String { path + "/owners" }
 
     /// The data file of resource `id`. Named by id, never by URL text.
     public func dataPath(id: Int64) -> String { dataDirectory + "/\(id)" }

@@ -52,7 +52,8 @@ public actor CacheEngine {
             index: try CacheIndex(path: directory.indexPath),
             directory: directory,
             origin: RedirectingOrigin(client: origin, configuration: configuration),
-            logger: logger
+            logger: logger,
+            mark: try ProcessMark(folder: directory.ownersDirectory)
         )
     }
 
@@ -282,6 +283,7 @@ public actor CacheEngine {
         housekeeping = nil
         releasedAt = [:]
         await closeSessions()
+        try? await index.releaseClaims(owner: environment.mark.token)
         // The closed sessions hold no file locks any more: eviction can cut what they read.
         await evictIfNeeded()
     }

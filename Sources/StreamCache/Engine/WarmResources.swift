@@ -14,9 +14,11 @@ package struct WarmResource: Sendable {
     /// (``CacheConfiguration/revalidationInterval``).
     package let freshUntil: ContinuousClock.Instant
 
-    /// Whether all of `range` may be sent now: written, and the version confirmed recently.
+    /// Whether all of `range` may be sent now: written, the version confirmed recently, and the
+    /// file still the cache's (another process sharing the directory may have stored a new
+    /// version, or removed the resource).
     package func covers(_ range: ByteRange, at now: ContinuousClock.Instant = .now) -> Bool {
-        now < freshUntil && written.contains(range)
+        now < freshUntil && written.contains(range) && !file.isUnlinked
     }
 }
 

@@ -19,7 +19,7 @@ extension ResourceSession {
     nonisolated private func run(_ first: FetchRequest) async {
         let id = first.fetch
         let batches = DurableBatches { batch, generation, file in
-            await self.makeDurable(batch, generation: generation, file: file)
+            await self.makeDurable(batch, generation: generation, file: file, fetch: id)
         }
         var failure: StreamCacheError?
         do {
@@ -39,13 +39,17 @@ extension ResourceSession {
         }
         await batches.finish()
         await remove(id)
+        // Its bytes are recorded: other processes may fetch what it did not.
+        try? await index.releaseClaim(owner: environment.mark.token, fetch: id)
     }
 
     /// Sends one request of fetch `id` and writes its body where the machine says.
     ///
     /// - Returns: the next request, or `nil` when the fetch is done.
-    nonisolated private func transfer(_ request: FetchRequest, batches: DurableBatches) async throws -> FetchRequest? {
-        let id = request.fetch
+    nonisolated private func transfer(_ proposed: FetchRequest, batches: DurableBatches) async throws -> FetchRequest? {
+        let id = proposed.fetch
+        // The bytes are claimed in the index first: another process may be fetching some of them.
+        guard let request = try await claim(proposed) else { return nil }
         let originRequest = OriginRequest(url: url, range: (request.first, request.last), ifRange: request.ifRange)
         return try await origin.fetch(originRequest, headers: headers) { head, body in
             let answer = try OriginAnswer.judge(head, first: request.first, last: request.last)
@@ -65,6 +69,30 @@ extension ResourceSession {
 
     // MARK: Events of a fetch, on the actor
 
+    /// Claims the bytes of `proposed` in the index and feeds the answer to the machine.
+    ///
+    /// - Returns: the request to send, perhaps shorter; `nil` if another process has the bytes.
+    private func claim(_ proposed: FetchRequest) async throws -> FetchRequest? {
+        let generation = machine.generation
+        let (granted, state) = try await index.claim(
+            resource: record.id,
+            fetch: proposed.fetch,
+            first: proposed.first,
+            last: proposed.last,
+            rules: environment.claimRules
+        )
+        let claim: ResourceStateMachine.Claim = granted.map { .granted(last: $0) } ?? .refused
+        let request = machine.claimed(proposed.fetch, claim, shared: .init(state), generation: generation, now: .now)
+        wakeAll()
+        if request == nil {
+            logger.debug(
+                "another process fetches these bytes",
+                metadata: ["key": "\(key)", "offset": "\(proposed.first)"]
+            )
+        }
+        return request
+    }
+
     /// Feeds an answer head to the machine and carries out what it says.
     ///
     /// - Returns: the file to write the body into, or `nil` if the body is not wanted.
@@ -76,7 +104,17 @@ extension ResourceSession {
         } else if let info = action.store {
             try await index.update(id: record.id, info: info)
         }
-        return action.readBody ? file : nil
+        guard action.readBody else { return nil }
+        if case .full = answer {
+            // A whole body: every byte of it is claimed, unless another process streams it already.
+            let generation = machine.generation
+            let state = try await index.claimRest(resource: record.id, fetch: id, from: 0, rules: environment.claimRules)
+            guard machine.claimedRest(id, shared: .init(state), generation: generation, now: .now) else {
+                wakeAll()
+                return nil
+            }
+        }
+        return file
     }
 
     /// Feeds a chunk of fetch `id`'s body to the machine and carries out what it says: the bytes
@@ -146,8 +184,9 @@ extension ResourceSession {
         for task in fetchTasks.values { task.cancel() }
     }
 
-    /// Syncs `file`, then records `batch` if it still belongs to the current version.
-    func makeDurable(_ batch: RangeSet, generation: Int, file: CacheFile) async {
+    /// Syncs `file`, then records `batch` if it still belongs to the current version, and moves
+    /// the claim of fetch `fetch` past it.
+    func makeDurable(_ batch: RangeSet, generation: Int, file: CacheFile, fetch: Int) async {
         do {
             try await file.synchronizeOffPool()
         } catch {
@@ -157,7 +196,13 @@ extension ResourceSession {
         guard let toRecord = machine.synced(batch, generation: generation) else { return }
         let id = record.id
         do {
-            try await index.addRanges(toRecord, to: id)
+            try await index.addRanges(
+                toRecord,
+                to: id,
+                advancing: fetch,
+                to: toRecord.ranges.last?.upperBound ?? 0,
+                owner: environment.mark.token
+            )
             machine.recorded(toRecord, generation: generation)
         } catch {
             logger.warning("cannot record fetched ranges", metadata: ["key": "\(key)", "error": "\(error)"])

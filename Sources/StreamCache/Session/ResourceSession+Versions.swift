@@ -74,11 +74,46 @@ extension ResourceSession {
         }
     }
 
-    /// Adds the ranges other processes recorded for generation `generation` since the session opened.
+    /// Reads what the index holds of generation `generation` now: ranges other processes recorded
+    /// and what they claim. If another process replaced the version meanwhile, moves to it.
     func refresh(generation: Int) async {
         let id = record.id
-        guard let ranges = try? await index.ranges(of: id) else { return }
-        machine.refreshed(ranges, generation: generation, now: .now)
+        guard let state = try? await index.sharedState(of: id, rules: environment.claimRules) else { return }
+        guard state.exists else {
+            await adoptCurrentVersion()
+            return
+        }
+        machine.refreshed(.init(state), generation: generation, now: .now)
+        wakeAll()
+    }
+
+    /// Moves to the version another process stored under the key, if the index has one other than
+    /// the session's (it replaced the version; the session's file is gone from the directory).
+    /// A resource removed outright is read on from the open file, recording nothing.
+    func adoptCurrentVersion() async {
+        lastAdoptionCheck = .now
+        guard machine.phase == .ready, let current = try? await index.resource(forKey: key),
+            current.id != record.id, machine.phase == .ready
+        else { return }
+        logger.info("another process stored a new version; reading it", metadata: ["key": "\(key)"])
+        for id in machine.replaceVersion(with: current.info, survivor: nil) { fetchTasks[id]?.cancel() }
+        recent.removeAll()
+        wakeAll()
+        do {
+            let newFile = try await CacheFile.openLocked(path: directory.dataPath(id: current.id))
+            let state = try await index.sharedState(of: current.id, rules: environment.claimRules)
+            record = current
+            file = newFile
+            machine.versionReplaced(now: .now)
+            var shared = ResourceStateMachine.Shared(state)
+            shared.recorded = shared.recorded.clamped(below: try newFile.size())
+            machine.refreshed(shared, generation: machine.generation, now: .now)
+        } catch {
+            machine.replacementFailed(
+                error as? StreamCacheError
+                    ?? StreamCacheError(.index, "cannot read the new version of \(url.absoluteString): \(error)")
+            )
+        }
         wakeAll()
     }
 }

@@ -30,6 +30,8 @@ actor ResourceSession {
     var fetchTasks: [Int: Task<Void, Never>] = [:]
     /// Whether the engine has closed the session: it publishes nothing more.
     private var isClosed = false
+    /// When the session last looked for a version another process stored.
+    var lastAdoptionCheck: ContinuousClock.Instant?
     /// Called when the session has neither readers nor fetches.
     private let onIdle: @Sendable (String) -> Void
 
@@ -135,6 +137,10 @@ actor ResourceSession {
     func nextSpan(reader id: Int, at position: Int64) async throws -> Span {
         while true {
             try Task.checkCancellation()
+            if file.isUnlinked, lastAdoptionCheck.map({ $0.duration(to: .now) > .seconds(1) }) ?? true {
+                // Another process replaced or removed the resource: read the version it stored.
+                await adoptCurrentVersion()
+            }
             let epoch = waiters.epoch
             switch machine.read(id, at: position, now: .now) {
             case .cancelled:
@@ -163,6 +169,9 @@ actor ResourceSession {
             case .validate(let known):
                 await validate(known)
             case .refresh(let generation):
+                await refresh(generation: generation)
+            case .awaitOtherProcess(let generation):
+                try await Task.sleep(for: environment.configuration.sharedPollInterval)
                 await refresh(generation: generation)
             }
         }

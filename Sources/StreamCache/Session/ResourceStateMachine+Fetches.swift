@@ -46,14 +46,13 @@ extension ResourceStateMachine {
         min(fetch.end ?? Int64.max, info.length ?? Int64.max)
     }
 
-    /// Where a fetch of a range must stop: its own end, the next byte written, being written or
-    /// claimed by another process, or the next byte of another fetch of a range ahead of it (of
-    /// two at the same byte, the older one goes on).
+    /// Where a fetch of a range must stop: its own end, the next byte written or being written,
+    /// or the next byte of another fetch of a range ahead of it (of two at the same byte, the older
+    /// one goes on). Other processes' claims cut a request before it is sent (``claimed``).
     func limit(of fetch: Fetch) -> Int64 {
         var limit = ownEnd(of: fetch)
         if let next = written.firstOffset(atOrAfter: fetch.next) { limit = min(limit, next) }
         if let next = writing.firstOffset(atOrAfter: fetch.next) { limit = min(limit, next) }
-        if let next = foreign.firstOffset(atOrAfter: fetch.next) { limit = min(limit, next) }
         for other in fetches.values
         where other.id != fetch.id && other.generation == fetch.generation && !other.isEnding && !other.isWhole
             && other.next < ownEnd(of: other)
@@ -76,8 +75,8 @@ extension ResourceStateMachine {
         return reserved
     }
 
-    /// The parts of `range` a whole-body fetch may write: not written, not being written, not
-    /// claimed by another process, not asked for by another fetch.
+    /// The parts of `range` a whole-body fetch may write: not written, not being written, not in
+    /// another process's bounded claim, not asked for by another fetch.
     private func free(_ range: ByteRange, for fetch: Fetch) -> [ByteRange] {
         var free = [range]
         for taken in [written, writing, foreign, reserved(byOthersThan: fetch)] {

@@ -18,9 +18,12 @@ extension ResourceStateMachine {
         case startFetch(FetchRequest)
         /// Ask the origin whether `info` is still current, report ``validated(_:now:)``, ask again.
         case validate(ContentInfo)
-        /// Read the index's ranges of generation `generation`, report ``refreshed(_:generation:now:)``,
-        /// ask again.
+        /// Read the index's ranges and claims of generation `generation`, report
+        /// ``refreshed(_:generation:now:)``, ask again.
         case refresh(generation: Int)
+        /// Another process fetches the bytes: wait a moment (or until the state changes), then
+        /// do as for ``refresh(generation:)``.
+        case awaitOtherProcess(generation: Int)
     }
 
     /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
@@ -100,6 +103,8 @@ extension ResourceStateMachine {
         }
         // A fetch is writing these bytes right now.
         if writing.contains(position) { return .wait }
+        // Another process sharing the directory fetches them: they appear in the index as it records them.
+        if isForeign(position) { return .awaitOtherProcess(generation: generation) }
         if refreshedAt.duration(to: now) > settings.refreshInterval {
             // Another process sharing the directory may have fetched these bytes meanwhile.
             refreshedAt = now

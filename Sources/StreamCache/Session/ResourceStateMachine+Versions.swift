@@ -46,6 +46,9 @@ extension ResourceStateMachine {
         durable = RangeSet()
         recorded = RangeSet()
         writing = RangeSet()
+        // Claims are of the old version's row; the index drops them with it.
+        foreign = RangeSet()
+        foreignStream = nil
         var stale: [Int] = []
         for (id, fetch) in fetches where !fetch.isEnding {
             if id == survivor {
@@ -82,18 +85,5 @@ extension ResourceStateMachine {
     /// The new version's index row or file could not be made: nothing can be read or written.
     mutating func replacementFailed(_ error: StreamCacheError) {
         phase = .broken(error)
-    }
-
-    /// The index holds `ranges` for generation `generation` (some recorded by another process).
-    mutating func refreshed(_ ranges: RangeSet, generation: Int, now: Instant) {
-        defer { checkInvariants() }
-        guard generation == self.generation, phase == .ready else { return }
-        refreshedAt = now
-        var known = ranges
-        // Bytes a fetch of ours is writing right now stay its own until it says they are written.
-        for range in writing.ranges { known.remove(range) }
-        written = written.union(known)
-        durable = durable.union(known)
-        recorded = recorded.union(known)
     }
 }

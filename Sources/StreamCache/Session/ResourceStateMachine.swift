@@ -35,6 +35,9 @@ struct ResourceStateMachine: Sendable {
     /// Bytes fetches of other processes sharing the cache directory have claimed (asked their
     /// origin for); they are not this process's to fetch or write.
     var foreign = RangeSet()
+    /// Where another process's claim to the end starts: its origin sends whole bodies, and it
+    /// keeps every byte from there on.
+    var foreignStream: Int64?
     /// Origin body bytes received while no reader was there to be charged for them.
     var unattributed: Int64 = 0
     var readers: [Int: Reader] = [:]

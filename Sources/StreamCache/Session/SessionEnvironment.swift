@@ -1,3 +1,4 @@
+import Foundation
 import Logging
 
 /// What every resource session of one engine shares: the cache directory and its index, how to
@@ -9,4 +10,14 @@ struct SessionEnvironment: Sendable {
     let origin: RedirectingOrigin
     let logger: Logger
     let warm = WarmResources()
+    /// The mark of this engine in the directory, held while it runs.
+    let mark: ProcessMark
+    /// How this engine's fetches claim bytes and judge other engines' claims.
+    var claimRules: CacheIndex.ClaimRules {
+        CacheIndex.ClaimRules(
+            owner: mark.token,
+            isAlive: { [folder = directory.ownersDirectory] in ProcessMark.isAlive($0, in: folder) },
+            staleAfter: configuration.claimStaleAfter
+        )
+    }
 }

@@ -64,6 +64,13 @@ package final class CacheFile: Sendable {
         return Int64(info.st_size)
     }
 
+    /// Whether the file was deleted from the directory while open (another process replaced the
+    /// resource's version, evicted or removed it): the bytes read from it are no longer the cache's.
+    package var isUnlinked: Bool {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 && info.st_nlink == 0
+    }
+
     /// Writes all of `bytes` at `offset`.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         var done = 0

@@ -71,7 +71,7 @@ package final class CacheIndex: Sendable {
     }
 
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     /// Brings the schema up to ``schemaVersion`` in one immediate transaction, so processes
     /// opening a new cache directory at the same moment create it once, not race to.
@@ -104,6 +104,16 @@ package final class CacheIndex: Sendable {
                             "end" INTEGER NOT NULL,
                             PRIMARY KEY (resourceId, start)
                         ) WITHOUT ROWID;
+                        CREATE TABLE IF NOT EXISTS fetchClaim (
+                            resourceId INTEGER NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
+                            owner TEXT NOT NULL,
+                            fetch INTEGER NOT NULL,
+                            start INTEGER NOT NULL,
+                            "end" INTEGER,
+                            heartbeat REAL NOT NULL,
+                            PRIMARY KEY (owner, fetch)
+                        );
+                        CREATE INDEX IF NOT EXISTS fetchClaim_resource ON fetchClaim(resourceId);
                         PRAGMA user_version = \(schemaVersion);
                         """
                 )
@@ -112,7 +122,7 @@ package final class CacheIndex: Sendable {
         }
     }
 
-    private func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
+    func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
         do {
             return try await pool.write(body)
         } catch let error as StreamCacheError {
@@ -124,7 +134,7 @@ package final class CacheIndex: Sendable {
         }
     }
 
-    private func read<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
+    func read<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
         do {
             return try await pool.read(body)
         } catch {
@@ -285,7 +295,7 @@ package final class CacheIndex: Sendable {
 
     // MARK: Rows
 
-    private static func storeRanges(_ db: Database, id: Int64, ranges: RangeSet) throws {
+    static func storeRanges(_ db: Database, id: Int64, ranges: RangeSet) throws {
         try db.execute(sql: "DELETE FROM cachedRange WHERE resourceId = ?", arguments: [id])
         for range in ranges.ranges {
             try db.execute(
@@ -296,7 +306,7 @@ package final class CacheIndex: Sendable {
         try db.execute(sql: "UPDATE resource SET cachedBytes = ? WHERE id = ?", arguments: [ranges.count, id])
     }
 
-    private static func fetchRanges(_ db: Database, id: Int64) throws -> RangeSet {
+    static func fetchRanges(_ db: Database, id: Int64) throws -> RangeSet {
         let rows = try Row.fetchAll(
             db,
             sql: "SELECT start, \"end\" FROM cachedRange WHERE resourceId = ? ORDER BY start",
@@ -315,7 +325,7 @@ package final class CacheIndex: Sendable {
         try Row.fetchOne(db, sql: "SELECT * FROM resource WHERE key = ?", arguments: [key]).map(record)
     }
 
-    private static func fetchResource(_ db: Database, id: Int64) throws -> ResourceRecord? {
+    static func fetchResource(_ db: Database, id: Int64) throws -> ResourceRecord? {
         try Row.fetchOne(db, sql: "SELECT * FROM resource WHERE id = ?", arguments: [id]).map(record)
     }
 

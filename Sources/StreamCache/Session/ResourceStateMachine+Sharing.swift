@@ -1,0 +1,82 @@
+extension ResourceStateMachine {
+    /// What the index answered when a fetch claimed the bytes of its next request.
+    enum Claim: Sendable, Equatable {
+        /// Granted up to `last` (`nil`: to the end), perhaps less than asked for.
+        case granted(last: Int64?)
+        /// The first byte is another process's to fetch, or recorded already.
+        case refused
+    }
+
+    /// What the index holds of the current version and what other processes claim of it.
+    struct Shared: Sendable, Equatable {
+        var recorded: RangeSet
+        /// Bytes of other processes' bounded claims.
+        var foreign: RangeSet
+        /// Where another process's claim to the end starts (its origin sends whole bodies).
+        var foreignStream: Int64?
+
+        init(recorded: RangeSet, foreign: RangeSet = RangeSet(), foreignStream: Int64? = nil) {
+            self.recorded = recorded
+            self.foreign = foreign
+            self.foreignStream = foreignStream
+        }
+
+        init(_ state: CacheIndex.SharedState) {
+            self.init(recorded: state.recorded, foreign: state.foreign, foreignStream: state.foreignStream)
+        }
+    }
+
+    /// Whether byte `position` is another process's to fetch.
+    func isForeign(_ position: Int64) -> Bool {
+        foreign.contains(position) || foreignStream.map { $0 <= position } ?? false
+    }
+
+    /// The index was read for generation `generation`: ranges other processes recorded become
+    /// readable; their claims are theirs to fetch.
+    mutating func refreshed(_ shared: Shared, generation: Int, now: Instant) {
+        defer { checkInvariants() }
+        guard generation == self.generation, phase == .ready else { return }
+        refreshedAt = now
+        var known = shared.recorded
+        // Bytes a fetch of ours is writing right now stay its own until it says they are written.
+        for range in writing.ranges { known.remove(range) }
+        written = written.union(known)
+        durable = durable.union(known)
+        recorded = recorded.union(known)
+        foreign = shared.foreign
+        foreignStream = shared.foreignStream
+    }
+
+    /// Fetch `id` claimed the bytes of its next request in the index, which answered `claim` and
+    /// held `shared` for generation `generation`.
+    ///
+    /// - Returns: the request to send (perhaps shorter than the one claimed for), or `nil`: the
+    ///   fetch ends without an error, and its readers wait for the process that has the bytes.
+    mutating func claimed(_ id: Int, _ claim: Claim, shared: Shared, generation: Int, now: Instant) -> FetchRequest? {
+        refreshed(shared, generation: generation, now: now)
+        guard case .granted(let granted) = claim, phase == .ready, generation == self.generation,
+            var fetch = fetches[id], fetch.generation == generation, !fetch.isEnding,
+            case .requesting(let first, let last) = fetch.state, first == fetch.next
+        else { return nil }
+        let end = min(last.map { $0 + 1 } ?? Int64.max, granted.map { $0 + 1 } ?? Int64.max, limit(of: fetch))
+        guard first < end else { return nil }
+        let newLast = end == Int64.max ? nil : end - 1
+        fetch.state = .requesting(first: first, last: newLast)
+        fetches[id] = fetch
+        return FetchRequest(
+            fetch: id,
+            first: first,
+            last: newLast,
+            ifRange: info.length == nil ? nil : info.ifRangeValidator
+        )
+    }
+
+    /// Whole-body fetch `id` claimed every byte from its position to the end; another process's
+    /// claim to the end seen then means that process streams the body already.
+    ///
+    /// - Returns: whether the fetch reads its body on; if not, its readers wait for the other.
+    mutating func claimedRest(_ id: Int, shared: Shared, generation: Int, now: Instant) -> Bool {
+        refreshed(shared, generation: generation, now: now)
+        return shared.foreignStream == nil
+    }
+}

@@ -1,0 +1,189 @@
+import Foundation
+import GRDB
+
+/// Claims: which bytes of a resource a fetch of which engine has asked its origin for.
+///
+/// Processes sharing a cache directory fetch each byte once because a fetch claims the bytes of
+/// a request in the index before sending it, in one immediate transaction that sees every other
+/// engine's claims: bytes another live engine claimed or that are recorded are not asked for
+/// again, and readers wait for them instead. A claim ends with its fetch, when its engine is found
+/// gone (``ProcessMark``), or when it has shown no progress for ``ClaimRules/staleAfter``.
+extension CacheIndex {
+    /// Who claims, and how another engine's claims are judged alive.
+    package struct ClaimRules: Sendable {
+        /// The token of the claiming engine.
+        package let owner: String
+        /// Whether the engine with a token still runs.
+        package let isAlive: @Sendable (String) -> Bool
+        /// A claim without progress (a recorded batch) for this long is given up.
+        package let staleAfter: TimeInterval
+
+        package init(owner: String, isAlive: @escaping @Sendable (String) -> Bool, staleAfter: TimeInterval) {
+            self.owner = owner
+            self.isAlive = isAlive
+            self.staleAfter = staleAfter
+        }
+    }
+
+    /// What the index says about a resource's bytes: what is recorded, what other engines claimed.
+    package struct SharedState: Sendable, Equatable {
+        /// Whether the resource's row still exists (another process may have replaced or removed it).
+        package var exists: Bool
+        package var recorded: RangeSet
+        /// The bytes live bounded claims of other engines cover.
+        package var foreign: RangeSet
+        /// Where the first live claim to the end of another engine starts (a fetch whose origin
+        /// sends whole bodies), if there is one.
+        package var foreignStream: Int64?
+    }
+
+    /// Claims `first...last` (`last == nil`: to the end) of resource `id` for fetch `fetch`, cut
+    /// short before the first byte another engine claimed or the index recorded. The claim grows
+    /// from the fetch's earlier one (whose bytes may not be recorded yet); its start moves on only
+    /// as its bytes are recorded (``addRanges(_:to:advancing:to:owner:)``).
+    ///
+    /// - Returns: the last byte granted (`.some(nil)`: to the end), or `nil` if `first` itself is
+    ///   claimed or recorded; and the state the decision saw.
+    package func claim(
+        resource id: Int64,
+        fetch: Int,
+        first: Int64,
+        last: Int64?,
+        rules: ClaimRules
+    ) async throws -> (granted: Int64??, state: SharedState) {
+        try await write { db in
+            let state = try Self.sharedState(db, resource: id, rules: rules, pruning: true)
+            guard state.exists else { return (nil, state) }
+            var taken = state.recorded.union(state.foreign)
+            if let stream = state.foreignStream { taken.insert(ByteRange(stream, Int64.max)) }
+            // Refused, the fetch's claim stays as it is: it covers bytes of its earlier requests
+            // that are written and not yet recorded, until the fetch ends.
+            guard !taken.contains(first) else { return (nil, state) }
+            var end = last.map { $0 + 1 }
+            if let next = taken.firstOffset(atOrAfter: first) { end = min(end ?? Int64.max, next) }
+            // From where the fetch's last claim starts: its bytes may not be recorded yet.
+            let earlier = try Int64.fetchOne(
+                db,
+                sql: "SELECT start FROM fetchClaim WHERE owner = ? AND fetch = ?",
+                arguments: [rules.owner, fetch]
+            )
+            let start = min(earlier ?? first, first)
+            try Self.storeClaim(db, resource: id, fetch: fetch, start: start, end: end, owner: rules.owner)
+            return (.some(end.map { $0 - 1 }), state)
+        }
+    }
+
+    /// Widens the claim of fetch `fetch` to every byte from `first` to the end: its origin sends
+    /// the whole body, and it keeps what no other engine claimed.
+    ///
+    /// - Returns: the state the change saw.
+    package func claimRest(resource id: Int64, fetch: Int, from first: Int64, rules: ClaimRules) async throws
+        -> SharedState
+    {
+        try await write { db in
+            let state = try Self.sharedState(db, resource: id, rules: rules, pruning: true)
+            if state.exists {
+                try Self.storeClaim(db, resource: id, fetch: fetch, start: first, end: nil, owner: rules.owner)
+            }
+            return state
+        }
+    }
+
+    /// Ends the claim of fetch `fetch` of engine `owner`.
+    package func releaseClaim(owner: String, fetch: Int) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?", arguments: [owner, fetch])
+        }
+    }
+
+    /// Ends every claim of engine `owner`.
+    package func releaseClaims(owner: String) async throws {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM fetchClaim WHERE owner = ?", arguments: [owner])
+        }
+    }
+
+    /// What resource `id` holds and what other engines claim of it now.
+    package func sharedState(of id: Int64, rules: ClaimRules) async throws -> SharedState {
+        try await read { db in try Self.sharedState(db, resource: id, rules: rules, pruning: false) }
+    }
+
+    /// Adds `ranges` (already durable) to resource `id`, and moves the claim of fetch `fetch` on to
+    /// `next`, in one transaction.
+    ///
+    /// - Returns: `false` if the resource no longer exists; then nothing is recorded.
+    @discardableResult
+    package func addRanges(_ ranges: RangeSet, to id: Int64, advancing fetch: Int, to next: Int64, owner: String)
+        async throws -> Bool
+    {
+        try await write { db in
+            guard try Self.fetchResource(db, id: id) != nil else { return false }
+            if !ranges.isEmpty {
+                try Self.storeRanges(db, id: id, ranges: try Self.fetchRanges(db, id: id).union(ranges))
+            }
+            try db.execute(
+                sql: "UPDATE fetchClaim SET start = MAX(start, ?), heartbeat = ? WHERE owner = ? AND fetch = ?",
+                arguments: [next, Date().timeIntervalSince1970, owner, fetch]
+            )
+            return true
+        }
+    }
+
+    private static func storeClaim(
+        _ db: Database,
+        resource id: Int64,
+        fetch: Int,
+        start: Int64,
+        end: Int64?,
+        owner: String
+    ) throws {
+        try db.execute(
+            sql: """
+                INSERT OR REPLACE INTO fetchClaim (resourceId, owner, fetch, start, "end", heartbeat)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [id, owner, fetch, start, end, Date().timeIntervalSince1970]
+        )
+    }
+
+    /// The recorded ranges and other engines' live claims of resource `id`; with `pruning`, the
+    /// claims of engines that are gone, or that made no progress for too long, are deleted.
+    private static func sharedState(_ db: Database, resource id: Int64, rules: ClaimRules, pruning: Bool) throws
+        -> SharedState
+    {
+        guard try fetchResource(db, id: id) != nil else {
+            return SharedState(exists: false, recorded: RangeSet(), foreign: RangeSet(), foreignStream: nil)
+        }
+        let rows = try Row.fetchAll(
+            db,
+            sql: "SELECT owner, fetch, start, \"end\", heartbeat FROM fetchClaim WHERE resourceId = ? AND owner != ?",
+            arguments: [id, rules.owner]
+        )
+        let oldest = Date().timeIntervalSince1970 - rules.staleAfter
+        var alive: [String: Bool] = [:]
+        var foreign = RangeSet()
+        var stream: Int64?
+        for row in rows {
+            let owner: String = row["owner"]
+            let heartbeat: Double = row["heartbeat"]
+            let isAlive = alive[owner] ?? rules.isAlive(owner)
+            alive[owner] = isAlive
+            guard isAlive, heartbeat >= oldest else {
+                if pruning {
+                    try db.execute(
+                        sql: "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?",
+                        arguments: [owner, row["fetch"] as Int64]
+                    )
+                }
+                continue
+            }
+            let start: Int64 = row["start"]
+            if let end: Int64 = row["end"] {
+                if start < end { foreign.insert(ByteRange(start, end)) }
+            } else {
+                stream = min(stream ?? start, start)
+            }
+        }
+        return SharedState(exists: true, recorded: try fetchRanges(db, id: id), foreign: foreign, foreignStream: stream)
+    }
+}
