@@ -200,17 +200,23 @@ struct ProxyResponder: HTTPResponder {
             read = try await exchange.untilHangUp { try await StartedRead(resource, offset: 0, length: nil) }
         }
         var original = [UInt8]()
-        try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) { buffer in
-            original += buffer.readableBytesView
-            guard original.count <= PlaylistRewriter.maximumSize else {
-                throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
+        var changed = false
+        do {
+            try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) { buffer in
+                original += buffer.readableBytesView
+                guard original.count <= PlaylistRewriter.maximumSize else {
+                    throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
+                }
             }
+        } catch let error as StreamCacheError where error.kind == .resourceChanged {
+            // Another reader's check moved the cache to a newer playlist while this one was read.
+            changed = true
         }
-        if exchange.cacheBytes > 0, PlaylistRewriter.mayChange(original, from: resource.url) {
-            // A live or multivariant playlist answered from the cache may be stale: the origin's
-            // current one is fetched (not cached); the cached one stands in only when the origin
-            // cannot be reached.
-            if let fresh = try await Self.freshPlaylist(resource, exchange: &exchange) { original = fresh }
+        if changed || (exchange.cacheBytes > 0 && PlaylistRewriter.mayChange(original, from: resource.url)) {
+            // A live or multivariant playlist answered from the cache may be stale: the origin is
+            // asked with a conditional request (a 304 costs no body), a new version is fetched
+            // and cached, and the cached one stands in when the origin cannot be reached.
+            original = try await Self.revalidated(resource, exchange: &exchange)
         }
         let text: String?
         do {
@@ -247,22 +253,31 @@ struct ProxyResponder: HTTPResponder {
         )
     }
 
-    /// The playlist as the origin has it now, not cached; `nil` if the origin cannot be reached.
-    private static func freshPlaylist(_ resource: CachedResource, exchange: inout Exchange) async throws -> [UInt8]? {
-        var fresh = [UInt8]()
-        do {
-            for try await chunk in resource.readFromOrigin() {
-                fresh += chunk
-                guard fresh.count <= PlaylistRewriter.maximumSize else {
-                    throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
+    /// The playlist after its version was checked with the origin. A live playlist may change
+    /// again while it is read (another reader's check moves the cache to the newer one): the read
+    /// is made again, at most three times.
+    private static func revalidated(_ resource: CachedResource, exchange: inout Exchange) async throws -> [UInt8] {
+        var attempt = 0
+        while true {
+            attempt += 1
+            exchange.cacheBytes = 0
+            exchange.sentBytes = 0
+            do {
+                let read = try await exchange.untilHangUp {
+                    try await StartedRead(resource, offset: 0, length: nil, revalidating: true)
                 }
+                var playlist = [UInt8]()
+                try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) { buffer in
+                    playlist += buffer.readableBytesView
+                    guard playlist.count <= PlaylistRewriter.maximumSize else {
+                        throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
+                    }
+                }
+                return playlist
+            } catch let error as StreamCacheError where error.kind == .resourceChanged && attempt < 3 {
+                continue
             }
-        } catch let error as StreamCacheError where error.isTransient {
-            return nil
         }
-        exchange.cacheBytes = 0
-        exchange.originBytes = Int64(fresh.count)
-        return fresh
     }
 
     /// Reads `resource` to its end so the cache learns its length, then says what it learned.

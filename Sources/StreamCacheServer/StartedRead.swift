@@ -13,11 +13,13 @@ final class StartedRead: @unchecked Sendable {
     private var iterator: ByteStream.Iterator
     private var first: CachedChunk?
 
-    init(_ resource: CachedResource, offset: Int64, length: Int64?) async throws {
+    init(_ resource: CachedResource, offset: Int64, length: Int64?, revalidating: Bool = false) async throws {
         try CacheEngine.validateRange(offset: offset, length: length)
         self.offset = offset
         self.length = length
-        bytes = resource.read(from: offset, length: length)
+        bytes =
+            revalidating
+            ? resource.revalidatedRead(from: offset, length: length) : resource.read(from: offset, length: length)
         iterator = bytes.makeAsyncIterator()
         first = try await iterator.nextChunk()
     }

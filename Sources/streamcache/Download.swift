@@ -17,14 +17,11 @@ struct Download {
     /// - Throws: ``StreamCacheError`` for a failure (one line for the user); exits the process
     ///   with 130 or 143 after SIGINT or SIGTERM, the partial file removed.
     func run(cache: CacheOptions, timeout: Duration?) async throws {
-        let counter = WrittenBytes()
         do {
-            try await Interrupted.run { try await transfer(cache: cache, timeout: timeout, counter: counter) }
+            try await Interrupted.run { try await transfer(cache: cache, timeout: timeout) }
         } catch let interrupted as Interrupted {
             progress?.clear()
-            Terminal.printError(
-                "interrupted; \(ByteCount.format(counter.value)) kept in the cache, run again to resume"
-            )
+            Terminal.printError("interrupted; " + (await keptMessage(cache: cache)))
             exit(interrupted.exitCode)
         } catch is OutputClosed {
             // The reader of the pipe has what it wanted (`get … | head -c 100`).
@@ -32,7 +29,7 @@ struct Download {
         }
     }
 
-    private func transfer(cache: CacheOptions, timeout: Duration?, counter: WrittenBytes) async throws {
+    private func transfer(cache: CacheOptions, timeout: Duration?) async throws {
         try await cache.withEngine(timeout: timeout) { engine in
             progress?.waiting(for: url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } ?? "the origin")
             let (offset, length) = try await resolve(range, engine: engine)
@@ -43,7 +40,6 @@ struct Download {
             for try await chunk in stream {
                 try file.write(chunk)
                 written += Int64(chunk.count)
-                counter.value = written
                 if progress != nil {
                     let total = await stream.currentInfo().length.map { min(length ?? .max, $0 - offset) }
                     progress?.update(done: written, total: total)
@@ -64,6 +60,20 @@ struct Download {
 }
 
 extension Download {
+    /// What the cache holds of the URL after an interruption, and what a new run will cost: it
+    /// resumes where the cache stops, unless the origin ignores ranges and sends everything again.
+    private func keptMessage(cache: CacheOptions) async -> String {
+        guard let index = try? CacheIndex(readingAt: cache.directory.indexPath),
+            let record = try? await index.resource(forKey: CacheConfiguration.canonicalKey(url)),
+            let ranges = try? await index.ranges(of: record.id), !ranges.isEmpty
+        else { return "nothing was kept in the cache" }
+        let kept = "\(ByteCount.format(ranges.count)) kept in the cache"
+        guard record.info.byteRangeAccess else {
+            return kept + "; the origin ignores ranges, so a new run downloads from the start again"
+        }
+        return kept + ", run again to resume"
+    }
+
     /// The first byte and the byte count of `range`; the last N bytes start where the length
     /// (asked of the same engine, so of the same open resource) puts them.
     private func resolve(_ range: RangeSpecifier, engine: CacheEngine) async throws -> (Int64, Int64?) {
@@ -80,17 +90,5 @@ extension Download {
             let first = max(0, total - count)
             return (first, total - first)
         }
-    }
-}
-
-/// Bytes written so far, read by the interruption message.
-final class WrittenBytes: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var stored: Int64 = 0
-
-    var value: Int64 {
-        get { lock.withLock { stored } }
-        set { lock.withLock { stored = newValue } }
     }
 }

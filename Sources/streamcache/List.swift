@@ -73,6 +73,7 @@ extension StreamCacheCommand {
                 + "\(ByteCount.format(ranges.count)) of \(length.map(ByteCount.format) ?? "unknown size")"
                 + "  \(record.info.contentType ?? "-")  last used \(ISO8601DateFormatter().string(from: record.lastAccess))"
                 + (record.pinned ? "  pinned" : "")
+                + (record.info.byteRangeAccess ? "" : "  origin ignores ranges")
         }
     }
 }

@@ -139,13 +139,15 @@ import Testing
             #expect(!reply.contains("Injected"))
         }
         #expect(try await Curl.fetch(setup.url("a.bin")).status == 200, "the proxy stopped answering")
-        // Nothing but the index and numbered data files in the cache directory.
+        // Nothing but the index, numbered data files and the marks of running processes in the
+        // cache directory.
         let files =
             FileManager.default.enumerator(atPath: setup.workspace.cacheDirectory)?.allObjects as? [String] ?? []
         for file in files {
             let allowed =
                 file == "data" || file.hasPrefix("index.sqlite")
                 || (file.hasPrefix("data/") && Int(file.dropFirst(5)) != nil)
+                || file == "owners" || (file.hasPrefix("owners/") && UUID(uuidString: String(file.dropFirst(7))) != nil)
             #expect(allowed, "unexpected file \(file) in the cache directory")
         }
     }

@@ -30,11 +30,6 @@ public struct CachedResource: Sendable {
         await lease.session.isComplete
     }
 
-    /// The resource's bytes as the origin has them now, straight from it and not cached: for what
-    /// must be fresh, such as a live playlist.
-    public func readFromOrigin() -> AsyncThrowingStream<[UInt8], Error> {
-        lease.session.uncached(from: 0, end: nil, known: ContentInfo())
-    }
 
     /// Reads bytes `[offset, offset + length)` (`length == nil`: to the end), in order, as they
     /// become available.
@@ -42,5 +37,16 @@ public struct CachedResource: Sendable {
     /// - Precondition: `offset >= 0`, `length >= 0` (checked by ``CacheEngine/read(_:offset:length:headers:)``).
     public func read(from offset: Int64 = 0, length: Int64? = nil) -> ByteStream {
         ByteStream(lease: lease, offset: offset, length: length, configuration: configuration)
+    }
+
+    /// Reads the resource as ``read(from:length:)`` does, after asking the origin whether the
+    /// cached version is current, however recently it was confirmed: for what may change at any
+    /// time, such as a live or multivariant playlist. The question is a conditional request
+    /// (`If-None-Match`, else `If-Modified-Since`), so a current version costs the origin no
+    /// body; a new one is fetched and cached; an unreachable origin leaves the cached bytes.
+    public func revalidatedRead(from offset: Int64 = 0, length: Int64? = nil) -> ByteStream {
+        var stream = ByteStream(lease: lease, offset: offset, length: length, configuration: configuration)
+        stream.revalidates = true
+        return stream
     }
 }

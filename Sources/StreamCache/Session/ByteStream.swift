@@ -13,12 +13,14 @@ public struct ByteStream: AsyncSequence, Sendable {
     let offset: Int64
     let length: Int64?
     let configuration: CacheConfiguration
+    /// Whether the version is checked with the origin before a cached byte is read.
+    var revalidates = false
 
     /// What the origin has said about the resource so far (length, type, validators).
     public func currentInfo() async -> ContentInfo { await lease.session.info }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(lease: lease, offset: offset, length: length, configuration: configuration)
+        Iterator(lease: lease, offset: offset, length: length, configuration: configuration, revalidates: revalidates)
     }
 
     /// Pulls the next chunk of the read.
@@ -28,6 +30,7 @@ public struct ByteStream: AsyncSequence, Sendable {
         /// Where the read ends (exclusive), `nil`: at the end of the resource.
         private let end: Int64?
         private let configuration: CacheConfiguration
+        private let revalidates: Bool
         private var reader: ReaderRegistration?
         /// The rest of the read straight from the origin, once the disk was too full to cache it.
         private var uncached: AsyncThrowingStream<[UInt8], Error>.AsyncIterator?
@@ -36,8 +39,9 @@ public struct ByteStream: AsyncSequence, Sendable {
         private var progressed = false
         private var finished = false
 
-        init(lease: SessionLease, offset: Int64, length: Int64?, configuration: CacheConfiguration) {
+        init(lease: SessionLease, offset: Int64, length: Int64?, configuration: CacheConfiguration, revalidates: Bool) {
             self.lease = lease
+            self.revalidates = revalidates
             self.position = offset
             self.end = length.map { offset + $0 }
             self.configuration = configuration
@@ -67,7 +71,7 @@ public struct ByteStream: AsyncSequence, Sendable {
             if uncached != nil { return try await nextUncachedChunk() }
             let session = lease.session
             if reader == nil {
-                let id = await session.addReader(offset: position, end: end)
+                let id = await session.addReader(offset: position, end: end, revalidates: revalidates)
                 reader = ReaderRegistration(session: session, id: id, chores: lease.chores)
             }
             guard let reader else { return nil }

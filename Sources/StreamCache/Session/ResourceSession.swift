@@ -116,10 +116,10 @@ actor ResourceSession {
     // MARK: Readers
 
     /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
-    func addReader(offset: Int64, end: Int64?) -> Int {
+    func addReader(offset: Int64, end: Int64?, revalidates: Bool = false) -> Int {
         // A session opened on a version confirmed before it closed last is warm at once.
         defer { publishWarm() }
-        return machine.addReader(offset: offset, end: end)
+        return machine.addReader(offset: offset, end: end, revalidates: revalidates)
     }
 
     /// Forgets reader `id`; fetches only it wanted finish the request they are in and stop.

@@ -270,18 +270,23 @@ extension ResourceStateMachine {
     /// a reader needs a byte the body has yet to bring.
     private mutating func receivedWhole(_ chunk: ByteRange, of fetch: Fetch) -> ChunkAction {
         var fetch = fetch
-        fetch.next = chunk.upperBound
+        fetch.next = chunk.lowerBound
         fetches[fetch.id] = fetch
         // A whole body is read only while wanted: it would otherwise run to the end for nobody.
+        // Judged at the chunk's first byte: a large chunk may hold what a reader waits for.
         guard isWanted(fetch) else { return .stop }
-        let kept = chunk.lowerBound < ownEnd(of: fetch) ? ByteRange(chunk.lowerBound, min(chunk.upperBound, ownEnd(of: fetch))) : nil
+        // Every byte that arrived is kept, past the end the fetch was started for too.
+        let end = info.length ?? Int64.max
+        let kept = chunk.lowerBound < end ? ByteRange(chunk.lowerBound, min(chunk.upperBound, end)) : nil
         let pieces = kept.map { free($0, for: fetch) } ?? []
         fetch.pendingWrites = RangeSet(pieces)
+        fetch.next = chunk.upperBound
         fetches[fetch.id] = fetch
         for piece in pieces { writing.insert(piece) }
         return .write(
             pieces.map { Piece(skip: Int($0.lowerBound - chunk.lowerBound), count: Int($0.count), offset: $0.lowerBound) },
-            endsFetch: false
+            // Past the chunk, nobody needs what the body brings next.
+            endsFetch: !isWanted(fetch)
         )
     }
 

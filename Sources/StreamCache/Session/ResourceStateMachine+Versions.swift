@@ -19,14 +19,17 @@ extension ResourceStateMachine {
         defer { checkInvariants() }
         guard phase == .validating else { return nil }
         phase = .ready
+        let forced = validationForced
+        validationForced = false
         if case .abandoned = result { return nil }
         validatedAt = now
         switch result {
         case .changed(let newInfo):
             return (newInfo, replaceVersion(with: newInfo, survivor: nil))
-        case .current where !info.hasValidator && !info.isComplete(with: written):
+        case .current where !info.hasValidator && (forced || !info.isComplete(with: written)):
             // Same length, but nothing says the bytes cached before are of the version the
-            // missing ones will come from: start again rather than combine them.
+            // missing ones will come from (or, asked to check, that they are current): start
+            // again rather than combine them.
             return (info, replaceVersion(with: info, survivor: nil))
         default:
             return nil

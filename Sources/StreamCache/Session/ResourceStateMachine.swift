@@ -45,6 +45,8 @@ struct ResourceStateMachine: Sendable {
     var phase = Phase.ready
     /// When the origin last confirmed the version (`nil`: never, in this process).
     var validatedAt: Instant?
+    /// Whether the validation under way was asked for by a reader whatever the version's age.
+    var validationForced = false
     /// When the index was last read for ranges another process recorded.
     var refreshedAt: Instant
     var lastID = 0
@@ -126,6 +128,9 @@ extension ResourceStateMachine {
         var failure: StreamCacheError?
         /// Whether the reader has had the version checked (or found it fresh).
         var checkedVersion = false
+        /// Whether the reader wants the version checked with the origin whatever its age (a
+        /// playlist that may change).
+        var revalidates = false
         /// Whether the reader was handed bytes (it may not have reported reading them yet).
         var hasDelivered = false
         /// Origin body bytes received for the reader and not yet reported with a span.

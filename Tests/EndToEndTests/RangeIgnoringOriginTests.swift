@@ -1,0 +1,130 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// `python3 -m http.server`, which answers every request with the whole file (it ignores
+/// `Range`), as the origin of `serve` and `get`: what it sends is kept, the log counts it, and a
+/// later read of any of it costs no body.
+@Suite(.timeLimit(.minutes(4))) struct RangeIgnoringOriginTests {
+    @Test func everyByteOfAWholeAnswerIsKeptAndCounted() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let size = 24_000_000
+        let data = TestData.bytes(count: size, seed: 920)
+        try workspace.write(data, as: "big.bin")
+        let origin = try await PythonOrigin(directory: workspace.originDirectory)
+        defer { origin.stop() }
+        let log = workspace.output("access.log")
+        let proxy = try await ListeningProcess(["serve", "--access-log", log], cacheDir: workspace.cacheDirectory)
+        let url = origin.url("big.bin")
+
+        let first = 16_000_000
+        let last = 16_999_999
+        let reply = try await Curl.fetch(proxy.url(url), headers: ["Range: bytes=\(first)-\(last)"])
+        #expect(reply.status == 206)
+        #expect(TestData.mismatch([UInt8](reply.body), slice(data, first, last - first + 1)) == nil)
+        try await proxy.stop()
+
+        // Every byte the answer brought before the range is kept, and the log says what came.
+        let listing = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        let resources = try JSONDecoder().decode(ListingOf<Listed>.self, from: listing.stdout).resources
+        let cached = resources.first?.cachedBytes ?? 0
+        #expect(resources.first?.byteRangeAccess == false)
+        let kept = resources.first?.ranges.map { [$0.offset, $0.length] }
+        #expect(kept == [[0, cached]], "kept \(String(describing: kept))")
+        #expect(cached > Int64(last), "only \(cached) bytes kept")
+        let logged = try originBytes(inLog: log, path: "big.bin")
+        #expect(logged == [cached], "the access log says \(logged) origin bytes; the cache kept \(cached)")
+        let text = try await CLI.run(["ls"], cacheDir: workspace.cacheDirectory)
+        #expect(text.output.contains("origin ignores ranges"), "ls: \(text.output)")
+
+        // A read of bytes that came before the range: the origin is at most asked whether the
+        // file changed (a 304, no body), never for the bytes.
+        let before = origin.requests()
+        let got = try await CLI.run(
+            ["get", url, "--range", "5000000-5000999", "-o", workspace.output("part")],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(got.status == 0, "\(got.stderr)")
+        #expect(workspace.read(workspace.output("part")) == slice(data, 5_000_000, 1000))
+        let later = origin.requests().dropFirst(before.count)
+        #expect(later.allSatisfy { $0.hasSuffix(" 304 -") }, "the origin was asked again: \(Array(later))")
+    }
+
+    /// The fields of `ls --json` this test reads.
+    struct Listed: Decodable {
+        struct Range: Decodable {
+            let offset: Int64
+            let length: Int64
+        }
+        let cachedBytes: Int64
+        let byteRangeAccess: Bool
+        let ranges: [Range]
+    }
+
+    /// The `x-origin-bytes` of each request for `path` in the W3C access log at `log`.
+    func originBytes(inLog log: String, path: String) throws -> [Int64] {
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        guard let fields = lines.first(where: { $0.hasPrefix("#Fields:") })?.split(separator: " ").dropFirst(),
+            let column = Array(fields).firstIndex(of: "x-origin-bytes"),
+            let uri = Array(fields).firstIndex(of: "cs-uri")
+        else { return [] }
+        return lines.filter { !$0.hasPrefix("#") }.map { $0.split(separator: " ") }
+            .filter { $0.count > column && $0[uri].hasSuffix(path) }
+            .compactMap { Int64($0[column]) }
+    }
+}
+
+/// `python3 -m http.server` on a free loopback port, serving `directory`; its request log kept.
+final class PythonOrigin: Sendable {
+    let process: Process
+    let port: Int
+    private let log: Locked<[String]>
+
+    init(directory: String) async throws {
+        port = try freePort()
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", directory, "\(port)"]
+        let err = Pipe()
+        process.standardError = err
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        let log = Locked<[String]>([])
+        self.log = log
+        Thread {
+            var pending = Data()
+            while true {
+                let data = err.fileHandleForReading.availableData
+                if data.isEmpty { break }
+                pending += data
+                while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
+                    let line = String(decoding: pending[..<newline], as: UTF8.self)
+                    pending = pending[(newline + 1)...]
+                    if line.contains("\"GET ") || line.contains("\"HEAD ") { log.value.append(line) }
+                }
+            }
+        }.start()
+        let port = port
+        let up = try await onOwnThread {
+            for _ in 0..<500 {
+                if canConnect(host: "127.0.0.1", port: port) { return true }
+                usleep(10_000)
+            }
+            return false
+        }
+        guard up else {
+            process.terminate()
+            throw POSIXError(.ECONNREFUSED)
+        }
+    }
+
+    func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
+
+    /// The request lines python logged so far (`… "GET /f HTTP/1.1" 200 -`).
+    func requests() -> [String] { log.value }
+
+    func stop() {
+        if process.isRunning { process.terminate() }
+    }
+}

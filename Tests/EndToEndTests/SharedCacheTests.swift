@@ -1,0 +1,116 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// Several processes on one cache directory, as users run them (two `get`s, `serve` and `get`,
+/// two `serve`s), against the test origin at 2 MB/s: every output right, and the origin sends
+/// each byte once.
+@Suite(.timeLimit(.minutes(8))) struct SharedCacheTests {
+    static let size = 6_000_000
+    /// What a second process may cost on top of the file: one chunk of a request in flight.
+    static let slack = Int64(Double(size) * 0.01) + 256 << 10
+
+    @Test func twoGetsOnOneDirectoryFetchEachByteOnce() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: Self.size, seed: 901)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "2M"])
+        let url = origin.url("ep.mp3")
+
+        async let first = CLI.run(["get", url, "-o", workspace.output("a")], cacheDir: workspace.cacheDirectory)
+        try await Task.sleep(for: .milliseconds(300))
+        let second = try await CLI.run(["get", url, "-o", workspace.output("b")], cacheDir: workspace.cacheDirectory)
+        let earlier = try await first
+
+        #expect(earlier.status == 0 && second.status == 0, "\(earlier.stderr) \(second.stderr)")
+        #expect(TestData.mismatch(workspace.read(workspace.output("a")) ?? [], data) == nil)
+        #expect(TestData.mismatch(workspace.read(workspace.output("b")) ?? [], data) == nil)
+        let stats = try await origin.stats()
+        #expect(
+            stats.bodyBytes <= Int64(Self.size) + Self.slack,
+            "the origin sent \(stats.bodyBytes) bytes for a \(Self.size)-byte file (\(stats.duplicateBytes) twice)"
+        )
+        try await origin.stop()
+    }
+
+    @Test func serveAndGetOnOneDirectoryFetchEachByteOnce() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: Self.size, seed: 902)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "2M"])
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = origin.url("ep.mp3")
+
+        async let played = Curl.fetch(proxy.url(url))
+        try await Task.sleep(for: .milliseconds(300))
+        let got = try await CLI.run(["get", url, "-o", workspace.output("b")], cacheDir: workspace.cacheDirectory)
+
+        #expect(got.status == 0, "\(got.stderr)")
+        #expect(TestData.mismatch([UInt8](try await played.body), data) == nil, "the player got wrong bytes")
+        #expect(TestData.mismatch(workspace.read(workspace.output("b")) ?? [], data) == nil)
+        let stats = try await origin.stats()
+        #expect(stats.bodyBytes <= Int64(Self.size) + Self.slack, "the origin sent \(stats.bodyBytes) bytes")
+        try await proxy.stop()
+        try await origin.stop()
+    }
+
+    @Test func twoServesOnOneDirectoryFetchEachByteOnce() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: Self.size, seed: 903)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "2M"])
+        let one = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let other = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = origin.url("ep.mp3")
+
+        async let first = Curl.fetch(one.url(url))
+        try await Task.sleep(for: .milliseconds(300))
+        let second = try await Curl.fetch(other.url(url))
+
+        #expect(TestData.mismatch([UInt8](try await first.body), data) == nil, "the first player got wrong bytes")
+        #expect(TestData.mismatch([UInt8](second.body), data) == nil, "the second player got wrong bytes")
+        let stats = try await origin.stats()
+        #expect(stats.bodyBytes <= Int64(Self.size) + Self.slack, "the origin sent \(stats.bodyBytes) bytes")
+        try await one.stop()
+        try await other.stop()
+        try await origin.stop()
+    }
+
+    struct Moment: CustomTestStringConvertible, Sendable {
+        let seed: UInt64
+        var testDescription: String { "seed \(seed)" }
+    }
+
+    /// The first `get` is killed with SIGKILL at a random moment; the second, which waited for its
+    /// bytes, takes over from what is durable and ends with every byte right.
+    @Test(arguments: (1...3).map { Moment(seed: $0) })
+    func aSecondProcessFinishesWhenTheFirstIsKilled(moment: Moment) async throws {
+        var random = SeededRandom(seed: moment.seed)
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 4_000_000, seed: 910 + moment.seed)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "2M"])
+        let url = origin.url("ep.mp3")
+
+        let (victim, _, _) = try CLI.start(["get", url, "-o", workspace.output("a")], cacheDir: workspace.cacheDirectory)
+        try await Task.sleep(for: .milliseconds(300))
+        async let survivor = CLI.run(["get", url, "-o", workspace.output("b")], cacheDir: workspace.cacheDirectory)
+        let delay = Int.random(in: 200...1500, using: &random)
+        try await Task.sleep(for: .milliseconds(delay))
+        kill(victim.processIdentifier, SIGKILL)
+        let result = try await survivor
+
+        #expect(result.status == 0, "killed after \(delay) ms: \(result.stderr)")
+        #expect(
+            TestData.mismatch(workspace.read(workspace.output("b")) ?? [], data) == nil,
+            "wrong bytes after the first process was killed at \(delay) ms"
+        )
+        let replay = try await CLI.run(["get", url, "-o", workspace.output("c")], cacheDir: workspace.cacheDirectory)
+        #expect(TestData.mismatch(workspace.read(workspace.output("c")) ?? [], data) == nil, "the cache kept a wrong byte")
+        try await origin.stop()
+    }
+}
