@@ -27,9 +27,14 @@ extension ResourceStateMachine {
     }
 
     /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
-    mutating func addReader(offset: Int64, end: Int64?) -> Int {
+    ///
+    /// With `revalidates`, the version is checked with the origin before the reader gets a cached
+    /// byte, however recently it was (a conditional request: a `304` costs no body).
+    mutating func addReader(offset: Int64, end: Int64?, revalidates: Bool = false) -> Int {
         let id = makeID()
-        readers[id] = Reader(start: offset, position: offset, end: end, cachedAtStart: written)
+        var reader = Reader(start: offset, position: offset, end: end, cachedAtStart: written)
+        reader.revalidates = revalidates
+        readers[id] = reader
         return id
     }
 
@@ -68,8 +73,10 @@ extension ResourceStateMachine {
         if !reader.checkedVersion {
             // Once per reader: the version it starts on is confirmed if the last word is old.
             readers[id]?.checkedVersion = true
-            if needsValidation(now: now) {
+            let forced = reader.revalidates && info.length != nil && !written.isEmpty
+            if forced || needsValidation(now: now) {
                 phase = .validating
+                validationForced = forced
                 return .validate(info)
             }
         }
