@@ -113,7 +113,12 @@ extension StreamCacheCommand {
             let outcome: HLSDownloadReporter.Outcome
             do {
                 outcome = try await Interrupted.run {
-                    try await library.cache.withEngine(timeout: transfer.timeoutDuration) { engine in
+                    // The download retries each file itself (with backoff, `maxAttempts` in a
+                    // row): the engine's reads try once, so retries do not multiply.
+                    try await library.cache.withEngine(
+                        configure: { $0.maxAttempts = 1 },
+                        timeout: transfer.timeoutDuration
+                    ) { engine in
                         var reporter = reporter
                         let events =
                             if let url {

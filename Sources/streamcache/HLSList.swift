@@ -99,12 +99,21 @@ extension StreamCacheCommand {
             let offline = library.offlineLibrary
             let ids = all ? offline.assets().map(\.id) : ids
             var failures: [String] = []
+            var unpin: [URL] = []
             for id in ids {
                 do {
+                    let urls = offline.urlsOnlyIn(id)
                     try offline.remove(id)
+                    unpin += urls
                     print("removed \(id)")
                 } catch {
                     failures.append(error.message)
+                }
+            }
+            if !unpin.isEmpty, library.cache.directory.hasIndex {
+                // The streaming cache kept the asset's URLs pinned; they may be evicted now.
+                try await library.cache.withEngine(evicts: false) { engine in
+                    for url in unpin { _ = try? await engine.setPinned(false, url) }
                 }
             }
             if !failures.isEmpty { throw OfflineError(.unknownAsset, failures.joined(separator: "; ")) }

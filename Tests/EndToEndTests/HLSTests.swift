@@ -44,6 +44,10 @@ import Testing
             return !(text?.contains("#EXT-X-STREAM-INF") ?? false)
         }
         #expect(refetched.isEmpty, "a second play fetched from the origin: \(refetched.map(\.path))")
+        // ...and those with a conditional request: the replay costs the origin no body byte.
+        let body = again.reduce(0) { $0 + $1.bodyBytes }
+        #expect(body == 0, "a second play cost \(body) body bytes: \(again.map { "\($0.path) \($0.status)" })")
+        #expect(again.allSatisfy { $0.status == 304 }, "\(again.map { "\($0.path) \($0.status)" })")
     }
 
     @Test func playlistsAreRewrittenToTheProxyAndForeignSchemesAreNeverFetched() async throws {

@@ -57,6 +57,11 @@ import Testing
             }
         }
 
+        // A player that opens the original URL gets what the download fetched (one store). With
+        // two variants, ffmpeg opens both; only one was downloaded.
+        let originalURL = setup.origin.url(kind.playlist)
+        let originalMain = kind == .variants ? [] : try await TestStreams.frames(originalURL)
+
         // The same through serve, with no origin at all.
         try await setup.origin.stop()
         let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
@@ -73,6 +78,16 @@ import Testing
             main.status == 0 && (main.stderr.isEmpty || kind == .discontinuity),
             "\(kind) through /offline/: \(main.stderr)"
         )
+        for rendition in manifest.renditions {
+            let served = try await TestStreams.frames(proxy.url(rendition.url))
+            let same = served == expected[rendition.folder]
+            #expect(same, "\(kind) \(rendition.folder) at its origin URL: \(served.count) frames")
+        }
+        if kind != .variants {
+            let served = try await TestStreams.frames(proxy.url(originalURL))
+            let same = served == originalMain
+            #expect(same, "\(kind) at its origin URL: \(served.count) frames of \(originalMain.count)")
+        }
         try await proxy.stop()
     }
 }

@@ -6,6 +6,40 @@ import Testing
 /// moments, then a resume that fetches no finished file again; bytes a player already streamed
 /// through `serve` are not fetched again; an asset plays through `/offline/` while it downloads.
 @Suite(.timeLimit(.minutes(5))) struct OfflineResumeTests {
+    /// A download killed inside a file goes on with that file where its durable bytes end: a
+    /// range request, not the file again.
+    @Test func aFileCutShortByAKillResumesWithARangeRequest() async throws {
+        let setup = try await OfflineSetup(originArguments: ["--rate", "200K"])
+        defer { setup.remove() }
+        let data = TestData.bytes(count: 1_200_000, seed: 930)
+        let folder = setup.workspace.originDirectory + "/one"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data(data).write(to: URL(fileURLWithPath: folder + "/seg.ts"))
+        let playlist = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n#EXTINF:10.0,\nseg.ts\n#EXT-X-ENDLIST\n"
+        try playlist.write(toFile: folder + "/index.m3u8", atomically: true, encoding: .utf8)
+        let arguments = ["hls", "download", setup.origin.url("one/index.m3u8")]
+
+        let (process, _, _) = try CLI.start(arguments, cacheDir: setup.workspace.cacheDirectory)
+        try await Task.sleep(for: .milliseconds(2500))
+        #expect(process.isRunning, "the download ended before it could be killed")
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        let before = try await setup.origin.stats().requests.count
+        let result = try await CLI.run(arguments, cacheDir: setup.workspace.cacheDirectory)
+        #expect(result.status == 0, "\(result.stderr)")
+
+        let stats = try await setup.origin.settledStats()
+        // After the check that the cached bytes are current (a conditional request, a 304).
+        let resumed = stats.requests.dropFirst(before).filter { $0.path.hasSuffix("seg.ts") && $0.status != 304 }
+        let start = resumed.first?.range.flatMap { Int($0.dropFirst(6).prefix { $0.isNumber }) } ?? 0
+        #expect(start >= 200_000, "the resumed run asked for \(resumed.map { $0.range ?? "the whole file" })")
+        // What was not yet durable at the kill (at most a second of the origin's rate) is fetched again.
+        #expect(stats.duplicateBytes <= 300_000, "the origin sent \(stats.duplicateBytes) bytes twice")
+        let id = try #require(result.output.split(separator: "\n").last.map(String.init))
+        let item = try #require(try setup.manifest(id).items.first)
+        #expect(FileManager.default.contents(atPath: setup.library + "/" + id + "/" + item.path) == Data(data))
+    }
+
     @Test(arguments: [UInt64(1), 2])
     func killedAtRandomMomentsThenResumedTheAssetIsWholeAndEachFileCameOnce(seed: UInt64) async throws {
         // Per connection 60 KB/s and 50 ms per response: the download takes several seconds, so

@@ -169,6 +169,18 @@ extension ListeningProcess {
         let requests: [Request]
         let bodyBytes: Int64
         let duplicateBytes: Int64
+        /// Requests still being answered (a request is listed once its answer is sent).
+        let activeRequests: Int?
+    }
+
+    /// What the origin has sent once every request is answered (waiting at most 5 s).
+    func settledStats() async throws -> Stats {
+        var stats = try await self.stats()
+        for _ in 0..<50 where (stats.activeRequests ?? 0) > 0 {
+            try await Task.sleep(for: .milliseconds(100))
+            stats = try await self.stats()
+        }
+        return stats
     }
 
     /// What the origin has sent, from its `/_origin/stats` endpoint.

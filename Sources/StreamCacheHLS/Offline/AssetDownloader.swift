@@ -49,7 +49,7 @@ struct AssetDownloader: Sendable {
                     selection: nil,
                     media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
                 )
-                return manifest(id: id, url: url, plan: plan, selection: nil)
+                return manifest(id: id, url: url, plan: plan, selection: nil, sources: [url])
             case .multivariant(let playlist):
                 return try await plan(playlist, url: url, criteria: criteria)
             }
@@ -90,10 +90,16 @@ struct AssetDownloader: Sendable {
             )
         }
         let plan = try PackagePlan(multivariant: playlist, selection: selection, media: media)
-        return manifest(id: id, url: url, plan: plan, selection: selection)
+        return manifest(id: id, url: url, plan: plan, selection: selection, sources: [url] + urls)
     }
 
-    private func manifest(id: String, url: URL, plan: PackagePlan, selection: MediaSelection?) -> AssetManifest {
+    private func manifest(
+        id: String,
+        url: URL,
+        plan: PackagePlan,
+        selection: MediaSelection?,
+        sources: [URL]
+    ) -> AssetManifest {
         var manifest = AssetManifest(
             id: id,
             url: url.absoluteString,
@@ -114,6 +120,7 @@ struct AssetDownloader: Sendable {
             estimatedBytes: plan.estimatedBytes
         )
         manifest.playlists = plan.playlists
+        manifest.sourcePlaylists = sources.map(\.absoluteString)
         return manifest
     }
 
@@ -149,6 +156,10 @@ struct AssetDownloader: Sendable {
         manifest.state = .downloading
         manifest.failure = nil
         try library.writePlaylistsAndManifest(manifest)
+        // The origin's playlists stay in the streaming cache with the files (one store).
+        for url in manifest.sourcePlaylists ?? [] {
+            if let url = URL(string: url) { _ = try? await engine.setPinned(true, url) }
+        }
 
         let coordinator = DownloadCoordinator(
             schedule: DownloadSchedule(items: manifest.items, done: done, runLimit: options.runLimit),

@@ -24,6 +24,13 @@ struct AssetManifest: Codable, Sendable {
     var estimatedBytes: Int64?
     /// The package's playlists by path, as written when the download began.
     var playlists: [String: String] = [:]
+    /// The URLs of the origin's playlists the package was planned from (absent in manifests
+    /// written before the streaming cache kept them).
+    var sourcePlaylists: [String]?
+
+    /// Every origin URL the asset is made of: its playlists and its files. The streaming cache
+    /// keeps them pinned while the asset exists.
+    var originURLs: Set<String> { Set((sourcePlaylists ?? [url]) + items.map(\.url)) }
 
     static let fileName = "asset.json"
 

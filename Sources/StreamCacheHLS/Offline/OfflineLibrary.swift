@@ -112,6 +112,17 @@ public struct OfflineLibrary: Sendable {
         )
     }
 
+    /// The origin URLs asset `id` is made of that no other asset of the library uses: what the
+    /// streaming cache may stop keeping pinned once the asset is removed.
+    public func urlsOnlyIn(_ id: String) -> [URL] {
+        guard AssetID.isValid(id), let manifest = try? AssetManifest.load(from: folder(id)) else { return [] }
+        var others = Set<String>()
+        for asset in assets() where asset.id != id {
+            if let other = try? AssetManifest.load(from: folder(asset.id)) { others.formUnion(other.originURLs) }
+        }
+        return manifest.originURLs.subtracting(others).sorted().compactMap(URL.init(string:))
+    }
+
     /// Deletes the asset `id`: its package and its record, freeing its disk.
     ///
     /// - Throws: ``OfflineError`` `unknownAsset`, or `busy` while a download of it runs.

@@ -1,8 +1,8 @@
 import Foundation
 import StreamCache
 
-/// Fetches and parses playlists for an offline download, fresh from the origin, with the
-/// download's retries.
+/// Fetches and parses playlists for an offline download, through the streaming cache and checked
+/// with the origin, with the download's retries.
 struct PlaylistFetcher: Sendable {
     let engine: CacheEngine
     let options: OfflineDownloadOptions
@@ -20,28 +20,23 @@ struct PlaylistFetcher: Sendable {
         }
     }
 
+    /// The playlist's bytes through the streaming cache, checked with the origin first (a
+    /// conditional request: a current one costs no body), so the cache holds what the download
+    /// was planned from and `serve` can play it with the origin down.
     private func text(_ url: URL) async throws -> [UInt8] {
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await engine.fetchUncached(OriginRequest(url: url), headers: options.headers) { head, body in
-                    if head.status == 429 || head.status >= 500 {
-                        throw RetryableStatus(status: head.status, retryAfter: nil)
+                let resource = try await engine.open(url, originHeaders: options.headers)
+                var bytes: [UInt8] = []
+                for try await chunk in resource.revalidatedRead() {
+                    bytes += chunk
+                    guard bytes.count <= Self.limit else {
+                        throw OfflineError(.playlist, "\(url.absoluteString) is larger than a playlist can be")
                     }
-                    _ = try OriginAnswer.judge(head, first: 0, last: nil)
-                    guard head.status == 200 else {
-                        throw StreamCacheError(.originProtocolViolation, "origin answered \(head.status)")
-                    }
-                    var bytes: [UInt8] = []
-                    for try await chunk in body {
-                        bytes += chunk
-                        guard bytes.count <= Self.limit else {
-                            throw OfflineError(.playlist, "\(url.absoluteString) is larger than a playlist can be")
-                        }
-                    }
-                    return bytes
                 }
+                return bytes
             } catch {
                 if Task.isCancelled { throw CancellationError() }
                 guard let pause = ItemFetcher.retryDelay(error, attempt: attempt, backoff: options.retryBackoff),
