@@ -82,7 +82,8 @@ import Testing
         // Every body byte sent, those of requests cut by a kill too (the request list has only the
         // answers that ended), less the playlists'.
         let stats = try await setup.origin.settledStats()
-        let media = stats.bodyBytes - stats.requests.filter { $0.path.hasSuffix(".m3u8") }.reduce(0) { $0 + $1.bodyBytes }
+        let media =
+            stats.bodyBytes - stats.requests.filter { $0.path.hasSuffix(".m3u8") }.reduce(0) { $0 + $1.bodyBytes }
         let assetBytes = manifest.items.reduce(Int64(0)) { total, item in
             total
                 + ((try? FileManager.default.attributesOfItem(atPath: setup.library + "/" + asset.id + "/" + item.path)[

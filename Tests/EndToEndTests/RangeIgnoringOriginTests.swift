@@ -85,7 +85,9 @@ final class PythonOrigin: Sendable {
         port = try freePort()
         process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", directory, "\(port)"]
+        process.arguments = [
+            "python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", directory, "\(port)",
+        ]
         let err = Pipe()
         process.standardError = err
         process.standardOutput = FileHandle.nullDevice

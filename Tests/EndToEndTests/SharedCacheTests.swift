@@ -96,7 +96,10 @@ import Testing
         let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "2M"])
         let url = origin.url("ep.mp3")
 
-        let (victim, _, _) = try CLI.start(["get", url, "-o", workspace.output("a")], cacheDir: workspace.cacheDirectory)
+        let (victim, _, _) = try CLI.start(
+            ["get", url, "-o", workspace.output("a")],
+            cacheDir: workspace.cacheDirectory
+        )
         try await Task.sleep(for: .milliseconds(300))
         async let survivor = CLI.run(["get", url, "-o", workspace.output("b")], cacheDir: workspace.cacheDirectory)
         let delay = Int.random(in: 200...1500, using: &random)
@@ -110,7 +113,10 @@ import Testing
             "wrong bytes after the first process was killed at \(delay) ms"
         )
         let replay = try await CLI.run(["get", url, "-o", workspace.output("c")], cacheDir: workspace.cacheDirectory)
-        #expect(TestData.mismatch(workspace.read(workspace.output("c")) ?? [], data) == nil, "the cache kept a wrong byte")
+        #expect(
+            TestData.mismatch(workspace.read(workspace.output("c")) ?? [], data) == nil,
+            "the cache kept a wrong byte"
+        )
         try await origin.stop()
     }
 }

@@ -30,7 +30,6 @@ public struct CachedResource: Sendable {
         await lease.session.isComplete
     }
 
-
     /// Reads bytes `[offset, offset + length)` (`length == nil`: to the end), in order, as they
     /// become available.
     ///

@@ -108,7 +108,12 @@ extension ResourceSession {
         if case .full = answer {
             // A whole body: every byte of it is claimed, unless another process streams it already.
             let generation = machine.generation
-            let state = try await index.claimRest(resource: record.id, fetch: id, from: 0, rules: environment.claimRules)
+            let state = try await index.claimRest(
+                resource: record.id,
+                fetch: id,
+                from: 0,
+                rules: environment.claimRules
+            )
             guard machine.claimedRest(id, shared: .init(state), generation: generation, now: .now) else {
                 wakeAll()
                 return nil

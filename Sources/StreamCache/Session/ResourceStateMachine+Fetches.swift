@@ -262,7 +262,11 @@ extension ResourceStateMachine {
         writing.insert(write)
         // Cut at the limit: the rest of the body is not this fetch's to write, ever.
         let endsFetch = write.upperBound < chunk.upperBound || fetch.next >= limit
-        let piece = Piece(skip: Int(write.lowerBound - chunk.lowerBound), count: Int(write.count), offset: write.lowerBound)
+        let piece = Piece(
+            skip: Int(write.lowerBound - chunk.lowerBound),
+            count: Int(write.count),
+            offset: write.lowerBound
+        )
         return .write(write.isEmpty ? [] : [piece], endsFetch: endsFetch)
     }
 
@@ -284,7 +288,9 @@ extension ResourceStateMachine {
         fetches[fetch.id] = fetch
         for piece in pieces { writing.insert(piece) }
         return .write(
-            pieces.map { Piece(skip: Int($0.lowerBound - chunk.lowerBound), count: Int($0.count), offset: $0.lowerBound) },
+            pieces.map {
+                Piece(skip: Int($0.lowerBound - chunk.lowerBound), count: Int($0.count), offset: $0.lowerBound)
+            },
             // Past the chunk, nobody needs what the body brings next.
             endsFetch: !isWanted(fetch)
         )

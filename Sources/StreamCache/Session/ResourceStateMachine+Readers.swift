@@ -174,7 +174,12 @@ extension ResourceStateMachine {
     }
 
     /// Starts a fetch of the gap at `position`, up to the reader's end or the next known bytes.
-    private mutating func startFetch(at position: Int64, end readerEnd: Int64?, for reader: Int, now: Instant)
+    private mutating func startFetch(
+        at position: Int64,
+        end readerEnd: Int64?,
+        for reader: Int,
+        now: Instant
+    )
         -> FetchRequest
     {
         let id = makeID()

@@ -77,7 +77,12 @@ extension CacheIndex {
     /// the whole body, and it keeps what no other engine claimed.
     ///
     /// - Returns: the state the change saw.
-    package func claimRest(resource id: Int64, fetch: Int, from first: Int64, rules: ClaimRules) async throws
+    package func claimRest(
+        resource id: Int64,
+        fetch: Int,
+        from first: Int64,
+        rules: ClaimRules
+    ) async throws
         -> SharedState
     {
         try await write { db in
@@ -113,7 +118,13 @@ extension CacheIndex {
     ///
     /// - Returns: `false` if the resource no longer exists; then nothing is recorded.
     @discardableResult
-    package func addRanges(_ ranges: RangeSet, to id: Int64, advancing fetch: Int, to next: Int64, owner: String)
+    package func addRanges(
+        _ ranges: RangeSet,
+        to id: Int64,
+        advancing fetch: Int,
+        to next: Int64,
+        owner: String
+    )
         async throws -> Bool
     {
         try await write { db in
@@ -148,7 +159,12 @@ extension CacheIndex {
 
     /// The recorded ranges and other engines' live claims of resource `id`; with `pruning`, the
     /// claims of engines that are gone, or that made no progress for too long, are deleted.
-    private static func sharedState(_ db: Database, resource id: Int64, rules: ClaimRules, pruning: Bool) throws
+    private static func sharedState(
+        _ db: Database,
+        resource id: Int64,
+        rules: ClaimRules,
+        pruning: Bool
+    ) throws
         -> SharedState
     {
         guard try fetchResource(db, id: id) != nil else {
