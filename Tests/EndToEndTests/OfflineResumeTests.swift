@@ -19,10 +19,19 @@ import Testing
         try playlist.write(toFile: folder + "/index.m3u8", atomically: true, encoding: .utf8)
         let arguments = ["hls", "download", setup.origin.url("one/index.m3u8")]
 
-        let (process, _, _) = try CLI.start(arguments, cacheDir: setup.workspace.cacheDirectory)
-        try await Task.sleep(for: .milliseconds(2500))
-        #expect(process.isRunning, "the download ended before it could be killed")
+        let (process, _, errors) = try CLI.start(arguments, cacheDir: setup.workspace.cacheDirectory)
+        // Killed once the origin has sent about 500 KB of the file (two durable batches).
+        for _ in 0..<200 where process.isRunning {
+            if try await setup.origin.stats().bodyBytes >= 500_000 { break }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let running = process.isRunning
         kill(process.processIdentifier, SIGKILL)
+        if !running {
+            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            Issue.record("the download ended before it could be killed: \(message)")
+            return
+        }
         process.waitUntilExit()
         let before = try await setup.origin.stats().requests.count
         let result = try await CLI.run(arguments, cacheDir: setup.workspace.cacheDirectory)

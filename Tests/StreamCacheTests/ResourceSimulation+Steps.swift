@@ -329,7 +329,8 @@ extension ResourceSimulation {
         let current = originInfo(originVersion)
         let result: ResourceStateMachine.Validation =
             !draining && random.chance(0.1)
-            ? .unreachable : (known.isDifferentVersion(from: current) ? .changed(current) : .current)
+            ? .unreachable(StreamCacheError(.originUnreachable, "offline"))
+            : (known.isDifferentVersion(from: current) ? .changed(current) : .current(nil))
         note("validation of \(known.etag ?? ""): \(result)")
         if let (newInfo, cancel) = machine.validated(result, now: now) {
             replaceVersion(newInfo, cancel: cancel)
@@ -385,7 +386,7 @@ extension ResourceSimulation {
         machine = ResourceStateMachine(
             info: indexInfo,
             recorded: indexRanges,
-            validatedAt: random.chance(0.5) ? now : nil,
+            freshUntil: random.chance(0.5) ? now.advanced(by: settings.revalidationInterval) : nil,
             now: now,
             settings: settings
         )

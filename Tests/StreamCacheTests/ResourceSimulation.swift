@@ -86,6 +86,8 @@ struct ResourceSimulation {
     var fetches: [Int: SimFetch] = [:]
     var syncs: [PendingSync] = []
     var pendingValidation: ContentInfo?
+    /// The origin's `max-age`, in seconds (0: every reuse is validated).
+    var maxAge = 0
     /// The index's claims, of this process and of others.
     var claims: [SimClaim] = []
     var lastForeignFetch = 0
@@ -114,12 +116,13 @@ struct ResourceSimulation {
         settings.assertsInvariants = false
         self.settings = settings
         let length = Int.random(in: 1...3000, using: &random)
+        maxAge = Int.random(in: 0...5, using: &random)
         versions = [Self.content(length: length, random: &random)]
         files[0] = DataFile(length: length)
         machine = ResourceStateMachine(
             info: ContentInfo(),
             recorded: RangeSet(),
-            validatedAt: nil,
+            freshUntil: nil,
             now: now,
             settings: settings
         )
@@ -131,7 +134,12 @@ struct ResourceSimulation {
 
     var originBytes: [UInt8] { versions[originVersion] }
     func originInfo(_ version: Int) -> ContentInfo {
-        ContentInfo(length: Int64(versions[version].count), contentType: "audio/mpeg", etag: "\"v\(version)\"")
+        ContentInfo(
+            length: Int64(versions[version].count),
+            contentType: "audio/mpeg",
+            etag: "\"v\(version)\"",
+            stored: StoredFields(fields: [HeaderField("Cache-Control", "max-age=\(maxAge)")], receivedAt: 1)
+        )
     }
 
     /// Records a broken rule with the seed and the last events, so it can be replayed.

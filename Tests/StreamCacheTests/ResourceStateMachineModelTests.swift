@@ -44,7 +44,7 @@ import Testing
         return ResourceStateMachine(
             info: ContentInfo(),
             recorded: RangeSet(),
-            validatedAt: nil,
+            freshUntil: nil,
             now: .now,
             settings: ResourceStateMachine.Settings(configuration)
         )

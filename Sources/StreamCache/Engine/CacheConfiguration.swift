@@ -4,8 +4,16 @@ import Foundation
 public struct CacheConfiguration: Sendable {
     /// The byte budget of the whole cache (least recently used resources go first).
     public var maxSize: Int64 = 2 << 30
-    /// How long a confirmation from the origin that cached bytes are current stays good.
-    public var revalidationInterval: Duration = .seconds(60)
+    /// The longest a response is reused without asking the origin, whatever its freshness
+    /// (RFC 9111 §4.2: `max-age`, `Expires`, or a heuristic) says; by default no limit.
+    public var revalidationInterval: Duration = .seconds(100 * 365 * 86400)
+    /// The longest heuristic freshness given a response that has `Last-Modified` and no explicit
+    /// freshness (a tenth of its age, RFC 9111 §4.2.2).
+    public var heuristicFreshnessLimit: Duration = .seconds(86400)
+    /// Serve a stale copy with the origin unreachable even when the response says
+    /// `must-revalidate` or `no-cache` (RFC 9111 §4.2.4 forbids it; a user may want the episode
+    /// anyway).
+    public var servesStaleAlways = false
     /// A reader joins an in-flight fetch whose next byte is at most this far behind its position.
     public var joinDistance: Int64 = 256 << 10
     /// ...or whose next byte is at most this long away at the rate the fetch has shown.

@@ -22,7 +22,6 @@ public actor CacheEngine {
     }
     private var sessions: [String: Entry] = [:]
     private var leases: [String: Int] = [:]
-    private var validatedAt: [String: ContinuousClock.Instant] = [:]
     /// When the last lease of a key was released, for keys whose session lingers open.
     private var releasedAt: [String: ContinuousClock.Instant] = [:]
     private var eviction: Task<Void, Never>?
@@ -162,13 +161,12 @@ public actor CacheEngine {
             return try await task.value
         case nil:
             // Awaited by this caller and by every other caller opening the same key meanwhile.
-            let task = Task { [environment, validatedAt] in
+            let task = Task { [environment] in
                 try await ResourceSession.open(
                     key: key,
                     url: url,
                     headers: headers,
-                    environment: environment,
-                    validatedAt: validatedAt[key]
+                    environment: environment
                 ) { [chores] key in
                     chores.post(.sessionMayBeIdle(key: key))
                 }
@@ -269,8 +267,7 @@ public actor CacheEngine {
         guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { return false }
         sessions[key] = nil
         await session.withdrawWarm()
-        validatedAt[key] = await session.validatedAt
-        if await session.discardIfEmpty() { validatedAt[key] = nil }
+        _ = await session.discardIfEmpty()
         return true
     }
 

@@ -8,8 +8,8 @@ public enum OriginAnswer: Hashable, Sendable {
     case full(info: ContentInfo)
     /// A `416` at an offset at or past the total length: there is nothing past `total`.
     case endOfResource(total: Int64, info: ContentInfo)
-    /// A `304`: the validators sent still match.
-    case notModified
+    /// A `304`: the validators sent still match; its fields update the stored ones.
+    case notModified(StoredFields)
 
     /// Judges `head`, the answer to a request for bytes `first...last` (`last == nil`: to the end).
     ///
@@ -61,7 +61,7 @@ public enum OriginAnswer: Hashable, Sendable {
         case 200:
             return .full(info: info)
         case 304:
-            return .notModified
+            return .notModified(info.stored)
         case 416:
             if let value = head["Content-Range"], let total = ContentRange(parsing: value)?.total, total <= first {
                 return .endOfResource(total: total, info: info)

@@ -40,7 +40,8 @@ public struct OriginResponseHead: Sendable, Hashable {
             contentType: self["Content-Type"],
             etag: self["ETag"],
             lastModified: self["Last-Modified"],
-            byteRangeAccess: status == 206
+            byteRangeAccess: status == 206,
+            stored: StoredFields(fields: headers, receivedAt: Date().timeIntervalSince1970)
         )
     }
 }

@@ -11,6 +11,10 @@ extension ResourceSession {
         wakeAll()
         if let (newInfo, cancel) = change {
             try? await replaceVersion(with: newInfo, cancel: cancel)
+        } else if case .current = result {
+            // The origin's word and the fields of its 304 are the stored ones now, for every
+            // process (RFC 9111 §4.3.4); best-effort on a full disk.
+            try? await index.update(id: record.id, info: machine.info)
         }
     }
 
@@ -26,18 +30,20 @@ extension ResourceSession {
                 try OriginAnswer.judge(head, first: 0, last: 0)
             }
             switch answer {
-            case .notModified:
-                return .current
+            case .notModified(let fields):
+                return .current(fields)
             case .partial(_, let newInfo), .full(let newInfo), .endOfResource(_, let newInfo):
                 var newInfo = newInfo
                 if case .endOfResource(let total, _) = answer { newInfo.length = total }
-                return known.isDifferentVersion(from: newInfo) ? .changed(newInfo) : .current
+                return known.isDifferentVersion(from: newInfo) ? .changed(newInfo) : .current(newInfo.stored)
             }
         } catch is CancellationError {
             return .abandoned
         } catch {
             logger.warning("cannot revalidate; serving cached bytes", metadata: ["key": "\(key)", "error": "\(error)"])
-            return .unreachable
+            return .unreachable(
+                error as? StreamCacheError ?? StreamCacheError(.originUnreachable, "the origin cannot be reached")
+            )
         }
     }
 

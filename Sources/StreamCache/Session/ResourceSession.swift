@@ -62,7 +62,6 @@ actor ResourceSession {
         url: URL,
         headers: OriginHeaders,
         environment: SessionEnvironment,
-        validatedAt: ContinuousClock.Instant?,
         onIdle: @escaping @Sendable (String) -> Void
     ) async throws -> ResourceSession {
         while true {
@@ -84,7 +83,7 @@ actor ResourceSession {
             let machine = ResourceStateMachine(
                 info: record.info,
                 recorded: present,
-                validatedAt: validatedAt,
+                freshUntil: Self.freshUntil(of: record.info, configuration: environment.configuration),
                 now: .now,
                 settings: ResourceStateMachine.Settings(environment.configuration)
             )
@@ -104,8 +103,17 @@ actor ResourceSession {
     /// What the session knows about the resource.
     var info: ContentInfo { machine.info }
 
-    /// When the origin last confirmed the version.
-    var validatedAt: ContinuousClock.Instant? { machine.validatedAt }
+    /// Until when `info`, as stored, is fresh (RFC 9111 §4.2), on this process's clock; `nil` if
+    /// it is stale already.
+    static func freshUntil(of info: ContentInfo, configuration: CacheConfiguration) -> ContinuousClock.Instant? {
+        guard info.stored.receivedAt > 0, !info.stored.cacheControl.noCache else { return nil }
+        let limit = ResourceStateMachine.seconds(configuration.heuristicFreshnessLimit)
+        let remaining = info.stored.remainingFreshness(at: Date().timeIntervalSince1970, heuristicLimit: limit)
+        let cap = ResourceStateMachine.seconds(configuration.revalidationInterval)
+        guard remaining > 0 else { return nil }
+        return ContinuousClock.now.advanced(by: .milliseconds(Int64(min(remaining, cap, 1e12) * 1000)))
+    }
+
 
     /// Whether every byte of the current version is in the cache file.
     var isComplete: Bool { machine.info.isComplete(with: machine.written) }
@@ -189,7 +197,7 @@ actor ResourceSession {
     private func publishWarm() {
         guard !isClosed else { return }
         guard machine.phase == .ready, machine.info.length != nil, !machine.written.isEmpty,
-            let validatedAt = machine.validatedAt
+            let freshUntil = machine.freshUntil, !machine.info.stored.cacheControl.noCache, !machine.isServingStale
         else {
             // The session is the key's only one while open: an entry of an older file goes too.
             environment.warm.publish(nil, for: key)
@@ -199,7 +207,7 @@ actor ResourceSession {
             file: file,
             info: machine.info,
             written: machine.written,
-            freshUntil: validatedAt.advanced(by: environment.configuration.revalidationInterval)
+            freshUntil: freshUntil
         )
         environment.warm.publish(warm, for: key)
     }

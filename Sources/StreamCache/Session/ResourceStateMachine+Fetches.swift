@@ -217,7 +217,7 @@ extension ResourceStateMachine {
 
     private mutating func learn(_ newInfo: ContentInfo, now: Instant) {
         info = newInfo
-        validatedAt = now
+        confirmed(newInfo, now: now)
     }
 
     /// Fetch `id` received the next `count` bytes of its body at `now`.

@@ -122,10 +122,12 @@ extension ResourceStateMachine {
         return .startFetch(request)
     }
 
+    /// Whether the cached version must be checked with the origin before a reader gets its bytes:
+    /// it is stale, or marked `no-cache` (RFC 9111 §4.2, §5.2.2.4).
     private func needsValidation(now: Instant) -> Bool {
         guard info.length != nil, !written.isEmpty else { return false }
-        guard let validatedAt else { return true }
-        return validatedAt.duration(to: now) > settings.revalidationInterval
+        guard let freshUntil, !info.stored.cacheControl.noCache else { return true }
+        return now >= freshUntil
     }
 
     /// The whole-body fetch that will pass `position` and is the first to, if any.

@@ -1,12 +1,14 @@
 extension ResourceStateMachine {
     /// What the origin said when asked whether the cached version is current.
     enum Validation: Sendable {
-        /// Same validators and length: the cached bytes are good.
-        case current
+        /// Same validators and length: the cached bytes are good; the answer's fields, if any,
+        /// update the stored ones (RFC 9111 §4.3.4).
+        case current(StoredFields?)
         /// A new version, described so.
         case changed(ContentInfo)
-        /// No answer (offline): the cached bytes are served as they are.
-        case unreachable
+        /// No answer (offline): the cached bytes are served as they are (RFC 9111 §4.2.4), unless
+        /// the response says it must not be served stale.
+        case unreachable(StreamCacheError)
         /// The reader asking went away before the answer: another reader asks again.
         case abandoned
     }
@@ -21,17 +23,37 @@ extension ResourceStateMachine {
         phase = .ready
         let forced = validationForced
         validationForced = false
-        if case .abandoned = result { return nil }
-        validatedAt = now
         switch result {
+        case .abandoned:
+            return nil
+        case .unreachable(let error):
+            let control = info.stored.cacheControl
+            if (control.mustRevalidate || control.noCache) && !settings.servesStaleAlways {
+                // The origin said never to serve it unchecked: the readers that waited fail.
+                for (id, reader) in readers where !reader.hasDelivered {
+                    readers[id]?.failure = StreamCacheError(
+                        .originUnreachable,
+                        "the cached copy must be revalidated and \(error.message)"
+                    )
+                }
+                return nil
+            }
+            // Served as it is; asked again a little later, not by every reader.
+            freshUntil = now.advanced(by: .seconds(10))
+            isServingStale = true
+            return nil
         case .changed(let newInfo):
+            confirmed(newInfo, now: now)
             return (newInfo, replaceVersion(with: newInfo, survivor: nil))
         case .current where !info.hasValidator && (forced || !info.isComplete(with: written)):
             // Same length, but nothing says the bytes cached before are of the version the
             // missing ones will come from (or, asked to check, that they are current): start
             // again rather than combine them.
+            confirmed(info, now: now)
             return (info, replaceVersion(with: info, survivor: nil))
-        default:
+        case .current(let fields):
+            if let fields { info.stored = info.stored.updated(with: fields.fields, receivedAt: fields.receivedAt) }
+            confirmed(info, now: now)
             return nil
         }
     }
@@ -82,7 +104,7 @@ extension ResourceStateMachine {
         defer { checkInvariants() }
         guard phase == .replacing else { return }
         phase = .ready
-        validatedAt = now
+        confirmed(info, now: now)
     }
 
     /// The new version's index row or file could not be made: nothing can be read or written.

@@ -43,8 +43,12 @@ struct ResourceStateMachine: Sendable {
     var readers: [Int: Reader] = [:]
     var fetches: [Int: Fetch] = [:]
     var phase = Phase.ready
-    /// When the origin last confirmed the version (`nil`: never, in this process).
-    var validatedAt: Instant?
+    /// Until when the cached version may be reused without asking the origin (RFC 9111 §4.2:
+    /// its freshness, from the origin's last word on it); `nil`: ask first.
+    var freshUntil: Instant?
+    /// Whether the origin could not be reached to check a stale version, which is served as it
+    /// is (RFC 9111 §4.2.4) until the origin answers again.
+    var isServingStale = false
     /// Whether the validation under way was asked for by a reader whatever the version's age.
     var validationForced = false
     /// When the index was last read for ranges another process recorded.
@@ -52,14 +56,33 @@ struct ResourceStateMachine: Sendable {
     var lastID = 0
 
     /// A machine for a resource whose index row says `info` and `recorded`.
-    init(info: ContentInfo, recorded: RangeSet, validatedAt: Instant?, now: Instant, settings: Settings) {
+    ///
+    /// `freshUntil`: until when the stored response is fresh, from its stored fields and the wall
+    /// clock (``StoredFields/remainingFreshness(at:heuristicLimit:)``).
+    init(info: ContentInfo, recorded: RangeSet, freshUntil: Instant?, now: Instant, settings: Settings) {
         self.settings = settings
         self.info = info
         self.written = recorded
         self.durable = recorded
         self.recorded = recorded
-        self.validatedAt = info.length == nil ? nil : validatedAt
+        self.freshUntil = info.length == nil ? nil : freshUntil
         self.refreshedAt = now
+    }
+
+    /// How long a response received just now stays fresh (RFC 9111 §4.2), at most the
+    /// configured cap; none for `no-cache`.
+    func freshness(of info: ContentInfo) -> Duration {
+        let control = info.stored.cacheControl
+        guard !control.noCache else { return .zero }
+        let seconds = info.stored.freshnessAtReceipt(heuristicLimit: Self.seconds(settings.heuristicLimit))
+        guard seconds > 0 else { return .zero }
+        return min(settings.revalidationInterval, .milliseconds(Int64(min(seconds, 1e12) * 1000)))
+    }
+
+    /// The origin confirmed `info` (or first described it) at `now`.
+    mutating func confirmed(_ info: ContentInfo, now: Instant) {
+        freshUntil = now.advanced(by: freshness(of: info))
+        isServingStale = false
     }
 
     /// Whether nothing is going on: no reader, no fetch, no validation or version change.
@@ -81,6 +104,10 @@ extension ResourceStateMachine {
         var syncBytes: Int64
         var syncInterval: Duration
         var revalidationInterval: Duration
+        /// The longest heuristic freshness given a response with only `Last-Modified`.
+        var heuristicLimit: Duration
+        /// Whether a stale copy is served offline despite `must-revalidate`/`no-cache`.
+        var servesStaleAlways: Bool
         /// How long a fetch no reader wants may go on finishing the request it is in.
         var orphanGrace: Duration
         /// How often a reader facing a gap looks in the index for bytes another process fetched.
@@ -97,6 +124,8 @@ extension ResourceStateMachine {
             syncBytes = configuration.syncBytes
             syncInterval = configuration.syncInterval
             revalidationInterval = configuration.revalidationInterval
+            heuristicLimit = configuration.heuristicFreshnessLimit
+            servesStaleAlways = configuration.servesStaleAlways
             orphanGrace = configuration.orphanGrace
             refreshInterval = .seconds(1)
         }

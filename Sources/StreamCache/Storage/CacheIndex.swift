@@ -71,7 +71,7 @@ package final class CacheIndex: Sendable {
     }
 
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let schemaVersion = 2
+    static let schemaVersion = 3
 
     /// Brings the schema up to ``schemaVersion`` in one immediate transaction, so processes
     /// opening a new cache directory at the same moment create it once, not race to.
@@ -114,9 +114,15 @@ package final class CacheIndex: Sendable {
                             PRIMARY KEY (owner, fetch)
                         );
                         CREATE INDEX IF NOT EXISTS fetchClaim_resource ON fetchClaim(resourceId);
-                        PRAGMA user_version = \(schemaVersion);
                         """
                 )
+                // Columns later versions added to the resource table of an older index.
+                let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(resource)").map { $0["name"] as String })
+                for (column, type) in [("storedFields", "TEXT"), ("receivedAt", "REAL"), ("notStored", "TEXT")]
+                where !columns.contains(column) {
+                    try db.execute(sql: "ALTER TABLE resource ADD COLUMN \(column) \(type)")
+                }
+                try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
                 return .commit
             }
         }
@@ -185,10 +191,14 @@ package final class CacheIndex: Sendable {
         try await write { db in
             try db.execute(
                 sql: """
-                    UPDATE resource SET length = ?, contentType = ?, etag = ?, lastModified = ?, byteRangeAccess = ?
+                    UPDATE resource SET length = ?, contentType = ?, etag = ?, lastModified = ?, byteRangeAccess = ?,
+                                        storedFields = ?, receivedAt = ?
                     WHERE id = ?
                     """,
-                arguments: [info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess, id]
+                arguments: [
+                    info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess,
+                    Self.encode(info.stored.fields), info.stored.receivedAt, id,
+                ]
             )
         }
     }
@@ -211,12 +221,12 @@ package final class CacheIndex: Sendable {
             try db.execute(
                 sql: """
                     INSERT INTO resource (key, url, length, contentType, etag, lastModified, byteRangeAccess,
-                                          createdAt, lastAccess, pinned)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                          createdAt, lastAccess, pinned, storedFields, receivedAt)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     key, url, info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess,
-                    now, now, pinned,
+                    now, now, pinned, Self.encode(info.stored.fields), info.stored.receivedAt,
                 ]
             )
             return try Self.fetchResource(db, id: db.lastInsertedRowID)!
@@ -339,12 +349,29 @@ package final class CacheIndex: Sendable {
                 contentType: row["contentType"],
                 etag: row["etag"],
                 lastModified: row["lastModified"],
-                byteRangeAccess: row["byteRangeAccess"]
+                byteRangeAccess: row["byteRangeAccess"],
+                stored: StoredFields(
+                    fields: decode(row["storedFields"]),
+                    receivedAt: row["receivedAt"] ?? 0
+                )
             ),
             createdAt: Date(timeIntervalSince1970: row["createdAt"]),
             lastAccess: Date(timeIntervalSince1970: row["lastAccess"]),
             pinned: row["pinned"],
             cachedBytes: row["cachedBytes"]
         )
+    }
+
+    /// Header fields as stored: one `name: value` a line (values never hold a line break).
+    static func encode(_ fields: [HeaderField]) -> String {
+        fields.map { "\($0.name): \($0.value)" }.joined(separator: "\n")
+    }
+
+    static func decode(_ text: String?) -> [HeaderField] {
+        guard let text, !text.isEmpty else { return [] }
+        return text.split(separator: "\n").compactMap { line in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            return HeaderField(String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
     }
 }

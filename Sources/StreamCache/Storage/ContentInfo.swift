@@ -10,6 +10,9 @@ public struct ContentInfo: Hashable, Sendable {
     public var lastModified: String?
     /// Whether the origin answered a range request with a real `206`.
     public var byteRangeAccess: Bool
+    /// The response's end-to-end header fields and when they came: its freshness, what is sent
+    /// with every answer from the cache (RFC 9111).
+    public var stored: StoredFields
 
     /// Creates content information.
     public init(
@@ -17,13 +20,15 @@ public struct ContentInfo: Hashable, Sendable {
         contentType: String? = nil,
         etag: String? = nil,
         lastModified: String? = nil,
-        byteRangeAccess: Bool = true
+        byteRangeAccess: Bool = true,
+        stored: StoredFields = StoredFields()
     ) {
         self.length = length
         self.contentType = contentType
         self.etag = etag
         self.lastModified = lastModified
         self.byteRangeAccess = byteRangeAccess
+        self.stored = stored
     }
 
     /// The validator to send in `If-Range`: a strong ETag, else `Last-Modified`.

@@ -1,0 +1,97 @@
+import Foundation
+
+/// What a cache keeps of a response besides its bytes (RFC 9111 §3): its end-to-end header
+/// fields, and when it was received, from which its freshness and age follow (§4.2).
+public struct StoredFields: Hashable, Sendable {
+    /// The response's header fields a cache stores and sends again: all but the hop-by-hop ones,
+    /// `Set-Cookie`, and those that describe one message's framing or range.
+    public private(set) var fields: [HeaderField]
+    /// When the response was received (`response_time`), seconds since 1970.
+    public private(set) var receivedAt: Double
+
+    /// No fields, received at `receivedAt`.
+    public init(fields: [HeaderField] = [], receivedAt: Double = 0) {
+        self.fields = fields.filter { Self.isStored($0.name) }
+        self.receivedAt = receivedAt
+    }
+
+    /// Field names never stored or sent from the cache, lowercased.
+    static let notStored: Set<String> = [
+        "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
+        "proxy-authenticate", "proxy-authorization", "set-cookie", "set-cookie2", "content-length",
+        "content-range", "accept-ranges", "content-encoding", "age",
+    ]
+
+    static func isStored(_ name: String) -> Bool { !notStored.contains(name.lowercased()) }
+
+    /// Every value of `name`, in order.
+    public func values(_ name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+    }
+
+    /// The first value of `name`.
+    public func value(_ name: String) -> String? { values(name).first }
+
+    public var cacheControl: CacheControl { CacheControl(fields: values("Cache-Control")) }
+
+    /// The `Vary` field names, lowercased (`*` among them if present).
+    public var vary: [String] {
+        values("Vary").flatMap { $0.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
+    }
+
+    /// The age the response had when it was received (RFC 9111 §4.2.3, `corrected_initial_age`,
+    /// taking the request as sent when the response came).
+    private var initialAge: Double {
+        let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
+        let apparent = max(0, receivedAt - date)
+        let age = value("Age").flatMap { CacheControl.seconds(Substring($0.trimmingCharacters(in: .whitespaces))) }
+        return max(apparent, Double(age ?? 0))
+    }
+
+    /// The response's age at `now` (RFC 9111 §4.2.3), in seconds.
+    public func age(at now: Double) -> Double {
+        initialAge + max(0, now - receivedAt)
+    }
+
+    /// How long the response is fresh in all (RFC 9111 §4.2.1), in seconds: `max-age`, else
+    /// `Expires` less `Date`, else a heuristic of a tenth of the time since `Last-Modified`
+    /// (§4.2.2), at most `heuristicLimit`; else `0`.
+    public func freshnessLifetime(heuristicLimit: Double) -> Double {
+        let control = cacheControl
+        if let maxAge = control.maxAge { return Double(maxAge) }
+        let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
+        let expiresValues = values("Expires")
+        if !expiresValues.isEmpty {
+            // An invalid date, "0" among them, is a time in the past (§5.3).
+            guard expiresValues.count == 1, let expires = HTTPDate.parse(expiresValues[0]) else { return 0 }
+            return max(0, expires.timeIntervalSince1970 - date)
+        }
+        if let lastModified = value("Last-Modified").flatMap(HTTPDate.parse)?.timeIntervalSince1970,
+            lastModified < date
+        {
+            return min(heuristicLimit, (date - lastModified) / 10)
+        }
+        return 0
+    }
+
+    /// How long the response is fresh from when it was received (its lifetime less its age then),
+    /// in seconds.
+    public func freshnessAtReceipt(heuristicLimit: Double) -> Double {
+        freshnessLifetime(heuristicLimit: heuristicLimit) - initialAge
+    }
+
+    /// How much longer the response is fresh at `now` (negative: stale for that long), in seconds.
+    public func remainingFreshness(at now: Double, heuristicLimit: Double) -> Double {
+        freshnessLifetime(heuristicLimit: heuristicLimit) - age(at: now)
+    }
+
+    /// The fields after a `304` that carried `updates` at `receivedAt` (RFC 9111 §4.3.4): each
+    /// field the 304 has replaces the stored ones of that name; the others stay.
+    public func updated(with updates: [HeaderField], receivedAt: Double) -> StoredFields {
+        let incoming = updates.filter { Self.isStored($0.name) }
+        let replaced = Set(incoming.map { $0.name.lowercased() })
+        let kept = fields.filter { !replaced.contains($0.name.lowercased()) }
+        return StoredFields(fields: kept + incoming, receivedAt: receivedAt)
+    }
+}
