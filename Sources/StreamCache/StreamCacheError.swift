@@ -56,6 +56,9 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
     public let message: String
     /// The HTTP status the origin answered with, for ``Kind/originStatus``.
     public let status: Int?
+    /// The origin's answer as it came, for ``Kind/originStatus`` and a redirect not followed:
+    /// a server passes it on to its client.
+    public var reply: OriginReply?
 
     /// Creates an error of `kind` with a one-line `message`.
     public init(_ kind: Kind, _ message: String, status: Int? = nil) {

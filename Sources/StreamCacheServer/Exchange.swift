@@ -68,6 +68,7 @@ struct Exchange: Sendable {
     /// A response for a failure of the engine: the origin's error status passed through, `502` for
     /// an origin that cannot be used, `504` for one that timed out, `500` for the cache itself.
     mutating func fail(_ error: StreamCacheError) -> Response {
+        if let reply = error.reply { return passOn(reply, error: error) }
         let status: HTTPResponse.Status
         switch error.kind {
         case .originStatus:
@@ -86,6 +87,26 @@ struct Exchange: Sendable {
             status = .badGateway
         }
         return refuse(ProxyRefusal(status, error.message))
+    }
+
+    /// The origin's own answer, as it came: status, end-to-end fields, body (RFC 9111: an error
+    /// answer reaches the client; it is not stored).
+    private mutating func passOn(_ reply: OriginReply, error: StreamCacheError) -> Response {
+        status = HTTPResponse.Status(code: reply.status)
+        failure = error.message
+        var headers = HTTPFields()
+        for field in reply.fields {
+            guard let name = HTTPField.Name(field.name) else { continue }
+            headers.append(HTTPField(name: name, value: field.value))
+        }
+        headers[.contentLength] = String(reply.body.count)
+        sentBytes = request.method == .head ? 0 : Int64(reply.body.count)
+        originBytes += Int64(reply.body.count)
+        return Response(
+            status: status,
+            headers: headers,
+            body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body))
+        )
     }
 
     /// Notes an error that ended the body after the head went out.

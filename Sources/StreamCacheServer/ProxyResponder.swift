@@ -122,6 +122,21 @@ struct ProxyResponder: HTTPResponder {
         fields[.contentType] = info.contentType ?? "application/octet-stream"
         if let etag = info.etag { fields[.eTag] = etag }
         if let lastModified = info.lastModified { fields[.lastModified] = lastModified }
+        for field in CachedResponseFields.replayed(info) {
+            if let name = HTTPField.Name(field.name) { fields.append(HTTPField(name: name, value: field.value)) }
+        }
+        if CachedResponseFields.playerHasIt(
+            ifNoneMatch: request.headers[.ifNoneMatch],
+            ifModifiedSince: request.headers[.ifModifiedSince],
+            info: info
+        ) {
+            // The player holds this version already: no body (RFC 9110 §13.1.2).
+            fields[.contentType] = nil
+            fields[.acceptRanges] = nil
+            exchange.status = .notModified
+            await logs.record(exchange)
+            return Response(status: .notModified, headers: fields, body: ResponseBody())
+        }
 
         let status: HTTPResponse.Status
         let range: ByteRange?

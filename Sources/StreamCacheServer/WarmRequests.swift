@@ -58,8 +58,10 @@ struct WarmRequests: Sendable {
     func answer(_ head: HTTPRequestHead, target: inout Target?, local: inout ConnectionAddress) -> Answer? {
         let fields = head.headers
         guard head.method == .GET else { return nil }
+        // A conditional request (but If-Range) is the responder's to answer, perhaps with a 304.
         guard !fields.contains(name: "transfer-encoding"), fields["content-length"].allSatisfy({ $0 == "0" }),
-            Self.singleValued.allSatisfy({ fields[$0].count <= 1 })
+            Self.singleValued.allSatisfy({ fields[$0].count <= 1 }),
+            !fields.contains(name: "if-none-match"), !fields.contains(name: "if-modified-since")
         else { return nil }
         guard let host = fields.first(name: "host"),
             host == local.acceptedHost || authority.accepts(host, port: local.port, localAddress: local.ip)
@@ -83,6 +85,7 @@ struct WarmRequests: Sendable {
         headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
         if let etag = info.etag { headers.add(name: "ETag", value: etag) }
         if let lastModified = info.lastModified { headers.add(name: "Last-Modified", value: lastModified) }
+        for field in CachedResponseFields.replayed(info) { headers.add(name: field.name, value: field.value) }
         let ranges = RangeRequest(range: fields.first(name: "range"), ifRange: fields.first(name: "if-range"))
         guard let (range, contentRange) = ranges.plan(for: info).bytes(of: length) else { return nil }
         if let contentRange { headers.add(name: "Content-Range", value: contentRange) }

@@ -36,15 +36,10 @@ import Testing
             )
             #expect(play.status == 0 && play.stderr.isEmpty, "\(stream), second play: \(play.stderr)")
         }
-        // Only multivariant playlists are asked for again (they may change at the origin); no
-        // segment, media playlist or init section is.
+        // Nothing is fetched again: what is asked for is checked with a conditional request (the
+        // files were written a moment ago, so they are stale at once, RFC 9111 §4.2.2), and the
+        // replay costs the origin no body byte.
         let again = try await setup.origin.stats().requests.dropFirst(first.requests.count)
-        let refetched = again.filter { request in
-            let text = try? String(contentsOfFile: setup.workspace.originDirectory + request.path, encoding: .utf8)
-            return !(text?.contains("#EXT-X-STREAM-INF") ?? false)
-        }
-        #expect(refetched.isEmpty, "a second play fetched from the origin: \(refetched.map(\.path))")
-        // ...and those with a conditional request: the replay costs the origin no body byte.
         let body = again.reduce(0) { $0 + $1.bodyBytes }
         #expect(body == 0, "a second play cost \(body) body bytes: \(again.map { "\($0.path) \($0.status)" })")
         #expect(again.allSatisfy { $0.status == 304 }, "\(again.map { "\($0.path) \($0.status)" })")

@@ -94,12 +94,15 @@ final class PythonOrigin: Sendable {
         try process.run()
         let log = Locked<[String]>([])
         self.log = log
+        let descriptor = err.fileHandleForReading.fileDescriptor
         Thread {
             var pending = Data()
+            var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
-                let data = err.fileHandleForReading.availableData
-                if data.isEmpty { break }
-                pending += data
+                let count = read(descriptor, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                if count <= 0 { break }
+                pending += buffer[0..<count]
                 while let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
                     let line = String(decoding: pending[..<newline], as: UTF8.self)
                     pending = pending[(newline + 1)...]

@@ -8,11 +8,18 @@ public struct StoredFields: Hashable, Sendable {
     public private(set) var fields: [HeaderField]
     /// When the response was received (`response_time`), seconds since 1970.
     public private(set) var receivedAt: Double
+    /// The age the response had when it was received (RFC 9111 §4.2.3, `corrected_initial_age`,
+    /// taking the request as sent when the response came), in seconds.
+    private var initialAge: Double = 0
 
-    /// No fields, received at `receivedAt`.
+    /// `fields` as a cache stores them, received at `receivedAt`.
     public init(fields: [HeaderField] = [], receivedAt: Double = 0) {
         self.fields = fields.filter { Self.isStored($0.name) }
         self.receivedAt = receivedAt
+        let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
+        let apparent = max(0, receivedAt - date)
+        let age = value("Age").flatMap { CacheControl.seconds(Substring($0.trimmingCharacters(in: .whitespaces))) }
+        initialAge = max(apparent, Double(age ?? 0))
     }
 
     /// Field names never stored or sent from the cache, lowercased.
@@ -38,15 +45,6 @@ public struct StoredFields: Hashable, Sendable {
     public var vary: [String] {
         values("Vary").flatMap { $0.split(separator: ",") }
             .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }.filter { !$0.isEmpty }
-    }
-
-    /// The age the response had when it was received (RFC 9111 §4.2.3, `corrected_initial_age`,
-    /// taking the request as sent when the response came).
-    private var initialAge: Double {
-        let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
-        let apparent = max(0, receivedAt - date)
-        let age = value("Age").flatMap { CacheControl.seconds(Substring($0.trimmingCharacters(in: .whitespaces))) }
-        return max(apparent, Double(age ?? 0))
     }
 
     /// The response's age at `now` (RFC 9111 §4.2.3), in seconds.

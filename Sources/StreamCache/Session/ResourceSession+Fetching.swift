@@ -52,7 +52,7 @@ extension ResourceSession {
         guard let request = try await claim(proposed) else { return nil }
         let originRequest = OriginRequest(url: url, range: (request.first, request.last), ifRange: request.ifRange)
         return try await origin.fetch(originRequest, headers: headers) { head, body in
-            let answer = try OriginAnswer.judge(head, first: request.first, last: request.last)
+            let answer = try await OriginAnswer.judge(head, body: body, first: request.first, last: request.last)
             guard let file = try await self.accept(answer, fetch: id, sentIfRange: request.ifRange != nil) else {
                 return nil
             }

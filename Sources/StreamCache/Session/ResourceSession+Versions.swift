@@ -26,8 +26,8 @@ extension ResourceSession {
             ifModifiedSince: known.etag == nil ? known.lastModified : nil
         )
         do {
-            let answer = try await origin.fetch(request, headers: headers) { head, _ in
-                try OriginAnswer.judge(head, first: 0, last: 0)
+            let answer = try await origin.fetch(request, headers: headers) { head, body in
+                try await OriginAnswer.judge(head, body: body, first: 0, last: 0)
             }
             switch answer {
             case .notModified(let fields):
@@ -39,6 +39,8 @@ extension ResourceSession {
             }
         } catch is CancellationError {
             return .abandoned
+        } catch let error as StreamCacheError where error.kind == .originStatus && (error.status ?? 0) < 500 {
+            return .refused(error)
         } catch {
             logger.warning("cannot revalidate; serving cached bytes", metadata: ["key": "\(key)", "error": "\(error)"])
             return .unreachable(

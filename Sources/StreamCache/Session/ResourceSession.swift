@@ -108,10 +108,14 @@ actor ResourceSession {
     static func freshUntil(of info: ContentInfo, configuration: CacheConfiguration) -> ContinuousClock.Instant? {
         guard info.stored.receivedAt > 0, !info.stored.cacheControl.noCache else { return nil }
         let limit = ResourceStateMachine.seconds(configuration.heuristicFreshnessLimit)
-        let remaining = info.stored.remainingFreshness(at: Date().timeIntervalSince1970, heuristicLimit: limit)
-        let cap = ResourceStateMachine.seconds(configuration.revalidationInterval)
+        // The cap counts from when the origin last spoke, as the lifetime does.
+        let lifetime = min(
+            info.stored.freshnessLifetime(heuristicLimit: limit),
+            ResourceStateMachine.seconds(configuration.revalidationInterval)
+        )
+        let remaining = lifetime - info.stored.age(at: Date().timeIntervalSince1970)
         guard remaining > 0 else { return nil }
-        return ContinuousClock.now.advanced(by: .milliseconds(Int64(min(remaining, cap, 1e12) * 1000)))
+        return ContinuousClock.now.advanced(by: .milliseconds(Int64(min(remaining, 1e12) * 1000)))
     }
 
 

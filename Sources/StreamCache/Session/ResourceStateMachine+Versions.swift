@@ -9,6 +9,9 @@ extension ResourceStateMachine {
         /// No answer (offline): the cached bytes are served as they are (RFC 9111 §4.2.4), unless
         /// the response says it must not be served stale.
         case unreachable(StreamCacheError)
+        /// The origin answered with an error status (`4xx`): the readers that waited get it, as it
+        /// came (RFC 9111 §4.3.3); the cached copy stays for later.
+        case refused(StreamCacheError)
         /// The reader asking went away before the answer: another reader asks again.
         case abandoned
     }
@@ -25,6 +28,9 @@ extension ResourceStateMachine {
         validationForced = false
         switch result {
         case .abandoned:
+            return nil
+        case .refused(let error):
+            for (id, reader) in readers where !reader.hasDelivered { readers[id]?.failure = error }
             return nil
         case .unreachable(let error):
             let control = info.stored.cacheControl

@@ -74,9 +74,14 @@ struct ResourceStateMachine: Sendable {
     func freshness(of info: ContentInfo) -> Duration {
         let control = info.stored.cacheControl
         guard !control.noCache else { return .zero }
-        let seconds = info.stored.freshnessAtReceipt(heuristicLimit: Self.seconds(settings.heuristicLimit))
+        // The cap counts from when the origin spoke, as the lifetime does.
+        let lifetime = min(
+            info.stored.freshnessLifetime(heuristicLimit: Self.seconds(settings.heuristicLimit)),
+            Self.seconds(settings.revalidationInterval)
+        )
+        let seconds = lifetime - info.stored.age(at: info.stored.receivedAt)
         guard seconds > 0 else { return .zero }
-        return min(settings.revalidationInterval, .milliseconds(Int64(min(seconds, 1e12) * 1000)))
+        return .milliseconds(Int64(min(seconds, 1e12) * 1000))
     }
 
     /// The origin confirmed `info` (or first described it) at `now`.

@@ -1,0 +1,44 @@
+import Foundation
+import StreamCache
+
+/// What every answer from the cache says besides the bytes (RFC 9111 §4): the origin's stored
+/// end-to-end fields and the response's `Age`; and whether a player's own conditional request
+/// is answered `304 Not Modified` (RFC 9110 §13.1).
+enum CachedResponseFields {
+    /// Fields an answer sets itself, never replayed from the store.
+    private static let setByTheAnswer: Set<String> = [
+        "accept-ranges", "content-type", "etag", "last-modified", "content-length", "content-range", "date",
+        "connection", "keep-alive", "transfer-encoding", "vary",
+    ]
+
+    /// The stored fields of `info` to send with an answer at `now`, and `Age`.
+    static func replayed(_ info: ContentInfo, at now: Date = Date()) -> [(name: String, value: String)] {
+        var fields = info.stored.fields.filter { !setByTheAnswer.contains($0.name.lowercased()) }
+            .map { (name: $0.name, value: $0.value) }
+        if let vary = info.stored.values("Vary").first { fields.append((name: "Vary", value: vary)) }
+        if info.stored.receivedAt > 0 {
+            let age = Int64(max(0, info.stored.age(at: now.timeIntervalSince1970)).rounded(.down))
+            fields.append((name: "Age", value: String(age)))
+        }
+        return fields
+    }
+
+    /// Whether a player's `If-None-Match` (or, without it, `If-Modified-Since`) says it holds the
+    /// cached version already (RFC 9110 §13.1.2, §13.1.3: weak comparison for `If-None-Match`).
+    static func playerHasIt(ifNoneMatch: String?, ifModifiedSince: String?, info: ContentInfo) -> Bool {
+        if let ifNoneMatch {
+            guard let etag = info.etag else { return false }
+            let tags = ifNoneMatch.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+            return tags.contains("*") || tags.contains { weak($0) == weak(etag) }
+        }
+        guard let ifModifiedSince, let since = HTTPDate.parse(ifModifiedSince),
+            let lastModified = info.lastModified.flatMap(HTTPDate.parse)
+        else { return false }
+        return lastModified <= since
+    }
+
+    /// An entity tag without its weakness indicator.
+    private static func weak(_ tag: String) -> Substring {
+        tag.hasPrefix("W/") ? tag.dropFirst(2) : Substring(tag)
+    }
+}
