@@ -107,6 +107,8 @@ struct ProxyResponder: HTTPResponder {
         } else {
             info = try await exchange.untilHangUp { try await resource.info() }
         }
+        // The origin could not be reached to check a stale copy, which is served (RFC 9111 §4.2.4).
+        if await resource.isServedStale() { exchange.outcome = "stale" }
         if info.length == nil, request.method == .head {
             // An origin that sends no length (a chunked 200): learn it, never guess it.
             info = try await Self.learnLength(of: resource)

@@ -45,6 +45,7 @@ struct CacheOptions: ParsableArguments {
         )
         var configuration = CacheConfiguration()
         configuration.maxSize = evicts ? settings.effectiveMaxSize : .max
+        settings.apply(to: &configuration)
         configure(&configuration)
         do {
             let engine = try CacheEngine(

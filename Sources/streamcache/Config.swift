@@ -5,10 +5,11 @@ import StreamCache
 extension StreamCacheCommand {
     struct Config: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Show or change the settings stored in the cache directory (its byte budget).",
+            abstract: "Show or change the settings stored in the cache directory (budget, caching overrides).",
             discussion: """
-                The budget belongs to the cache directory: every command on it keeps to it until it is changed. \
-                Lowering it evicts least recently used resources at once.
+                The settings belong to the cache directory: every command on it keeps to them until they are \
+                changed. Lowering the budget evicts least recently used resources at once. The overrides go \
+                against what origins ask (RFC 9111); use them knowingly.
                 """
         )
 
@@ -19,19 +20,47 @@ extension StreamCacheCommand {
         )
         var maxSize: Int64?
 
+        @Option(
+            name: .long,
+            parsing: .upToNextOption,
+            help: "Store responses marked no-store all the same: from these hosts, or * for all; none to stop."
+        )
+        var ignoreNoStore: [String] = []
+
+        @Option(
+            name: .long,
+            help: "Serve stale copies offline even when they say must-revalidate or no-cache (on|off)."
+        )
+        var serveStaleAlways: Toggle?
+
+        enum Toggle: String, ExpressibleByArgument {
+            case on, off
+        }
+
         @OptionGroup var cache: CacheOptions
 
         func run() async throws {
             var settings = try CacheSettings.load(from: cache.directory)
-            if let maxSize {
-                settings.maxSize = maxSize
-                try settings.save(to: cache.directory)
+            var changed = false
+            if !ignoreNoStore.isEmpty {
+                settings.ignoreNoStore = ignoreNoStore == ["none"] ? nil : ignoreNoStore
+                changed = true
+            }
+            if let serveStaleAlways {
+                settings.serveStaleAlways = serveStaleAlways == .on ? true : nil
+                changed = true
+            }
+            if let maxSize { settings.maxSize = maxSize }
+            if changed || maxSize != nil { try settings.save(to: cache.directory) }
+            if maxSize != nil {
                 // Enforce the new budget now.
                 try await cache.withEngine { engine in await engine.evictIfNeeded() }
             }
             print(
                 "max-size \(ByteCount.format(settings.effectiveMaxSize))\(settings.maxSize == nil ? " (default)" : "")"
             )
+            print("ignore-no-store \(settings.ignoreNoStore?.joined(separator: " ") ?? "none")")
+            print("serve-stale-always \(settings.serveStaleAlways == true ? "on" : "off")")
             print("cache-dir \(cache.directory.path)")
         }
     }

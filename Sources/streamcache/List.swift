@@ -65,6 +65,12 @@ extension StreamCacheCommand {
             }
         }
 
+        /// Why the cache keeps none of a resource's bytes, if it does not: the origin said so.
+        static func notStoredReason(_ info: ContentInfo) -> String? {
+            if info.stored.vary.contains("*") { return "Vary: *" }
+            return info.stored.cacheControl.noStore ? "Cache-Control: no-store" : nil
+        }
+
         /// `[####....]  50.0%  9.5 MiB of 19.1 MiB  audio/mpeg  last used …`.
         static func line(_ record: ResourceRecord, _ ranges: RangeSet) -> String {
             let length = record.info.length
@@ -74,6 +80,7 @@ extension StreamCacheCommand {
                 + "  \(record.info.contentType ?? "-")  last used \(ISO8601DateFormatter().string(from: record.lastAccess))"
                 + (record.pinned ? "  pinned" : "")
                 + (record.info.byteRangeAccess ? "" : "  origin ignores ranges")
+                + (Self.notStoredReason(record.info).map { "  not stored: \($0)" } ?? "")
         }
     }
 }

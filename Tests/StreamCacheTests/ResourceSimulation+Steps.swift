@@ -116,6 +116,8 @@ extension ResourceSimulation {
             reader.done = true
             reader.failed = true
             removeReader(reader.id)
+        case .passThrough:
+            fail("reader \(reader.id) was told to read past the cache, of a response that may be stored")
         case .cancelled:
             fail("reader \(reader.id) was forgotten while it reads")
         case .wait, .waitForStream:

@@ -14,6 +14,9 @@ public struct CacheConfiguration: Sendable {
     /// `must-revalidate` or `no-cache` (RFC 9111 §4.2.4 forbids it; a user may want the episode
     /// anyway).
     public var servesStaleAlways = false
+    /// Store responses marked `Cache-Control: no-store` from these URLs all the same (the user
+    /// knowingly overrides the origin, RFC 9111 §3); by default none.
+    public var storesNoStore: @Sendable (URL) -> Bool = { _ in false }
     /// A reader joins an in-flight fetch whose next byte is at most this far behind its position.
     public var joinDistance: Int64 = 256 << 10
     /// ...or whose next byte is at most this long away at the rate the fetch has shown.

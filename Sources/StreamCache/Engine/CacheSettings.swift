@@ -8,9 +8,28 @@ public struct CacheSettings: Codable, Sendable, Hashable {
 
     /// The byte budget of the cache (`nil`: the default).
     public var maxSize: Int64?
+    /// Hosts whose `no-store` responses are stored all the same (`*`: every host); `nil`: none.
+    public var ignoreNoStore: [String]?
+    /// Serve stale copies with the origin unreachable even when they say `must-revalidate` or
+    /// `no-cache`.
+    public var serveStaleAlways: Bool?
 
     public init(maxSize: Int64? = nil) {
         self.maxSize = maxSize
+    }
+
+    /// Whether `no-store` responses from `url` are stored (``ignoreNoStore``).
+    public func storesNoStore(_ url: URL) -> Bool {
+        guard let hosts = ignoreNoStore else { return false }
+        return hosts.contains("*") || url.host.map { host in hosts.contains { $0.lowercased() == host.lowercased() } }
+            ?? false
+    }
+
+    /// Applies the settings that shape caching rules to `configuration`.
+    public func apply(to configuration: inout CacheConfiguration) {
+        let settings = self
+        configuration.storesNoStore = { settings.storesNoStore($0) }
+        configuration.servesStaleAlways = serveStaleAlways ?? false
     }
 
     /// The budget in force.

@@ -25,6 +25,12 @@ public struct CachedResource: Sendable {
         return await lease.session.info
     }
 
+    /// Whether the cache serves a stale copy because the origin could not be reached to check it
+    /// (RFC 9111 §4.2.4).
+    public func isServedStale() async -> Bool {
+        await lease.session.isServingStale
+    }
+
     /// Whether every byte of the resource is in the cache.
     public func isComplete() async -> Bool {
         await lease.session.isComplete

@@ -102,6 +102,11 @@ public struct ByteStream: AsyncSequence, Sendable {
                     throw error
                 }
                 switch span {
+                case .passThrough:
+                    let known = await session.info
+                    await leaveSession()
+                    uncached = session.uncached(from: position, end: end, known: known).makeAsyncIterator()
+                    return try await nextUncachedChunk()
                 case .end(let originBytes):
                     await finish()
                     guard originBytes > 0 else { return nil }

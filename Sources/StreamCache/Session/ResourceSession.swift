@@ -85,7 +85,7 @@ actor ResourceSession {
                 recorded: present,
                 freshUntil: Self.freshUntil(of: record.info, configuration: environment.configuration),
                 now: .now,
-                settings: ResourceStateMachine.Settings(environment.configuration)
+                settings: ResourceStateMachine.Settings(environment.configuration, url: url)
             )
             return ResourceSession(
                 key: key,
@@ -102,6 +102,9 @@ actor ResourceSession {
 
     /// What the session knows about the resource.
     var info: ContentInfo { machine.info }
+
+    /// Whether a stale copy is served because the origin could not be reached.
+    var isServingStale: Bool { machine.isServingStale }
 
     /// Until when `info`, as stored, is fresh (RFC 9111 §4.2), on this process's clock; `nil` if
     /// it is stale already.
@@ -165,6 +168,8 @@ actor ResourceSession {
                 return .bytes(range, file, fromOrigin: fromOrigin, originBytes: charged)
             case .end:
                 return .end(originBytes: machine.takeCharge(id))
+            case .passThrough:
+                return .passThrough
             case .fail(let error):
                 throw error
             case .wait:

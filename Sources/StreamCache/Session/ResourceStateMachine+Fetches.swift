@@ -205,6 +205,11 @@ extension ResourceStateMachine {
             }
             body = Body(position: 0, expectedEnd: newInfo.length, isWhole: true)
         }
+        if mayNotStore(info) {
+            // Not to be stored or reused: every read streams its bytes from the origin itself.
+            action.readBody = false
+            return action
+        }
         fetch = fetches[id]!
         fetch.state = .receiving(body)
         // A whole body is kept from its first byte: its bytes before the one asked for are paid for.

@@ -11,6 +11,9 @@ extension ResourceStateMachine {
         case cancelled
         /// Wait until the state changes, then ask again.
         case wait
+        /// The response may not be stored (`no-store`, `Vary: *`): read on straight from the
+        /// origin, from the reader's position, nothing kept.
+        case passThrough
         /// Say once that the origin ignores `Range` and the reader at `position` waits for the
         /// whole-body stream, now at `streamAt`, to reach it; then wait as for ``wait``.
         case waitForStream(position: Int64, streamAt: Int64)
@@ -70,6 +73,7 @@ extension ResourceStateMachine {
         case .validating, .replacing: return .wait
         case .ready: break
         }
+        if mayNotStore(info) { return .passThrough }
         if !reader.checkedVersion {
             // Once per reader: the version it starts on is confirmed if the last word is old.
             readers[id]?.checkedVersion = true

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Every decision about one resource's reads, with no I/O, no tasks and no clock of its own.
 ///
 /// A ``ResourceSession`` feeds it events (a reader wants bytes, a fetch got an answer or a chunk,
@@ -84,6 +86,12 @@ struct ResourceStateMachine: Sendable {
         return .milliseconds(Int64(min(seconds, 1e12) * 1000))
     }
 
+    /// Whether a response described by `info` may not be stored or reused: `no-store`, unless the
+    /// user overrode it, or `Vary: *` (RFC 9111 §3, §4.1).
+    func mayNotStore(_ info: ContentInfo) -> Bool {
+        (info.stored.cacheControl.noStore && !settings.storesNoStore) || info.stored.vary.contains("*")
+    }
+
     /// The origin confirmed `info` (or first described it) at `now`.
     mutating func confirmed(_ info: ContentInfo, now: Instant) {
         freshUntil = now.advanced(by: freshness(of: info))
@@ -113,6 +121,8 @@ extension ResourceStateMachine {
         var heuristicLimit: Duration
         /// Whether a stale copy is served offline despite `must-revalidate`/`no-cache`.
         var servesStaleAlways: Bool
+        /// Whether responses marked `no-store` are stored all the same (the user said so).
+        var storesNoStore: Bool
         /// How long a fetch no reader wants may go on finishing the request it is in.
         var orphanGrace: Duration
         /// How often a reader facing a gap looks in the index for bytes another process fetched.
@@ -121,7 +131,8 @@ extension ResourceStateMachine {
         /// to report the seed).
         var assertsInvariants = true
 
-        init(_ configuration: CacheConfiguration) {
+        /// The settings of `configuration` for the resource at `url`.
+        init(_ configuration: CacheConfiguration, url: URL? = nil) {
             joinDistance = configuration.joinDistance
             joinWait = configuration.joinWait
             firstFetchSpan = configuration.firstFetchSpan
@@ -131,6 +142,7 @@ extension ResourceStateMachine {
             revalidationInterval = configuration.revalidationInterval
             heuristicLimit = configuration.heuristicFreshnessLimit
             servesStaleAlways = configuration.servesStaleAlways
+            storesNoStore = url.map(configuration.storesNoStore) ?? false
             orphanGrace = configuration.orphanGrace
             refreshInterval = .seconds(1)
         }

@@ -11,4 +11,6 @@ enum Span: Sendable {
     case memory(ArraySlice<UInt8>, offset: Int64, fromOrigin: Bool, originBytes: Int64)
     /// The read is complete; `originBytes` as for ``bytes(_:_:fromOrigin:originBytes:)``.
     case end(originBytes: Int64)
+    /// The response may not be stored: the read goes on straight from the origin.
+    case passThrough
 }

@@ -118,7 +118,7 @@ package final class CacheIndex: Sendable {
                 )
                 // Columns later versions added to the resource table of an older index.
                 let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(resource)").map { $0["name"] as String })
-                for (column, type) in [("storedFields", "TEXT"), ("receivedAt", "REAL"), ("notStored", "TEXT")]
+                for (column, type) in [("storedFields", "TEXT"), ("receivedAt", "REAL")]
                 where !columns.contains(column) {
                     try db.execute(sql: "ALTER TABLE resource ADD COLUMN \(column) \(type)")
                 }
