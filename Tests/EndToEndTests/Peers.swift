@@ -65,9 +65,33 @@ final class NginxProcess: Sendable {
     let port: Int
     let prefix: String
 
-    init(root: String) async throws {
+    /// nginx serving the files under `root`.
+    convenience init(root: String) async throws {
+        try await self.init { _ in "root \(root);" }
+    }
+
+    /// nginx as a caching reverse proxy of `origin` (`http://127.0.0.1:PORT`): `proxy_cache`
+    /// with `proxy_cache_revalidate on` and no `proxy_cache_valid`, so it caches what the
+    /// origin's fields allow.
+    convenience init(cachingProxyOf origin: String) async throws {
+        try await self.init { prefix in
+            """
+            location / {
+                proxy_pass \(origin);
+                proxy_cache streamcache_peer;
+                proxy_cache_revalidate on;
+                proxy_http_version 1.1;
+                proxy_set_header Connection "";
+            }
+            """
+        }
+    }
+
+    /// nginx with a server block whose body `server` makes (given nginx's folder).
+    private init(server: (String) -> String) async throws {
         prefix = TestData.temporaryDirectory("nginx")
         port = try freePort()
+        let body = server(prefix)
         let configuration = """
             daemon off;
             master_process off;
@@ -82,9 +106,10 @@ final class NginxProcess: Sendable {
                 fastcgi_temp_path \(prefix)/fastcgi;
                 uwsgi_temp_path \(prefix)/uwsgi;
                 scgi_temp_path \(prefix)/scgi;
+                proxy_cache_path \(prefix)/cache levels=1:2 keys_zone=streamcache_peer:1m;
                 server {
                     listen 127.0.0.1:\(port);
-                    root \(root);
+                    \(body)
                 }
             }
             """

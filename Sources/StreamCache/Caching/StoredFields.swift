@@ -3,8 +3,9 @@ import Foundation
 /// What a cache keeps of a response besides its bytes (RFC 9111 §3): its end-to-end header
 /// fields, and when it was received, from which its freshness and age follow (§4.2).
 public struct StoredFields: Hashable, Sendable {
-    /// The response's header fields a cache stores and sends again: all but the hop-by-hop ones,
-    /// `Set-Cookie`, and those that describe one message's framing or range.
+    /// The response's header fields a cache stores: all but the hop-by-hop ones, `Set-Cookie`, and
+    /// those that describe one message's framing or range. (`Age` is kept for the age it gives;
+    /// answers send their own.)
     public private(set) var fields: [HeaderField]
     /// When the response was received (`response_time`), seconds since 1970.
     public private(set) var receivedAt: Double
@@ -26,7 +27,7 @@ public struct StoredFields: Hashable, Sendable {
     static let notStored: Set<String> = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
         "proxy-authenticate", "proxy-authorization", "set-cookie", "set-cookie2", "content-length",
-        "content-range", "accept-ranges", "content-encoding", "age",
+        "content-range", "accept-ranges", "content-encoding",
     ]
 
     static func isStored(_ name: String) -> Bool { !notStored.contains(name.lowercased()) }

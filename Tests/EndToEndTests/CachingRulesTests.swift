@@ -1,0 +1,221 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// RFC 9111's rules for a private cache, one scripted answer per row, played twice through
+/// `serve` and twice through nginx `proxy_cache` (`proxy_cache_revalidate on`): what the second
+/// play cost the origin, what the player got. StreamCache must do what the RFC says on every row,
+/// and cost no more than nginx wherever nginx follows the RFC.
+@Suite(.timeLimit(.minutes(4))) struct CachingRulesTests {
+    /// What a second play of a response costs the origin.
+    enum Cost: Int, Comparable, CustomStringConvertible {
+        /// Nothing: the stored response is reused.
+        case none
+        /// A conditional request answered `304`: no body.
+        case conditional
+        /// The body again.
+        case body
+
+        static func < (a: Cost, b: Cost) -> Bool { a.rawValue < b.rawValue }
+        var description: String { ["no request", "a 304", "the body again"][rawValue] }
+    }
+
+    struct Rule: Sendable, CustomTestStringConvertible {
+        let name: String
+        let fields: [[String]]
+        /// What the RFC lets a private cache do on the second play, at best.
+        let cost: Cost
+        var testDescription: String { name }
+    }
+
+    static let longAgo = "Tue, 14 Nov 2023 22:13:21 GMT"
+    static let past = "Thu, 01 Jan 2015 00:00:00 GMT"
+    static let rules: [Rule] = [
+        Rule(name: "max-age=3600", fields: [["Cache-Control", "max-age=3600"]], cost: .none),
+        Rule(name: "Expires ahead", fields: [["Expires", "Fri, 01 Jan 2100 00:00:00 GMT"]], cost: .none),
+        Rule(name: "Last-Modified only (heuristic)", fields: [["Last-Modified", longAgo]], cost: .none),
+        Rule(name: "no-store", fields: [["Cache-Control", "no-store"], ["ETag", "\"n\""]], cost: .body),
+        Rule(name: "no-cache", fields: [["Cache-Control", "no-cache"], ["ETag", "\"c\""]], cost: .conditional),
+        Rule(name: "max-age=0", fields: [["Cache-Control", "max-age=0"], ["ETag", "\"z\""]], cost: .conditional),
+        Rule(name: "max-age=-1", fields: [["Cache-Control", "max-age=-1"], ["ETag", "\"m\""]], cost: .conditional),
+        Rule(name: "Expires in the past", fields: [["Expires", past], ["ETag", "\"e\""]], cost: .conditional),
+        Rule(name: "Expires: 0", fields: [["Expires", "0"], ["ETag", "\"0\""]], cost: .conditional),
+        Rule(
+            name: "Age older than max-age",
+            fields: [["Cache-Control", "max-age=60"], ["Age", "120"], ["ETag", "\"a\""]],
+            cost: .conditional
+        ),
+        Rule(
+            name: "must-revalidate, stale",
+            fields: [["Cache-Control", "max-age=0, must-revalidate"], ["ETag", "\"r\""]],
+            cost: .conditional
+        ),
+        Rule(
+            name: "quoted and unknown directives",
+            fields: [["Cache-Control", "foo=\"a,b\", max-age=3600,, bar"]],
+            cost: .none
+        ),
+        Rule(name: "Vary: *", fields: [["Vary", "*"], ["ETag", "\"v\""]], cost: .body),
+    ]
+
+    @Test func eachRuleAsTheRFCSaysAndNoCostlierThanNginx() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        var script: [String: Any] = [:]
+        for (index, rule) in Self.rules.enumerated() {
+            script["/r\(index)"] = ["status": 200, "headers": rule.fields + [["Content-Type", "audio/mpeg"]]]
+        }
+        let ours = try await ScriptedOrigin(script, in: workspace)
+        let theirs = try await ScriptedOrigin(script, in: workspace)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let nginx = try await NginxProcess(cachingProxyOf: theirs.base)
+
+        var report: [String] = []
+        for (index, rule) in Self.rules.enumerated() {
+            let path = "r\(index)"
+            let cost = try await secondPlayCost(path, origin: ours) { proxy.url(ours.url(path)) }
+            let peer = try await secondPlayCost(path, origin: theirs) { nginx.url(path) }
+            report.append("\(rule.name): streamcache \(cost), nginx \(peer)")
+            #expect(cost == rule.cost, "\(rule.name): the second play cost \(cost), the RFC allows \(rule.cost)")
+            // Where nginx does not reuse what it must not, StreamCache costs no more.
+            if peer >= rule.cost {
+                #expect(cost <= peer, "\(rule.name): streamcache \(cost), nginx \(peer)")
+            }
+        }
+        print(report.joined(separator: "\n"))
+        try await proxy.stop()
+    }
+
+    /// Plays `path` twice (each time checking every byte), then says what the second play cost
+    /// the origin.
+    func secondPlayCost(_ path: String, origin: ScriptedOrigin, url: () -> String) async throws -> Cost {
+        let expected = ScriptedOrigin.body(size: 20_000)
+        let first = try await Curl.fetch(url())
+        #expect(first.status == 200 && [UInt8](first.body) == expected, "\(path): first play \(first.status)")
+        let before = try await origin.requests(path).count
+        let second = try await Curl.fetch(url())
+        #expect(second.status == 200 && [UInt8](second.body) == expected, "\(path): second play \(second.status)")
+        let after = try await origin.requests(path).dropFirst(before)
+        if after.isEmpty { return .none }
+        return after.contains { $0.bodyBytes > 0 } ? .body : .conditional
+    }
+
+    @Test func storedFieldsAgeConditionalRequestsAndErrorAnswersReachThePlayer() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(
+            [
+                "/fields": [
+                    "status": 200,
+                    "headers": [
+                        ["Cache-Control", "max-age=3600"], ["ETag", "\"f1\""], ["Last-Modified", Self.longAgo],
+                        ["Content-Disposition", "attachment; filename=\"ep.mp3\""], ["Content-Language", "en"],
+                        ["Link", "<https://example.com/>; rel=\"canonical\""], ["X-Episode", "42"],
+                        ["Set-Cookie", "secret=1"],
+                    ],
+                ],
+                "/gone": ["status": 404, "headers": [["Content-Type", "text/plain"], ["X-Why", "moved"]], "body": "not here\n"],
+                "/made": ["status": 201, "headers": [["Content-Type", "text/plain"]], "body": "made\n"],
+                "/away": ["status": 302, "headers": [["Content-Type", "text/plain"]], "body": "no location\n"],
+            ],
+            in: workspace
+        )
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = proxy.url(origin.url("fields"))
+        _ = try await Curl.fetch(url)
+        try await Task.sleep(for: .milliseconds(1100))
+        let cached = try await Curl.fetch(url)
+        #expect(try await origin.requests("fields").allSatisfy { $0.range != "bytes=0-0" }, "a fresh answer was checked")
+        for name in ["content-disposition", "content-language", "link", "x-episode", "etag", "last-modified"] {
+            #expect(cached.headers[name] != nil, "\(name) is not sent from the cache: \(cached.headers)")
+        }
+        #expect(cached.headers["cache-control"] == "max-age=3600")
+        #expect(cached.headers["set-cookie"] == nil, "a cookie was replayed")
+        #expect((Int(cached.headers["age"] ?? "") ?? 0) >= 1, "Age: \(cached.headers["age"] ?? "none")")
+
+        // The player's own conditional requests against the cached validators.
+        let same = try await Curl.fetch(url, headers: ["If-None-Match: \"f1\""])
+        #expect(same.status == 304 && same.body.isEmpty)
+        let weak = try await Curl.fetch(url, headers: ["If-None-Match: W/\"f1\""])
+        #expect(weak.status == 304)
+        let other = try await Curl.fetch(url, headers: ["If-None-Match: \"f0\""])
+        #expect(other.status == 200 && other.body.count == 20_000)
+        let since = try await Curl.fetch(url, headers: ["If-Modified-Since: Wed, 15 Nov 2023 00:00:00 GMT"])
+        #expect(since.status == 304)
+
+        // Other answers reach the player as they came.
+        for (path, status, body) in [("gone", 404, "not here\n"), ("made", 201, "made\n"), ("away", 302, "no location\n")] {
+            let reply = try await Curl.fetch(proxy.url(origin.url(path)))
+            #expect(reply.status == status, "\(path): \(reply.status)")
+            #expect(String(decoding: reply.body, as: UTF8.self) == body, "\(path): \(String(decoding: reply.body, as: UTF8.self))")
+        }
+        let gone = try await Curl.fetch(proxy.url(origin.url("gone")))
+        #expect(gone.headers["x-why"] == "moved")
+        try await proxy.stop()
+    }
+}
+
+/// `Tests/Fixtures/scripted_origin.py`: answers each path as a script says.
+final class ScriptedOrigin: Sendable {
+    let process: Process
+    let base: String
+
+    struct Request: Decodable {
+        let path: String
+        let status: Int
+        let range: String?
+        let conditional: Bool
+        let bodyBytes: Int64
+    }
+
+    init(_ script: [String: Any], in workspace: Workspace) async throws {
+        let file = workspace.outputDirectory + "/script-\(UUID().uuidString).json"
+        try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: file))
+        let program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/scripted_origin.py").path
+        let (process, line) = try await Self.start(["python3", "-u", program, file])
+        self.process = process
+        guard line.hasPrefix("listening on ") else {
+            process.terminate()
+            throw POSIXError(.EIO)
+        }
+        base = String(line.dropFirst("listening on ".count)).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    private static func start(_ arguments: [String]) async throws -> (Process, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = arguments
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let line = try await onOwnThread {
+            var line = Data()
+            while !line.contains(UInt8(ascii: "\n")) {
+                let byte = out.fileHandleForReading.readData(ofLength: 1)
+                if byte.isEmpty { break }
+                line += byte
+            }
+            return String(decoding: line, as: UTF8.self)
+        }
+        return (process, line)
+    }
+
+    func url(_ path: String) -> String { base + "/" + path }
+
+    /// The requests for `/path` so far.
+    func requests(_ path: String) async throws -> [Request] {
+        let url = URL(string: base + "/_stats")!
+        let data = try await onOwnThread { try Data(contentsOf: url) }
+        struct Stats: Decodable { let requests: [Request] }
+        return try JSONDecoder().decode(Stats.self, from: data).requests.filter { $0.path == "/" + path }
+    }
+
+    /// The body the script serves for `size` bytes.
+    static func body(size: Int) -> [UInt8] { (0..<size).map { UInt8($0 % 251) } }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+    }
+}

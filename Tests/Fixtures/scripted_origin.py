@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""A scripted HTTP/1.1 origin for StreamCache's caching-rule tests.
+
+Usage: scripted_origin.py SCRIPT.json
+
+SCRIPT maps a path to the answer it gets: {"/a": {"status": 200, "headers": [["Cache-Control",
+"max-age=60"]], "size": 20000}}. A 200 honours Range (206 with Content-Range), If-None-Match
+(against its ETag) and If-Modified-Since (against its Last-Modified) with a 304 that carries the
+scripted fields. The body is byte i = i % 251. GET /_stats lists every request (path, status,
+range, conditional, body bytes). Prints "listening on http://127.0.0.1:PORT" first.
+"""
+import json
+import sys
+import threading
+from email.utils import parsedate_to_datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+SCRIPT = json.load(open(sys.argv[1]))
+REQUESTS = []
+LOCK = threading.Lock()
+
+
+def body_of(size):
+    return bytes(i % 251 for i in range(size))
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args):
+        pass
+
+    def record(self, status, sent):
+        with LOCK:
+            REQUESTS.append({
+                "path": self.path,
+                "status": status,
+                "range": self.headers.get("Range"),
+                "conditional": bool(self.headers.get("If-None-Match") or self.headers.get("If-Modified-Since")),
+                "bodyBytes": sent,
+            })
+
+    def answer(self, status, fields, body):
+        self.send_response(status)
+        for name, value in fields:
+            self.send_header(name, value)
+        if status != 304:
+            self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        sent = 0
+        if self.command != "HEAD" and status != 304:
+            self.wfile.write(body)
+            sent = len(body)
+        self.record(status, sent)
+
+    def not_modified(self, fields):
+        tag = dict((k.lower(), v) for k, v in fields).get("etag")
+        modified = dict((k.lower(), v) for k, v in fields).get("last-modified")
+        inm = self.headers.get("If-None-Match")
+        if inm is not None:
+            return tag is not None and (inm.strip() == "*" or tag in [t.strip() for t in inm.split(",")])
+        ims = self.headers.get("If-Modified-Since")
+        if ims and modified:
+            try:
+                return parsedate_to_datetime(modified) <= parsedate_to_datetime(ims)
+            except (TypeError, ValueError):
+                return False
+        return False
+
+    def do_GET(self):
+        if self.path == "/_stats":
+            with LOCK:
+                data = json.dumps({"requests": REQUESTS}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+            return
+        entry = SCRIPT.get(self.path)
+        if entry is None:
+            self.answer(404, [("Content-Type", "text/plain")], b"no such path\n")
+            return
+        fields = [tuple(f) for f in entry.get("headers", [])]
+        status = entry.get("status", 200)
+        if status != 200:
+            self.answer(status, fields, entry.get("body", "").encode())
+            return
+        if self.not_modified(fields):
+            self.answer(304, fields, b"")
+            return
+        body = body_of(entry.get("size", 20000))
+        spec = self.headers.get("Range")
+        if spec and spec.startswith("bytes=") and "," not in spec:
+            first, _, last = spec[6:].partition("-")
+            if first:
+                start = int(first)
+                end = min(int(last), len(body) - 1) if last else len(body) - 1
+                if start >= len(body):
+                    self.answer(416, fields + [("Content-Range", "bytes */%d" % len(body))], b"")
+                    return
+                fields = fields + [("Content-Range", "bytes %d-%d/%d" % (start, end, len(body)))]
+                self.answer(206, fields, body[start:end + 1])
+                return
+        self.answer(200, fields, body)
+
+    do_HEAD = do_GET
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print("listening on http://127.0.0.1:%d" % server.server_address[1], flush=True)
+server.serve_forever()
