@@ -120,7 +120,14 @@ let package = Package(
         ),
         .testTarget(
             name: "EndToEndTests",
-            dependencies: ["streamcache", "StreamCache", "StreamCacheTesting"]
+            dependencies: [
+                "streamcache",
+                "StreamCache",
+                "StreamCacheHTTP",
+                "StreamCacheResourceLoader",
+                "StreamCacheResourceLoaderTesting",
+                "StreamCacheTesting",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -73,7 +73,7 @@ struct Exchange: Sendable {
         switch error.kind {
         case .originStatus:
             status = HTTPResponse.Status(code: error.status ?? 502)
-        case .originTimeout:
+        case .originTimeout, .staleNotAllowed:
             status = .gatewayTimeout
         case .invalidURL, .unsupportedScheme, .invalidRange:
             status = .badRequest

@@ -1,4 +1,8 @@
 import Foundation
+import StreamCache
+import StreamCacheHTTP
+import StreamCacheResourceLoader
+import StreamCacheResourceLoaderTesting
 import StreamCacheTesting
 import Testing
 
@@ -212,10 +216,77 @@ final class ScriptedOrigin: Sendable {
         return try JSONDecoder().decode(Stats.self, from: data).requests.filter { $0.path == "/" + path }
     }
 
+    /// Stops the origin (SIGKILL) and waits until it is gone.
+    func stop() async throws {
+        kill(process.processIdentifier, SIGKILL)
+        let process = process
+        _ = try await onOwnThread {
+            for _ in 0..<500 where process.isRunning { usleep(10_000) }
+            return !process.isRunning
+        }
+    }
+
     /// The body the script serves for `size` bytes.
     static func body(size: Int) -> [UInt8] { (0..<size).map { UInt8($0 % 251) } }
 
     deinit {
         if process.isRunning { process.terminate() }
+    }
+}
+
+/// A podcast downloaded yesterday plays on a plane: stale copies are served with the origin
+/// stopped, through `serve` and through the resource loader; with the origin running, their
+/// check costs one request and no body.
+@Suite(.timeLimit(.minutes(3))) struct OfflineStaleTests {
+    @Test func aStaleEpisodePlaysWithTheOriginStopped() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let size = 300_000
+        let origin = try await ScriptedOrigin(
+            [
+                "/ep.mp3": [
+                    "status": 200, "size": size,
+                    "headers": [["Cache-Control", "max-age=0"], ["ETag", "\"e1\""], ["Content-Type", "audio/mpeg"]],
+                ],
+                "/strict.mp3": [
+                    "status": 200, "size": size,
+                    "headers": [["Cache-Control", "max-age=0, must-revalidate"], ["ETag", "\"s1\""]],
+                ],
+            ],
+            in: workspace
+        )
+        let expected = ScriptedOrigin.body(size: size)
+        let log = workspace.output("access.log")
+        let proxy = try await ListeningProcess(["serve", "--access-log", log], cacheDir: workspace.cacheDirectory)
+        for path in ["ep.mp3", "strict.mp3"] {
+            #expect([UInt8](try await Curl.fetch(proxy.url(origin.url(path))).body) == expected)
+        }
+        let before = try await origin.requests("ep.mp3").count
+        #expect([UInt8](try await Curl.fetch(proxy.url(origin.url("ep.mp3"))).body) == expected)
+        let check = try await origin.requests("ep.mp3").dropFirst(before)
+        #expect(check.count == 1 && check.allSatisfy { $0.status == 304 && $0.bodyBytes == 0 }, "\(Array(check))")
+
+        // The resource loader, on a cache of its own, plays the episode once with the origin up.
+        let loaderCache = CacheDirectory(path: workspace.outputDirectory + "/loader-cache")
+        let client = HTTPOriginClient()
+        let engine = try CacheEngine(directory: loaderCache, origin: client)
+        let simulator = AVPlayerSimulator(loader: ResourceLoaderEngine(engine: engine))
+        let url = URL(string: origin.url("ep.mp3"))!
+        _ = try await simulator.openAsset(url)
+        #expect(try await simulator.load(url, data: (0, nil)).received == expected)
+
+        try await origin.stop()
+        let offline = try await Curl.fetch(proxy.url(origin.url("ep.mp3")))
+        #expect(offline.status == 200 && [UInt8](offline.body) == expected, "served \(offline.status) offline")
+        let strict = try await Curl.fetch(proxy.url(origin.url("strict.mp3")))
+        #expect(strict.status >= 500, "a must-revalidate copy was served unchecked: \(strict.status)")
+        try await proxy.stop()
+        let lines = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n")
+        #expect(lines.contains { $0.contains("/ep.mp3") && $0.hasSuffix(" stale") }, "\(lines.suffix(3))")
+
+        let replay = try await simulator.load(url, data: (0, nil))
+        #expect(replay.error == nil && replay.received == expected, "the loader offline: \(String(describing: replay.error))")
+        await engine.shutdown()
+        try await client.shutdown()
     }
 }

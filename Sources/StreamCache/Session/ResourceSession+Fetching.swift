@@ -53,6 +53,14 @@ extension ResourceSession {
         let originRequest = OriginRequest(url: url, range: (request.first, request.last), ifRange: request.ifRange)
         return try await origin.fetch(originRequest, headers: headers) { head, body in
             let answer = try await OriginAnswer.judge(head, body: body, first: request.first, last: request.last)
+            if case .notModified = answer {
+                // No conditional request was made for bytes (If-Range is not one): asking again
+                // would get the same, so the fetch fails; readers retry a bounded number of times.
+                throw StreamCacheError(
+                    .originProtocolViolation,
+                    "origin \(head.url.host ?? "") answered 304 Not Modified to a range request"
+                )
+            }
             guard let file = try await self.accept(answer, fetch: id, sentIfRange: request.ifRange != nil) else {
                 return nil
             }

@@ -31,7 +31,10 @@ extension ResourceSession {
             }
             switch answer {
             case .notModified(let fields):
-                return .current(fields)
+                // A 304 naming another entity tag does not describe the stored response: its
+                // fields are not taken (RFC 9111 §4.3.4).
+                let tag = fields.value("ETag")
+                return .current(tag == nil || tag == known.etag ? fields : nil)
             case .partial(_, let newInfo), .full(let newInfo), .endOfResource(_, let newInfo):
                 var newInfo = newInfo
                 if case .endOfResource(let total, _) = answer { newInfo.length = total }

@@ -38,7 +38,7 @@ extension ResourceStateMachine {
                 // The origin said never to serve it unchecked: the readers that waited fail.
                 for (id, reader) in readers where !reader.hasDelivered {
                     readers[id]?.failure = StreamCacheError(
-                        .originUnreachable,
+                        .staleNotAllowed,
                         "the cached copy must be revalidated and \(error.message)"
                     )
                 }
