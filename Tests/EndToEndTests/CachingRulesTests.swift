@@ -104,6 +104,44 @@ import Testing
         return after.contains { $0.bodyBytes > 0 } ? .body : .conditional
     }
 
+    /// The same rules through the engine as `get` uses it (one process per run, as a script
+    /// runs it).
+    @Test func theRulesHoldForGetToo() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        var script: [String: Any] = [:]
+        for (index, rule) in Self.rules.enumerated() {
+            script["/r\(index)"] = ["status": 200, "headers": rule.fields]
+        }
+        let origin = try await ScriptedOrigin(script, in: workspace)
+        for (index, rule) in Self.rules.enumerated() {
+            let path = "r\(index)"
+            let cost = try await secondPlayCost(path, origin: origin) {
+                let output = workspace.output(path + "-\(UUID().uuidString)")
+                let result = try await CLI.run(["get", origin.url(path), "-o", output], cacheDir: workspace.cacheDirectory)
+                #expect(result.status == 0, "\(rule.name): \(result.stderr)")
+                return workspace.read(output) ?? []
+            }
+            #expect(cost == rule.cost, "\(rule.name) through get: the second run cost \(cost), the RFC allows \(rule.cost)")
+        }
+    }
+
+    /// Gets `path` twice with `get` (each time checking every byte), then says what the second
+    /// time cost the origin.
+    func secondPlayCost(
+        _ path: String,
+        origin: ScriptedOrigin,
+        get: () async throws -> [UInt8]
+    ) async throws -> Cost {
+        let expected = ScriptedOrigin.body(size: 20_000)
+        #expect(try await get() == expected, "\(path): first run")
+        let before = try await origin.requests(path).count
+        #expect(try await get() == expected, "\(path): second run")
+        let after = try await origin.requests(path).dropFirst(before)
+        if after.isEmpty { return .none }
+        return after.contains { $0.bodyBytes > 0 } ? .body : .conditional
+    }
+
     @Test func storedFieldsAgeConditionalRequestsAndErrorAnswersReachThePlayer() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
