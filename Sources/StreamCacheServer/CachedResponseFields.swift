@@ -8,7 +8,7 @@ enum CachedResponseFields {
     /// Fields an answer sets itself, never replayed from the store.
     private static let setByTheAnswer: Set<String> = [
         "accept-ranges", "content-type", "etag", "last-modified", "content-length", "content-range", "date",
-        "connection", "keep-alive", "transfer-encoding", "vary", "age",
+        "connection", "keep-alive", "transfer-encoding", "vary", "age", "streamcache-variant",
     ]
 
     /// The stored fields of `info` to send with an answer at `now`, and `Age`.

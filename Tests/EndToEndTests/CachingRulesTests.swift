@@ -118,12 +118,46 @@ import Testing
             let path = "r\(index)"
             let cost = try await secondPlayCost(path, origin: origin) {
                 let output = workspace.output(path + "-\(UUID().uuidString)")
-                let result = try await CLI.run(["get", origin.url(path), "-o", output], cacheDir: workspace.cacheDirectory)
+                let result = try await CLI.run(
+                    ["get", origin.url(path), "-o", output],
+                    cacheDir: workspace.cacheDirectory
+                )
                 #expect(result.status == 0, "\(rule.name): \(result.stderr)")
                 return workspace.read(output) ?? []
             }
-            #expect(cost == rule.cost, "\(rule.name) through get: the second run cost \(cost), the RFC allows \(rule.cost)")
+            #expect(
+                cost == rule.cost,
+                "\(rule.name) through get: the second run cost \(cost), the RFC allows \(rule.cost)"
+            )
         }
+    }
+
+    /// A response that varies on a request field is reused only for a request with the same
+    /// value of it (RFC 9111 §4.1).
+    @Test func varyOnARequestFieldReusesOnlyTheSameValue() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(
+            ["/v": ["status": 200, "headers": [["Cache-Control", "max-age=3600"], ["Vary", "Accept-Language"]]]],
+            in: workspace
+        )
+        func get(_ language: String) async throws -> Int {
+            let before = try await origin.requests("v").filter { $0.bodyBytes > 0 }.count
+            let output = workspace.output("v-\(UUID().uuidString)")
+            let result = try await CLI.run(
+                ["get", origin.url("v"), "-H", "Accept-Language: \(language)", "-o", output],
+                cacheDir: workspace.cacheDirectory
+            )
+            #expect(
+                result.status == 0 && workspace.read(output) == ScriptedOrigin.body(size: 20_000),
+                "\(result.stderr)"
+            )
+            return try await origin.requests("v").filter { $0.bodyBytes > 0 }.count - before
+        }
+        #expect(try await get("en") > 0)
+        #expect(try await get("en") == 0, "the same value: reused")
+        #expect(try await get("de") > 0, "another value: fetched")
+        #expect(try await get("de") == 0)
     }
 
     /// Gets `path` twice with `get` (each time checking every byte), then says what the second
@@ -156,7 +190,10 @@ import Testing
                         ["Set-Cookie", "secret=1"],
                     ],
                 ],
-                "/gone": ["status": 404, "headers": [["Content-Type", "text/plain"], ["X-Why", "moved"]], "body": "not here\n"],
+                "/gone": [
+                    "status": 404, "headers": [["Content-Type", "text/plain"], ["X-Why", "moved"]],
+                    "body": "not here\n",
+                ],
                 "/made": ["status": 201, "headers": [["Content-Type", "text/plain"]], "body": "made\n"],
                 "/away": ["status": 302, "headers": [["Content-Type", "text/plain"]], "body": "no location\n"],
             ],
@@ -167,7 +204,10 @@ import Testing
         _ = try await Curl.fetch(url)
         try await Task.sleep(for: .milliseconds(1100))
         let cached = try await Curl.fetch(url)
-        #expect(try await origin.requests("fields").allSatisfy { $0.range != "bytes=0-0" }, "a fresh answer was checked")
+        #expect(
+            try await origin.requests("fields").allSatisfy { $0.range != "bytes=0-0" },
+            "a fresh answer was checked"
+        )
         for name in ["content-disposition", "content-language", "link", "x-episode", "etag", "last-modified"] {
             #expect(cached.headers[name] != nil, "\(name) is not sent from the cache: \(cached.headers)")
         }
@@ -186,10 +226,15 @@ import Testing
         #expect(since.status == 304)
 
         // Other answers reach the player as they came.
-        for (path, status, body) in [("gone", 404, "not here\n"), ("made", 201, "made\n"), ("away", 302, "no location\n")] {
+        for (path, status, body) in [
+            ("gone", 404, "not here\n"), ("made", 201, "made\n"), ("away", 302, "no location\n"),
+        ] {
             let reply = try await Curl.fetch(proxy.url(origin.url(path)))
             #expect(reply.status == status, "\(path): \(reply.status)")
-            #expect(String(decoding: reply.body, as: UTF8.self) == body, "\(path): \(String(decoding: reply.body, as: UTF8.self))")
+            #expect(
+                String(decoding: reply.body, as: UTF8.self) == body,
+                "\(path): \(String(decoding: reply.body, as: UTF8.self))"
+            )
         }
         let gone = try await Curl.fetch(proxy.url(origin.url("gone")))
         #expect(gone.headers["x-why"] == "moved")
@@ -323,7 +368,10 @@ final class ScriptedOrigin: Sendable {
         #expect(lines.contains { $0.contains("/ep.mp3") && $0.hasSuffix(" stale") }, "\(lines.suffix(3))")
 
         let replay = try await simulator.load(url, data: (0, nil))
-        #expect(replay.error == nil && replay.received == expected, "the loader offline: \(String(describing: replay.error))")
+        #expect(
+            replay.error == nil && replay.received == expected,
+            "the loader offline: \(String(describing: replay.error))"
+        )
         await engine.shutdown()
         try await client.shutdown()
     }

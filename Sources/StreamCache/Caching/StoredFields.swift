@@ -74,6 +74,34 @@ public struct StoredFields: Hashable, Sendable {
         return 0
     }
 
+    /// The field that records which request fields a response varies on had which values when
+    /// it was received (RFC 9111 §4.1); kept with the response, never sent.
+    static let variantField = "StreamCache-Variant"
+
+    /// What the request fields named by `Vary` were in `request` (absent ones as empty).
+    public func variant(of request: [HeaderField]) -> String {
+        vary.filter { $0 != "*" }.sorted().map { name in
+            let values = request.filter { $0.name.lowercased() == name }.map(\.value)
+            return name + "=" + values.joined(separator: ",")
+        }.joined(separator: "; ")
+    }
+
+    /// The fields with the variant of `request` recorded, if the response varies on request fields.
+    public func recordingVariant(of request: [HeaderField]) -> StoredFields {
+        guard vary.contains(where: { $0 != "*" }) else { return self }
+        var copy = self
+        copy.fields =
+            fields.filter { $0.name != Self.variantField } + [HeaderField(Self.variantField, variant(of: request))]
+        return copy
+    }
+
+    /// Whether the stored response may answer `request`: it varies on no request field, or on
+    /// fields `request` has with the same values (RFC 9111 §4.1).
+    public func matches(_ request: [HeaderField]) -> Bool {
+        guard vary.contains(where: { $0 != "*" }) else { return true }
+        return value(Self.variantField) == variant(of: request)
+    }
+
     /// How long the response is fresh from when it was received (its lifetime less its age then),
     /// in seconds.
     public func freshnessAtReceipt(heuristicLimit: Double) -> Double {

@@ -31,10 +31,33 @@ public struct OriginReply: Hashable, Sendable {
 }
 
 extension OriginAnswer {
+    /// The answer with the variant of `request` recorded in its stored fields
+    /// (``StoredFields/recordingVariant(of:)``).
+    func recordingVariant(of request: [HeaderField]) -> OriginAnswer {
+        switch self {
+        case .partial(let range, var info):
+            info.stored = info.stored.recordingVariant(of: request)
+            return .partial(range: range, info: info)
+        case .full(var info):
+            info.stored = info.stored.recordingVariant(of: request)
+            return .full(info: info)
+        case .endOfResource(let total, var info):
+            info.stored = info.stored.recordingVariant(of: request)
+            return .endOfResource(total: total, info: info)
+        case .notModified:
+            return self
+        }
+    }
+
     /// Judges `head` as ``judge(_:first:last:)`` does; an error status, or a redirect that was not
     /// followed, gets the origin's answer attached (``StreamCacheError/reply``) so it can be
     /// passed on.
-    static func judge(_ head: OriginResponseHead, body: OriginBody, first: Int64, last: Int64?) async throws
+    static func judge(
+        _ head: OriginResponseHead,
+        body: OriginBody,
+        first: Int64,
+        last: Int64?
+    ) async throws
         -> OriginAnswer
     {
         do {

@@ -105,6 +105,8 @@ extension ResourceSession {
     ///
     /// - Returns: the file to write the body into, or `nil` if the body is not wanted.
     private func accept(_ answer: OriginAnswer, fetch id: Int, sentIfRange: Bool) async throws -> CacheFile? {
+        // The request fields the response varies on are kept with it (RFC 9111 §4.1).
+        let answer = answer.recordingVariant(of: headers.fields(for: url, firstURL: url))
         let action = machine.answered(id, answer, sentIfRange: sentIfRange, now: .now)
         wakeAll()
         if let newInfo = action.replaceVersion {

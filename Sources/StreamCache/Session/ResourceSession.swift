@@ -74,16 +74,24 @@ actor ResourceSession {
                 unlink(path)
                 continue
             }
-            let recorded = try await index.ranges(of: record.id)
+            var recorded = try await index.ranges(of: record.id)
+            var info = record.info
+            if !info.stored.matches(headers.fields(for: url, firstURL: url)) {
+                // Stored for a request whose fields the response varies on had other values
+                // (RFC 9111 §4.1): not this request's; one variant is kept per resource.
+                recorded = RangeSet()
+                info = ContentInfo()
+                try? await index.setRanges(recorded, of: record.id)
+            }
             let present = recorded.clamped(below: try file.size())
             // Both best-effort, so a full disk does not keep cached bytes from being served: the
             // next open clamps the ranges again, and the access time only orders eviction.
             if present != recorded { try? await index.setRanges(present, of: record.id) }
             try? await index.touch(id: record.id)
             let machine = ResourceStateMachine(
-                info: record.info,
+                info: info,
                 recorded: present,
-                freshUntil: Self.freshUntil(of: record.info, configuration: environment.configuration),
+                freshUntil: Self.freshUntil(of: info, configuration: environment.configuration),
                 now: .now,
                 settings: ResourceStateMachine.Settings(environment.configuration, url: url)
             )
@@ -120,7 +128,6 @@ actor ResourceSession {
         guard remaining > 0 else { return nil }
         return ContinuousClock.now.advanced(by: .milliseconds(Int64(min(remaining, 1e12) * 1000)))
     }
-
 
     /// Whether every byte of the current version is in the cache file.
     var isComplete: Bool { machine.info.isComplete(with: machine.written) }
