@@ -24,8 +24,9 @@ import Testing
         let dataFolder = setup.workspace.cacheDirectory + "/data"
         func written() -> Int {
             let files = (try? FileManager.default.contentsOfDirectory(atPath: dataFolder)) ?? []
-            return files.compactMap {
-                (try? FileManager.default.attributesOfItem(atPath: dataFolder + "/" + $0)[.size]) as? Int
+            return files.map { name in
+                var info = stat()
+                return stat(dataFolder + "/" + name, &info) == 0 ? Int(info.st_size) : 0
             }.max() ?? 0
         }
         for _ in 0..<200 where process.isRunning && written() < 500_000 {

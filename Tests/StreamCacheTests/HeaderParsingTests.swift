@@ -125,7 +125,8 @@ import Testing
                 == .full(info: ContentInfo(length: 100, byteRangeAccess: false))
         )
         #expect(
-            try OriginAnswer.judge(head(416, [("Content-Range", "bytes */100")]), first: 100, last: nil).withoutStoredFields
+            try OriginAnswer.judge(head(416, [("Content-Range", "bytes */100")]), first: 100, last: nil)
+                .withoutStoredFields
                 == .endOfResource(total: 100, info: ContentInfo(length: 100, byteRangeAccess: false))
         )
         #expect(throws: StreamCacheError.self) {

@@ -21,8 +21,9 @@ public struct CacheSettings: Codable, Sendable, Hashable {
     /// Whether `no-store` responses from `url` are stored (``ignoreNoStore``).
     public func storesNoStore(_ url: URL) -> Bool {
         guard let hosts = ignoreNoStore else { return false }
-        return hosts.contains("*") || url.host.map { host in hosts.contains { $0.lowercased() == host.lowercased() } }
-            ?? false
+        return hosts.contains("*")
+            || url.host.map { host in hosts.contains { $0.lowercased() == host.lowercased() } }
+                ?? false
     }
 
     /// Applies the settings that shape caching rules to `configuration`.

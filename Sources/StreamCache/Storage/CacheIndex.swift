@@ -371,7 +371,10 @@ package final class CacheIndex: Sendable {
         guard let text, !text.isEmpty else { return [] }
         return text.split(separator: "\n").compactMap { line in
             guard let colon = line.firstIndex(of: ":") else { return nil }
-            return HeaderField(String(line[..<colon]), line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+            return HeaderField(
+                String(line[..<colon]),
+                line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            )
         }
     }
 }
