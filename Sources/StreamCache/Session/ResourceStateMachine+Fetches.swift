@@ -159,7 +159,7 @@ extension ResourceStateMachine {
     /// Fetch `id` got `answer` to its request.
     mutating func answered(_ id: Int, _ answer: OriginAnswer, sentIfRange: Bool, now: Instant) -> AnswerAction {
         defer { checkInvariants() }
-        guard phase == .ready, var fetch = current(id), case .requesting(let first, _) = fetch.state else {
+        guard fetchesGoOn, var fetch = current(id), case .requesting(let first, _) = fetch.state else {
             return AnswerAction(readBody: false)
         }
         var action = AnswerAction(readBody: true)
@@ -230,7 +230,7 @@ extension ResourceStateMachine {
         defer { checkInvariants() }
         // Sent by the origin whether kept or not: the logs count them.
         charge(Int64(count), to: id)
-        guard phase == .ready, var fetch = current(id), case .receiving(var body) = fetch.state else { return .stop }
+        guard fetchesGoOn, var fetch = current(id), case .receiving(var body) = fetch.state else { return .stop }
         let chunk = ByteRange(body.position, body.position + Int64(count))
         if let expectedEnd = body.expectedEnd, chunk.upperBound > expectedEnd {
             return .fail(

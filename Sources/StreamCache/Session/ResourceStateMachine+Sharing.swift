@@ -35,7 +35,7 @@ extension ResourceStateMachine {
     /// readable; their claims are theirs to fetch.
     mutating func refreshed(_ shared: Shared, generation: Int, now: Instant) {
         defer { checkInvariants() }
-        guard generation == self.generation, phase == .ready else { return }
+        guard generation == self.generation, fetchesGoOn else { return }
         refreshedAt = now
         var known = shared.recorded
         // Bytes a fetch of ours is writing right now stay its own until it says they are written.
@@ -54,7 +54,7 @@ extension ResourceStateMachine {
     ///   fetch ends without an error, and its readers wait for the process that has the bytes.
     mutating func claimed(_ id: Int, _ claim: Claim, shared: Shared, generation: Int, now: Instant) -> FetchRequest? {
         refreshed(shared, generation: generation, now: now)
-        guard case .granted(let granted) = claim, phase == .ready, generation == self.generation,
+        guard case .granted(let granted) = claim, fetchesGoOn, generation == self.generation,
             var fetch = fetches[id], fetch.generation == generation, !fetch.isEnding,
             case .requesting(let first, let last) = fetch.state, first == fetch.next
         else { return nil }

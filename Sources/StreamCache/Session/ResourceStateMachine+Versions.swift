@@ -73,6 +73,7 @@ extension ResourceStateMachine {
         generation += 1
         info = newInfo
         phase = .replacing
+        validationForced = false
         written = RangeSet()
         durable = RangeSet()
         recorded = RangeSet()

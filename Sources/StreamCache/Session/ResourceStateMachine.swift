@@ -98,6 +98,10 @@ struct ResourceStateMachine: Sendable {
         isServingStale = false
     }
 
+    /// Whether fetches go on: also while a reader checks the version with the origin (a new
+    /// version, from either, makes the fetches of the old one stale).
+    var fetchesGoOn: Bool { phase == .ready || phase == .validating }
+
     /// Whether nothing is going on: no reader, no fetch, no validation or version change.
     var isIdle: Bool { readers.isEmpty && fetches.isEmpty && phase == .ready }
 
