@@ -2,8 +2,22 @@ import Foundation
 
 /// The variables of `EXT-X-DEFINE` (rfc8216bis §4.4.2.3) and their `{$NAME}` substitution in
 /// URI lines and quoted-string attribute values.
+///
+/// Variables may be defined from variables, so a small playlist could expand without bound
+/// (each definition doubling the last): what substitution adds to one playlist is at most
+/// ``maximumExpansion`` bytes, past which the playlist is refused.
 struct Variables {
+    /// The most bytes substitution may add to one playlist.
+    static let maximumExpansion = 4 << 20
+
+    /// What substitution has added so far, shared by every copy of one playlist's variables.
+    private final class Expansion: @unchecked Sendable {
+        // Used by the one task that parses the playlist.
+        var added = 0
+    }
+
     private var values: [String: String] = [:]
+    private let expansion = Expansion()
     /// The playlist URL's query, for `QUERYPARAM`.
     private let query: [String: String]
     /// The multivariant playlist's variables, for `IMPORT`.
@@ -76,6 +90,13 @@ struct Variables {
                 throw HLSParseError(line: line, "undefined variable '\(name.prefix(40))'")
             }
             result += value
+            expansion.added += value.utf8.count
+            guard expansion.added <= Self.maximumExpansion else {
+                throw HLSParseError(
+                    line: line,
+                    "variables expand the playlist by more than \(Self.maximumExpansion >> 20) MiB"
+                )
+            }
             rest = after[after.index(after: close)...]
         }
         return result + rest

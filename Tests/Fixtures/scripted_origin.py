@@ -6,7 +6,8 @@ Usage: scripted_origin.py SCRIPT.json
 SCRIPT maps a path to the answer it gets: {"/a": {"status": 200, "headers": [["Cache-Control",
 "max-age=60"]], "size": 20000}}. A 200 honours Range (206 with Content-Range), If-None-Match
 (against its ETag) and If-Modified-Since (against its Last-Modified) with a 304 that carries the
-scripted fields. The body is byte i = i % 251. GET /_stats lists every request (path, status,
+scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304 (a broken
+origin). The body is byte i = i % 251. GET /_stats lists every request (path, status,
 range, conditional, body bytes). Prints "listening on http://127.0.0.1:PORT" first.
 """
 import json
@@ -85,6 +86,10 @@ class Handler(BaseHTTPRequestHandler):
         status = entry.get("status", 200)
         if status != 200:
             self.answer(status, fields, entry.get("body", "").encode())
+            return
+        if entry.get("notModifiedToIfRange") and self.headers.get("If-Range"):
+            # A broken origin: 304 to a range request carrying If-Range.
+            self.answer(304, fields, b"")
             return
         if self.not_modified(fields):
             self.answer(304, fields, b"")

@@ -35,8 +35,28 @@ enum OriginURLRules {
         guard let host = url.host, !host.isEmpty else {
             throw StreamCacheError(.invalidURL, "URL has no host: \(url.absoluteString)")
         }
-        if let port = url.port, !(1...65535).contains(port) {
-            throw StreamCacheError(.invalidURL, "port \(port) is out of range (1-65535): \(url.absoluteString)")
+        // From the text, not `url.port`: a number past 2^64 wraps around there (…551617 is 1).
+        if let port = portText(of: url.absoluteString) {
+            guard port.isEmpty || port.count <= 5 && port.allSatisfy(\.isASCII) && port.allSatisfy(\.isNumber),
+                port.isEmpty || Int(port).map({ (1...65535).contains($0) }) == true
+            else {
+                throw StreamCacheError(.invalidURL, "port \(port) is out of range (1-65535): \(url.absoluteString)")
+            }
         }
+    }
+
+    /// The port as written in `text`'s authority (`nil` if none is written).
+    static func portText(of text: String) -> Substring? {
+        guard let schemeEnd = text.range(of: "://") else { return nil }
+        let rest = text[schemeEnd.upperBound...]
+        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        if authority.hasPrefix("[") {
+            guard let close = authority.firstIndex(of: "]") else { return nil }
+            let after = authority[authority.index(after: close)...]
+            return after.hasPrefix(":") ? after.dropFirst() : nil
+        }
+        guard let colon = authority.lastIndex(of: ":") else { return nil }
+        return authority[authority.index(after: colon)...]
     }
 }

@@ -1,0 +1,82 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// The second red-team round's findings, each against the built binary.
+@Suite(.timeLimit(.minutes(3))) struct HostileOriginRoundTwoTests {
+    /// An origin that answers 304 to a range request with If-Range: a bounded number of requests
+    /// and one clear failure, never a request loop.
+    @Test func a304ToARangeRequestEndsInAFewRequestsAndOneLine() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(
+            [
+                "/loop": [
+                    "status": 200, "size": 200_000, "notModifiedToIfRange": true,
+                    "headers": [["ETag", "\"l1\""], ["Cache-Control", "max-age=3600"]],
+                ]
+            ],
+            in: workspace
+        )
+        let first = try await CLI.run(
+            ["get", origin.url("loop"), "--range", "0-999", "-o", workspace.output("a")],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(first.status == 0, "\(first.stderr)")
+        let before = try await origin.requests("loop").count
+        let second = try await CLI.run(
+            ["get", origin.url("loop"), "-o", workspace.output("b")],
+            cacheDir: workspace.cacheDirectory,
+            timeout: .seconds(30)
+        )
+        let requests = try await origin.requests("loop").count - before
+        #expect(second.status != 0 && !second.stderr.contains("killed after"), "\(second.stderr)")
+        #expect(second.stderr.contains("304"), "\(second.stderr)")
+        #expect(requests <= 6, "the origin was asked \(requests) times")
+        #expect(!FileManager.default.fileExists(atPath: workspace.output("b")), "a partial output was left")
+    }
+
+    /// A 1.6 KB playlist whose variables each double the last would expand to gigabytes: it is
+    /// refused with one line (`hls inspect`) or a 502 (`serve`), the process unharmed.
+    @Test func aPlaylistThatExpandsWithoutBoundIsRefused() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        var text = "#EXTM3U\n#EXT-X-VERSION:8\n#EXT-X-TARGETDURATION:2\n"
+        text += "#EXT-X-DEFINE:NAME=\"v0\",VALUE=\"\(String(repeating: "x", count: 1000))\"\n"
+        for level in 1...32 { text += "#EXT-X-DEFINE:NAME=\"v\(level)\",VALUE=\"{$v\(level - 1)}{$v\(level - 1)}\"\n" }
+        text += "#EXTINF:2.0,\n{$v32}.ts\n#EXT-X-ENDLIST\n"
+        try workspace.write(Array(text.utf8), as: "bomb.m3u8")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let inspected = try await CLI.run(
+            ["hls", "inspect", origin.url("bomb.m3u8")],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(inspected.status != 0, "\(inspected.stderr)")
+        #expect(inspected.stderr.split(separator: "\n").count == 1, "\(inspected.stderr)")
+        #expect(inspected.stderr.contains("expand"), "\(inspected.stderr)")
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let reply = try await Curl.fetch(proxy.url(origin.url("bomb.m3u8")))
+        #expect(reply.status == 502, "\(reply.status)")
+        #expect(try await Curl.fetch(proxy.url(origin.url("bomb.m3u8"))).status == 502, "the proxy went away")
+        try await proxy.stop()
+        try await origin.stop()
+    }
+
+    /// A port that overflows (2^64 + 1 is 1 modulo 2^64) is refused, not read as another port.
+    @Test func anOverflowingPortIsRefused() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let result = try await CLI.run(
+            ["get", "http://127.0.0.1:18446744073709551617/x", "-o", workspace.output("x")],
+            cacheDir: workspace.cacheDirectory,
+            timeout: .seconds(30)
+        )
+        #expect(result.status != 0)
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(result.stderr.contains("port"), "\(result.stderr)")
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let reply = try await Curl.fetch(proxy.url("http://127.0.0.1:18446744073709551617/x"))
+        #expect(reply.status == 400, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
+        try await proxy.stop()
+    }
+}
