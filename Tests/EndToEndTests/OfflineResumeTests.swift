@@ -20,17 +20,19 @@ import Testing
         let arguments = ["hls", "download", setup.origin.url("one/index.m3u8")]
 
         let (process, _, errors) = try CLI.start(arguments, cacheDir: setup.workspace.cacheDirectory)
-        // Killed once about 500 KB of the file are in the cache (two durable batches).
+        // Killed once about 500 KB of the file are in the cache (two durable batches); watched on
+        // a thread of its own, so a busy test pool cannot make it late.
         let dataFolder = setup.workspace.cacheDirectory + "/data"
-        func written() -> Int {
-            let files = (try? FileManager.default.contentsOfDirectory(atPath: dataFolder)) ?? []
-            return files.map { name in
-                var info = stat()
-                return stat(dataFolder + "/" + name, &info) == 0 ? Int(info.st_size) : 0
-            }.max() ?? 0
-        }
-        for _ in 0..<200 where process.isRunning && written() < 500_000 {
-            try await Task.sleep(for: .milliseconds(50))
+        _ = try await onOwnThread {
+            func written() -> Int {
+                let files = (try? FileManager.default.contentsOfDirectory(atPath: dataFolder)) ?? []
+                return files.map { name in
+                    var info = stat()
+                    return stat(dataFolder + "/" + name, &info) == 0 ? Int(info.st_size) : 0
+                }.max() ?? 0
+            }
+            for _ in 0..<1000 where process.isRunning && written() < 500_000 { usleep(10_000) }
+            return true
         }
         let running = process.isRunning
         kill(process.processIdentifier, SIGKILL)
