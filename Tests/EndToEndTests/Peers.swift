@@ -120,15 +120,7 @@ final class NginxProcess: Sendable {
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let port = port
-        let ready = try await onOwnThread {
-            for _ in 0..<500 {
-                if canConnect(host: "127.0.0.1", port: port) { return true }
-                usleep(10_000)
-            }
-            return false
-        }
-        guard ready else { throw POSIXError(.ECONNREFUSED) }
+        guard try await isListening(port: port) else { throw POSIXError(.ECONNREFUSED) }
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }

@@ -56,6 +56,30 @@ enum CLI {
     }
 }
 
+/// The first line a child process writes to `pipe` (all it wrote, if it ends before a newline).
+func firstLine(of pipe: Pipe) async throws -> String {
+    try await onOwnThread {
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let byte = pipe.fileHandleForReading.readData(ofLength: 1)
+            if byte.isEmpty { break }
+            line += byte
+        }
+        return String(decoding: line, as: UTF8.self)
+    }
+}
+
+/// Whether something listens on 127.0.0.1 `port` within 5 s.
+func isListening(port: Int) async throws -> Bool {
+    try await onOwnThread {
+        for _ in 0..<500 {
+            if canConnect(host: "127.0.0.1", port: port) { return true }
+            usleep(10_000)
+        }
+        return false
+    }
+}
+
 /// What a child process left when it ended.
 struct ProcessResult: Sendable {
     let status: Int32
@@ -113,15 +137,7 @@ final class ListeningProcess: Sendable {
     init(_ arguments: [String], cacheDir: String? = nil) async throws {
         let (process, out, _) = try CLI.start(arguments, cacheDir: cacheDir)
         self.process = process
-        let text = try await onOwnThread {
-            var line = Data()
-            while !line.contains(UInt8(ascii: "\n")) {
-                let byte = out.fileHandleForReading.readData(ofLength: 1)
-                if byte.isEmpty { break }
-                line += byte
-            }
-            return String(decoding: line, as: UTF8.self)
-        }
+        let text = try await firstLine(of: out)
         guard text.hasPrefix("listening on http://127.0.0.1:"),
             let port = Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
         else {

@@ -110,15 +110,7 @@ final class PythonOrigin: Sendable {
                 }
             }
         }.start()
-        let port = port
-        let up = try await onOwnThread {
-            for _ in 0..<500 {
-                if canConnect(host: "127.0.0.1", port: port) { return true }
-                usleep(10_000)
-            }
-            return false
-        }
-        guard up else {
+        guard try await isListening(port: port) else {
             process.terminate()
             throw POSIXError(.ECONNREFUSED)
         }
