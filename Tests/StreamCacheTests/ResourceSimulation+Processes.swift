@@ -58,7 +58,8 @@ extension ResourceSimulation {
         let generation = machine.generation
         let claim: ResourceStateMachine.Claim
         if recordOfGeneration[generation] != currentRecord {
-            claim = .refused
+            // The row is gone: nobody claims it any more.
+            claim = .granted(last: request.last)
         } else {
             let taken = taken(byOthersThan: 0)
             if taken.contains(request.first) {

@@ -53,7 +53,9 @@ extension CacheIndex {
     ) async throws -> (granted: Int64??, state: SharedState) {
         try await write { db in
             let state = try Self.sharedState(db, resource: id, rules: rules, pruning: true)
-            guard state.exists else { return (nil, state) }
+            // A removed or replaced row: nobody can claim or record its bytes any more, so the
+            // fetch goes on as asked (it records nothing; its readers are served).
+            guard state.exists else { return (.some(last), state) }
             var taken = state.recorded.union(state.foreign)
             if let stream = state.foreignStream { taken.insert(ByteRange(stream, Int64.max)) }
             // Refused, the fetch's claim stays as it is: it covers bytes of its earlier requests
