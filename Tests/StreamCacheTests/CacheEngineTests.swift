@@ -138,6 +138,24 @@ import Testing
         await fixture.tearDown()
     }
 
+    /// `rm` while a player reads: the read goes on to its end with the origin's bytes (nothing
+    /// more is recorded), and a later read fetches the resource afresh.
+    @Test func aResourceRemovedWhileItIsReadIsReadToTheEnd() async throws {
+        let fixture = try await EngineFixture.make(conditions: OriginConditions(bytesPerSecond: 4_000_000))
+        // Requests of 1, 2 and 4 MiB: the third is claimed after the removal.
+        let data = TestData.bytes(count: 8_000_000, seed: 19)
+        fixture.origin.setResource(data, at: "/gone.mp3")
+        let url = fixture.origin.url("/gone.mp3")
+        let engine = try fixture.engine()
+        async let read = readAll(engine, url)
+        try await Task.sleep(for: .milliseconds(300))
+        #expect(try await engine.remove(url))
+        #expect(try await read == data, "the read did not finish with the origin's bytes")
+        #expect(try await readAll(engine, url, offset: 1_000_000, length: 1000) == slice(data, 1_000_000, 1000))
+        await engine.shutdown()
+        await fixture.tearDown()
+    }
+
     @Test func aReadPastTheEndEndsCleanly() async throws {
         let fixture = try await EngineFixture.make()
         fixture.origin.setResource(TestData.bytes(count: 1000, seed: 16), at: "/small.bin")
