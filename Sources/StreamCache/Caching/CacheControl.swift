@@ -9,14 +9,19 @@
 public struct CacheControl: Hashable, Sendable {
     /// `max-age`, in seconds; `0` if given but invalid.
     public var maxAge: Int64?
+    /// `no-store`: the response may not be stored (RFC 9111 §5.2.2.5).
     public var noStore = false
     /// `no-cache` without field names: every reuse is validated first. (With field names it asks
     /// only that those fields not be sent unvalidated; the cache sends none of them stale, so it
     /// is read the same way.)
     public var noCache = false
+    /// `must-revalidate` (or `proxy-revalidate`): never served stale, offline included (§5.2.2.2).
     public var mustRevalidate = false
+    /// `private`: for one user's cache only, which this is.
     public var isPrivate = false
+    /// `public`.
     public var isPublic = false
+    /// `immutable` (RFC 8246).
     public var immutable = false
     /// Directives this cache does not act on, lowercased.
     public var other: [String] = []
