@@ -68,7 +68,7 @@ import Testing
             fields: [HeaderField("Cache-Control", "max-age=60"), HeaderField("Age", "120")],
             receivedAt: Self.received
         )
-        #expect(stale.freshnessAtReceipt(heuristicLimit: 86400) < 0)
+        #expect(stale.remainingFreshness(at: Self.received, heuristicLimit: 86400) < 0)
     }
 
     @Test func varyAndWhatIsNotStoredOrReplayed() {

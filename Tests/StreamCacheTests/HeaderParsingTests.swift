@@ -1,7 +1,8 @@
 import Foundation
-import StreamCache
 import StreamCacheTesting
 import Testing
+
+@testable import StreamCache
 
 @Suite struct HeaderParsingTests {
     @Test(arguments: [
@@ -170,18 +171,7 @@ extension OriginAnswer {
     /// The answer without the stored fields its content information carries (they hold the time
     /// it was judged), for comparisons.
     var withoutStoredFields: OriginAnswer {
-        switch self {
-        case .partial(let range, var info):
-            info.stored = StoredFields()
-            return .partial(range: range, info: info)
-        case .full(var info):
-            info.stored = StoredFields()
-            return .full(info: info)
-        case .endOfResource(let total, var info):
-            info.stored = StoredFields()
-            return .endOfResource(total: total, info: info)
-        case .notModified:
-            return .notModified(StoredFields())
-        }
+        if case .notModified = self { return .notModified(StoredFields()) }
+        return mappingInfo { $0.stored = StoredFields() }
     }
 }

@@ -102,15 +102,10 @@ public struct StoredFields: Hashable, Sendable {
         return value(Self.variantField) == variant(of: request)
     }
 
-    /// How long the response is fresh from when it was received (its lifetime less its age then),
-    /// in seconds.
-    public func freshnessAtReceipt(heuristicLimit: Double) -> Double {
-        freshnessLifetime(heuristicLimit: heuristicLimit) - initialAge
-    }
-
-    /// How much longer the response is fresh at `now` (negative: stale for that long), in seconds.
-    public func remainingFreshness(at now: Double, heuristicLimit: Double) -> Double {
-        freshnessLifetime(heuristicLimit: heuristicLimit) - age(at: now)
+    /// How much longer the response is fresh at `now` (negative: stale for that long), in
+    /// seconds: its lifetime, at most `cap`, less its age then.
+    public func remainingFreshness(at now: Double, heuristicLimit: Double, cap: Double = .infinity) -> Double {
+        min(freshnessLifetime(heuristicLimit: heuristicLimit), cap) - age(at: now)
     }
 
     /// The fields after a `304` that carried `updates` at `receivedAt` (RFC 9111 §4.3.4): each

@@ -31,22 +31,27 @@ public struct OriginReply: Hashable, Sendable {
 }
 
 extension OriginAnswer {
-    /// The answer with the variant of `request` recorded in its stored fields
-    /// (``StoredFields/recordingVariant(of:)``).
-    func recordingVariant(of request: [HeaderField]) -> OriginAnswer {
+    /// The answer with `transform` applied to the content information it carries.
+    func mappingInfo(_ transform: (inout ContentInfo) -> Void) -> OriginAnswer {
         switch self {
         case .partial(let range, var info):
-            info.stored = info.stored.recordingVariant(of: request)
+            transform(&info)
             return .partial(range: range, info: info)
         case .full(var info):
-            info.stored = info.stored.recordingVariant(of: request)
+            transform(&info)
             return .full(info: info)
         case .endOfResource(let total, var info):
-            info.stored = info.stored.recordingVariant(of: request)
+            transform(&info)
             return .endOfResource(total: total, info: info)
         case .notModified:
             return self
         }
+    }
+
+    /// The answer with the variant of `request` recorded in its stored fields
+    /// (``StoredFields/recordingVariant(of:)``).
+    func recordingVariant(of request: [HeaderField]) -> OriginAnswer {
+        mappingInfo { $0.stored = $0.stored.recordingVariant(of: request) }
     }
 
     /// Judges `head` as ``judge(_:first:last:)`` does; an error status, or a redirect that was not

@@ -118,13 +118,11 @@ actor ResourceSession {
     /// it is stale already.
     static func freshUntil(of info: ContentInfo, configuration: CacheConfiguration) -> ContinuousClock.Instant? {
         guard info.stored.receivedAt > 0, !info.stored.cacheControl.noCache else { return nil }
-        let limit = ResourceStateMachine.seconds(configuration.heuristicFreshnessLimit)
-        // The cap counts from when the origin last spoke, as the lifetime does.
-        let lifetime = min(
-            info.stored.freshnessLifetime(heuristicLimit: limit),
-            ResourceStateMachine.seconds(configuration.revalidationInterval)
+        let remaining = info.stored.remainingFreshness(
+            at: Date().timeIntervalSince1970,
+            heuristicLimit: ResourceStateMachine.seconds(configuration.heuristicFreshnessLimit),
+            cap: ResourceStateMachine.seconds(configuration.revalidationInterval)
         )
-        let remaining = lifetime - info.stored.age(at: Date().timeIntervalSince1970)
         guard remaining > 0 else { return nil }
         return ContinuousClock.now.advanced(by: .milliseconds(Int64(min(remaining, 1e12) * 1000)))
     }

@@ -60,7 +60,7 @@ struct ResourceStateMachine: Sendable {
     /// A machine for a resource whose index row says `info` and `recorded`.
     ///
     /// `freshUntil`: until when the stored response is fresh, from its stored fields and the wall
-    /// clock (``StoredFields/remainingFreshness(at:heuristicLimit:)``).
+    /// clock (``StoredFields/remainingFreshness(at:heuristicLimit:cap:)``).
     init(info: ContentInfo, recorded: RangeSet, freshUntil: Instant?, now: Instant, settings: Settings) {
         self.settings = settings
         self.info = info
@@ -76,12 +76,12 @@ struct ResourceStateMachine: Sendable {
     func freshness(of info: ContentInfo) -> Duration {
         let control = info.stored.cacheControl
         guard !control.noCache else { return .zero }
-        // The cap counts from when the origin spoke, as the lifetime does.
-        let lifetime = min(
-            info.stored.freshnessLifetime(heuristicLimit: Self.seconds(settings.heuristicLimit)),
-            Self.seconds(settings.revalidationInterval)
+        // At receipt; the cap counts from when the origin spoke, as the lifetime does.
+        let seconds = info.stored.remainingFreshness(
+            at: info.stored.receivedAt,
+            heuristicLimit: Self.seconds(settings.heuristicLimit),
+            cap: Self.seconds(settings.revalidationInterval)
         )
-        let seconds = lifetime - info.stored.age(at: info.stored.receivedAt)
         guard seconds > 0 else { return .zero }
         return .milliseconds(Int64(min(seconds, 1e12) * 1000))
     }

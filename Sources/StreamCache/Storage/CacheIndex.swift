@@ -264,20 +264,6 @@ package final class CacheIndex: Sendable {
         try await read { db in try Self.fetchRanges(db, id: id) }
     }
 
-    /// Adds `ranges` (already durable in the data file) to resource `id`.
-    ///
-    /// - Returns: `false` if the resource no longer exists (removed, evicted or replaced meanwhile);
-    ///   then nothing is recorded.
-    @discardableResult
-    package func addRanges(_ ranges: RangeSet, to id: Int64) async throws -> Bool {
-        guard !ranges.isEmpty else { return true }
-        return try await write { db in
-            guard try Self.fetchResource(db, id: id) != nil else { return false }
-            try Self.storeRanges(db, id: id, ranges: try Self.fetchRanges(db, id: id).union(ranges))
-            return true
-        }
-    }
-
     /// Replaces all ranges of resource `id` by `ranges` (used when the data file holds less).
     package func setRanges(_ ranges: RangeSet, of id: Int64) async throws {
         try await write { db in
