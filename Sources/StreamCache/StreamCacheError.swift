@@ -38,7 +38,8 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
         /// a URL the configuration refuses).
         public static let refusedURL = Kind(code: .refusedURL)
         /// The origin sent a body with a `Content-Encoding` (gzip, …) although only unencoded
-        /// bytes were asked for: its bytes are not the resource's, so none are kept.
+        /// bytes were asked for, or a transfer coding other than chunked: its bytes are not the
+        /// resource's, so none are kept.
         public static let encodedBody = Kind(code: .encodedBody)
         public static let resourceChanged = Kind(code: .resourceChanged)
         public static let rangeNotSatisfiable = Kind(code: .rangeNotSatisfiable)

@@ -29,6 +29,7 @@ struct ProxyChannel: HTTPChannelHandler {
                 withOutboundHeaderValidation: false  // HTTPTypes validates fields already
             )
             try pipeline.addHandler(HTTP10KeepAliveHandler())
+            try pipeline.addHandler(RequestHeadCheck(authority: warm.authority))
             try pipeline.addHandler(HangUpHandler())
             try pipeline.addHandler(ConnectionLifecycleHandler(idleTimeout: idleTimeout))
             try pipeline.addHandler(WarmRangeHandler(requests: warm, logs: logs))

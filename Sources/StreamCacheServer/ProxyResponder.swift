@@ -24,6 +24,9 @@ struct ProxyResponder: HTTPResponder {
     func respond(to request: Request, context: Context) async throws -> Response {
         var exchange = Exchange(request: request, context: context)
         do {
+            if let reason = request.headers[Self.refusal] {
+                throw ProxyRefusal(.badRequest, reason)
+            }
             guard let host = request.head.authority else {
                 throw ProxyRefusal(.badRequest, "the request has no Host header")
             }
@@ -33,7 +36,8 @@ struct ProxyResponder: HTTPResponder {
             let verdict = webPages.judge(
                 origin: request.headers[.origin],
                 fetchSite: request.headers[Self.secFetchSite],
-                referer: request.headers[.referer]
+                referer: request.headers[.referer],
+                isThisServer: { authority.accepts($0, port: context.localPort ?? -1, localAddress: context.localIP) }
             )
             switch verdict {
             case .serve:
@@ -63,6 +67,7 @@ struct ProxyResponder: HTTPResponder {
     }
 
     private static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
+    private static let refusal = HTTPField.Name(RequestHeadCheck.refusalField)!
 
     /// Answers a request from a client that may use the proxy.
     private func answer(_ request: Request, exchange: inout Exchange) async throws -> Response {

@@ -59,7 +59,8 @@ struct WarmRequests: Sendable {
         let fields = head.headers
         guard head.method == .GET else { return nil }
         // A conditional request (but If-Range) is the responder's to answer, perhaps with a 304.
-        guard !fields.contains(name: "transfer-encoding"), fields["content-length"].allSatisfy({ $0 == "0" }),
+        guard !fields.contains(name: "transfer-encoding"), !fields.contains(name: RequestHeadCheck.refusalField),
+            fields["content-length"].allSatisfy({ $0 == "0" }),
             Self.singleValued.allSatisfy({ fields[$0].count <= 1 }),
             !fields.contains(name: "if-none-match"), !fields.contains(name: "if-modified-since")
         else { return nil }
@@ -70,7 +71,8 @@ struct WarmRequests: Sendable {
         let verdict = webPages.judge(
             origin: fields.first(name: "origin"),
             fetchSite: fields.first(name: "sec-fetch-site"),
-            referer: fields.first(name: "referer")
+            referer: fields.first(name: "referer"),
+            isThisServer: { authority.accepts($0, port: local.port, localAddress: local.ip) }
         )
         guard verdict == .serve else { return nil }
         if target?.uri != head.uri { target = self.target(head.uri) }

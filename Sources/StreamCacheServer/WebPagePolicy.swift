@@ -25,28 +25,48 @@ public struct WebPagePolicy: Sendable {
         case refuse(String)
     }
 
-    /// Judges a request by its `Origin`, `Sec-Fetch-Site` and `Referer` headers.
+    /// Judges a request by its `Origin`, `Sec-Fetch-Site` and `Referer` headers (each as the
+    /// client sent it, several values joined with commas).
     ///
     /// A media element's request (`<video src>`) carries no `Origin`, only `Sec-Fetch-Site` and,
     /// by the browsers' default referrer policy, the page's origin as `Referer`: that names an
-    /// allowed page.
-    public func judge(origin: String?, fetchSite: String?, referer: String? = nil) -> Verdict {
+    /// allowed page. A browser too old to send `Sec-Fetch-Site` still sends `Referer`, so a
+    /// request that names a web page there is one from that page. `Sec-Fetch-Site` values other
+    /// than `none` and `same-origin`, however spelled or repeated, are from web pages.
+    ///
+    /// - Parameter isThisServer: whether a `host[:port]` names the proxy, whose own pages (a
+    ///   playlist opened in a browser) may refer to it.
+    public func judge(
+        origin: String?,
+        fetchSite: String?,
+        referer: String? = nil,
+        isThisServer: (String) -> Bool = { _ in false }
+    ) -> Verdict {
         if let origin {
             if allowed.contains(Self.normalized(origin)) { return .serveTo(origin: origin) }
             return .refuse(
                 "requests from web pages are refused (Origin: \(Self.printable(origin))); see --allow-origin"
             )
         }
-        if let site = fetchSite?.lowercased(), site == "cross-site" || site == "same-site" {
-            if let page = referer.flatMap(Self.origin(ofPage:)), allowed.contains(page) { return .serve }
-            return .refuse("requests from web pages are refused (Sec-Fetch-Site: \(site)); see --allow-origin")
+        let page = referer.flatMap(Self.origin(ofPage:))
+        let pageAllowed = page.map(allowed.contains) ?? false
+        let sites = (fetchSite ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        if let site = sites.first(where: { $0 != "none" && $0 != "same-origin" }) {
+            if pageAllowed { return .serve }
+            return .refuse(
+                "requests from web pages are refused (Sec-Fetch-Site: \(Self.printable(site))); see --allow-origin"
+            )
+        }
+        if let page, !pageAllowed, !isThisServer(page.split(separator: "/").last.map(String.init) ?? "") {
+            return .refuse("requests from web pages are refused (Referer: \(Self.printable(page))); see --allow-origin")
         }
         return .serve
     }
 
     /// `scheme://host[:port]` of a page URL, lowercased.
     private static func origin(ofPage url: String) -> String? {
-        guard let components = URLComponents(string: url), let scheme = components.scheme, let host = components.host
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(),
+            scheme == "http" || scheme == "https", let host = components.host, !host.isEmpty
         else { return nil }
         return normalized("\(scheme)://\(host)" + (components.port.map { ":\($0)" } ?? ""))
     }

@@ -52,7 +52,10 @@ extension StreamCacheCommand {
         )
         var maxSize: Int64?
 
-        @Option(name: .long, help: "The offline library served at /offline/ID/ (default: the cache directory's hls folder).")
+        @Option(
+            name: .long,
+            help: "The offline library served at /offline/ID/ (default: the cache directory's hls folder)."
+        )
         var library: String?
 
         @OptionGroup var cache: CacheOptions

@@ -39,6 +39,44 @@ import Testing
         #expect(leaks(in: workspace.outputDirectory, texts: []).isEmpty)
     }
 
+    /// However the URL spells them: a collapsed slash (`/http:/alice:pw@…`), a password with `#`,
+    /// `/` or `@` that a URL parser reads as fragment, path or host.
+    @Test func oddlySpelledCredentialsAreHiddenToo() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let logs = workspace.output("access.log")
+        let errors = workspace.output("error.log")
+        let proxy = try await ListeningProcess(
+            ["serve", "--access-log", logs, "--error-log", errors],
+            cacheDir: workspace.cacheDirectory
+        )
+        let spellings = [
+            "http:/alice:\(Self.secret)@127.0.0.1:1/a.mp3",
+            "http://alice:pa#\(Self.secret)@127.0.0.1:1/a.mp3",
+            "http://alice:pa/\(Self.secret)@127.0.0.1:1/a.mp3",
+            "http://alice:pa@\(Self.secret)@127.0.0.1:1/a.mp3",
+        ]
+        for spelling in spellings {
+            let reply = try await RawSocket.exchange(
+                "GET /\(spelling) HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\nConnection: close\r\n\r\n",
+                port: proxy.port
+            )
+            #expect(reply.hasPrefix("HTTP/1.1 400"), "\(spelling): \(reply.prefix(80))")
+        }
+        try await proxy.stop()
+        var texts: [String] = []
+        for spelling in spellings {
+            let got = try await CLI.run(
+                ["get", spelling, "-o", workspace.output("a")],
+                cacheDir: workspace.cacheDirectory
+            )
+            #expect(got.status != 0)
+            texts.append(got.stderr)
+        }
+        #expect(leaks(in: workspace.outputDirectory, texts: texts).isEmpty, "\(texts)")
+        #expect(leaks(in: workspace.cacheDirectory, texts: []).isEmpty)
+    }
+
     @Test func getSendsThemAsAHeaderAndKeepsNone() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }

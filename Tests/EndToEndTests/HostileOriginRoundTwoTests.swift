@@ -79,4 +79,72 @@ import Testing
         #expect(reply.status == 400, "\(reply.status) \(String(decoding: reply.body, as: UTF8.self))")
         try await proxy.stop()
     }
+
+    /// Requests whose framing, addressing or provenance is ambiguous: each refused, at once.
+    @Test func ambiguousRequestsAreRefused() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        try workspace.write(TestData.bytes(count: 10_000, seed: 25), as: "a.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let host = "Host: 127.0.0.1:\(proxy.port)\r\n"
+        let target = "/" + origin.url("a.bin")
+        let cases: [(String, String, Int)] = [
+            ("two Host headers", "GET \(target) HTTP/1.1\r\n\(host)\(host)", 400),
+            ("absolute-form naming another server", "GET http://evil.example\(target) HTTP/1.1\r\n\(host)", 400),
+            ("Transfer-Encoding: xchunked", "GET \(target) HTTP/1.1\r\n\(host)Transfer-Encoding: xchunked\r\n", 400),
+            (
+                "doubled Sec-Fetch-Site",
+                "GET \(target) HTTP/1.1\r\n\(host)Sec-Fetch-Site: none\r\nSec-Fetch-Site: cross-site\r\n",
+                403
+            ),
+            ("padded Sec-Fetch-Site", "GET \(target) HTTP/1.1\r\n\(host)Sec-Fetch-Site: \t Cross-Site \r\n", 403),
+            (
+                "only a web page's Referer", "GET \(target) HTTP/1.1\r\n\(host)Referer: https://evil.example/page\r\n",
+                403
+            ),
+            ("a forged verdict", "GET \(target) HTTP/1.1\r\n\(host)StreamCache-Refusal: none\r\n", 200),
+            ("absolute-form naming the proxy", "GET http://127.0.0.1:\(proxy.port)\(target) HTTP/1.1\r\n\(host)", 200),
+        ]
+        for (name, head, status) in cases {
+            let reply = try await RawSocket.converse(head + "Connection: close\r\n\r\n", port: proxy.port, seconds: 5)
+            #expect(reply.reply.hasPrefix("HTTP/1.1 \(status)"), "\(name): \(reply.reply.prefix(120))")
+            #expect(reply.closed, "\(name): the connection was left open")
+        }
+        // Without asking to close, a refused request's connection is closed all the same.
+        let kept = try await RawSocket.converse(
+            "GET \(target) HTTP/1.1\r\n\(host)\(host)\r\n",
+            port: proxy.port,
+            seconds: 5
+        )
+        #expect(kept.closed && kept.reply.hasPrefix("HTTP/1.1 400"), "\(kept.reply.prefix(120))")
+        try await proxy.stop()
+        try await origin.stop()
+    }
+
+    /// A transfer coding other than chunked (`gzip, chunked`): its bytes are not the content,
+    /// none is kept or served as the content.
+    @Test func aTransferCodingOtherThanChunkedIsRefused() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(
+            ["/coded": ["status": 200, "size": 300_000, "transferCoding": "gzip, chunked"]],
+            in: workspace
+        )
+        let got = try await CLI.run(
+            ["get", origin.url("coded"), "-o", workspace.output("a")],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(got.status != 0)
+        #expect(got.stderr.contains("Transfer-Encoding: gzip, chunked"), "\(got.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.output("a")))
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let reply = try await Curl.fetch(proxy.url(origin.url("coded")))
+        #expect(reply.status == 502, "\(reply.status)")
+        #expect(reply.body.count < 1000, "\(reply.body.count) bytes were served as the content")
+        try await proxy.stop()
+        let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        let totals = (try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])?["totals"]
+        #expect((totals as? [String: Any])?["cachedBytes"] as? Int == 0, "\(listed.output)")
+    }
 }

@@ -34,8 +34,10 @@ import Testing
         let player = Task {
             try await Tool.run(
                 "ffmpeg",
-                ["-hide_banner", "-v", "error", "-live_start_index", "0", "-i", setup.url("live/live.m3u8"),
-                    "-c", "copy", "-f", "mpegts", output],
+                [
+                    "-hide_banner", "-v", "error", "-live_start_index", "0", "-i", setup.url("live/live.m3u8"),
+                    "-c", "copy", "-f", "mpegts", output,
+                ],
                 timeout: .seconds(90)
             )
         }

@@ -120,14 +120,26 @@ import Testing
             .write(toFile: folder + "/vod.m3u8", atomically: true, encoding: .utf8)
         try "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=10000000000000\nvod.m3u8\n"
             .write(toFile: folder + "/huge.m3u8", atomically: true, encoding: .utf8)
-        let cases = [
-            ("live.m3u8", "live streams cannot be downloaded"),
-            ("event.m3u8", "live streams cannot be downloaded"),
-            ("fairplay.m3u8", "DRM-protected"),
-            ("keyformat.m3u8", "DRM-protected"),
-            ("huge.m3u8", "the asset needs about"),
-            ("missing.m3u8", "404"),
+        // URIs that would point a player at this machine's files, or that nothing can fetch.
+        let local = [
+            ("key-file.m3u8", "#EXT-X-KEY:METHOD=AES-128,URI=\"file:///etc/passwd\"\n\(segments)"),
+            ("map-file.m3u8", "#EXT-X-MAP:URI=\"file:///etc/hostname\"\n\(segments)"),
+            ("segment-gopher.m3u8", "#EXTINF:4,\na.ts\n#EXTINF:4,\ngopher://127.0.0.1/b.ts\n"),
+            ("segment-file.m3u8", "#EXTINF:4,\nfile:///etc/passwd\n"),
         ]
+        for (name, body) in local {
+            try "#EXTM3U\n#EXT-X-TARGETDURATION:4\n\(body)#EXT-X-ENDLIST\n"
+                .write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+        }
+        let cases =
+            local.map { ($0.0, "not an http(s) URL") } + [
+                ("live.m3u8", "live streams cannot be downloaded"),
+                ("event.m3u8", "live streams cannot be downloaded"),
+                ("fairplay.m3u8", "DRM-protected"),
+                ("keyformat.m3u8", "DRM-protected"),
+                ("huge.m3u8", "the asset needs about"),
+                ("missing.m3u8", "404"),
+            ]
         for (name, message) in cases {
             let result = try await setup.download(name)
             #expect(result.status == 1, "\(name)")

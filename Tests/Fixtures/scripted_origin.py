@@ -7,9 +7,11 @@ SCRIPT maps a path to the answer it gets: {"/a": {"status": 200, "headers": [["C
 "max-age=60"]], "size": 20000}}. A 200 honours Range (206 with Content-Range), If-None-Match
 (against its ETag) and If-Modified-Since (against its Last-Modified) with a 304 that carries the
 scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304 (a broken
-origin). The body is byte i = i % 251. GET /_stats lists every request (path, status,
+origin); with "transferCoding": "gzip, chunked", the body goes gzip-compressed in chunks under that
+Transfer-Encoding. The body is byte i = i % 251. GET /_stats lists every request (path, status,
 range, conditional, body bytes). Prints "listening on http://127.0.0.1:PORT" first.
 """
+import gzip
 import json
 import sys
 import threading
@@ -54,6 +56,21 @@ class Handler(BaseHTTPRequestHandler):
             sent = len(body)
         self.record(status, sent)
 
+    def send_coded(self, coding, fields, body):
+        """The whole body, gzip-compressed, in 4 KB chunks under `Transfer-Encoding: coding`."""
+        self.send_response(200)
+        for name, value in fields:
+            self.send_header(name, value)
+        self.send_header("Transfer-Encoding", coding)
+        self.end_headers()
+        coded = gzip.compress(body)
+        if self.command != "HEAD":
+            for start in range(0, len(coded), 4096):
+                piece = coded[start:start + 4096]
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+            self.wfile.write(b"0\r\n\r\n")
+        self.record(200, len(coded))
+
     def not_modified(self, fields):
         tag = dict((k.lower(), v) for k, v in fields).get("etag")
         modified = dict((k.lower(), v) for k, v in fields).get("last-modified")
@@ -95,6 +112,9 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(304, fields, b"")
             return
         body = body_of(entry.get("size", 20000))
+        if entry.get("transferCoding"):
+            self.send_coded(entry["transferCoding"], fields, body)
+            return
         spec = self.headers.get("Range")
         if spec and spec.startswith("bytes=") and "," not in spec:
             first, _, last = spec[6:].partition("-")

@@ -26,6 +26,15 @@ public enum OriginAnswer: Hashable, Sendable {
                 "origin \(host) sent Content-Encoding: \(encoding) although only unencoded bytes were asked for"
             )
         }
+        if let codings = head["Transfer-Encoding"],
+            codings.split(separator: ",").map({ $0.trimming(" \t").lowercased() }) != ["chunked"]
+        {
+            // The client removed only the chunked framing: what is left is not the content.
+            throw StreamCacheError(
+                .encodedBody,
+                "origin \(host) sent Transfer-Encoding: \(codings); only chunked is accepted"
+            )
+        }
         switch head.status {
         case 206:
             guard let value = head["Content-Range"], let contentRange = ContentRange(parsing: value),

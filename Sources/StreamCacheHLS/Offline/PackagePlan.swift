@@ -43,7 +43,7 @@ struct PackagePlan: Sendable {
             try Self.checkKeys(entry.playlist.segments.flatMap(\.keys), url: entry.url)
             let folder = Self.folderName(entry, taken: &folders)
             if let rendition = entry.rendition { folderOf[rendition] = folder }
-            let (rewritten, items) = Self.plan(entry, index: index, folder: folder)
+            let (rewritten, items) = try Self.plan(entry, index: index, folder: folder)
             renditions.append(
                 PackageRendition(
                     kind: entry.kind,
@@ -102,7 +102,15 @@ struct PackagePlan: Sendable {
     }
 
     /// The items of one media playlist and the playlist rewritten to them.
-    private static func plan(_ media: Media, index: Int, folder: String) -> (MediaPlaylist, [PackageItem]) {
+    ///
+    /// - Throws: ``OfflineError`` `playlist` for a segment, key or map URI that is not http(s):
+    ///   kept verbatim, a `file:` URI would point the player at a file of this machine; dropped,
+    ///   the package would lack it.
+    private static func plan(
+        _ media: Media,
+        index: Int,
+        folder: String
+    ) throws(OfflineError) -> (MediaPlaylist, [PackageItem]) {
         var playlist = media.playlist
         var items: [PackageItem] = []
         var keyPaths: [String: String] = [:]
@@ -131,7 +139,8 @@ struct PackagePlan: Sendable {
         for position in playlist.segments.indices {
             var segment = playlist.segments[position]
             for keyIndex in segment.keys.indices {
-                guard let uri = segment.keys[keyIndex].uri, let url = resolve(uri, media.url) else { continue }
+                guard let uri = segment.keys[keyIndex].uri else { continue }
+                let url = try resolve(uri, media.url)
                 let name: String
                 if let known = keyPaths[url.absoluteString] {
                     name = known
@@ -142,7 +151,8 @@ struct PackagePlan: Sendable {
                 }
                 segment.keys[keyIndex].attributes.setQuoted("URI", to: name)
             }
-            if var map = segment.map, let url = resolve(map.uri, media.url) {
+            if var map = segment.map {
+                let url = try resolve(map.uri, media.url)
                 let identity = url.absoluteString + "#" + (map.byteRange?.description ?? "")
                 let name: String
                 if let known = mapPaths[identity] {
@@ -157,7 +167,8 @@ struct PackagePlan: Sendable {
                 segment.map = map
             }
             let name = String(format: "%05d.", position) + fileExtension(URL(string: segment.uri), default: "ts")
-            if !segment.gap, let url = resolve(segment.uri, media.url) {
+            if !segment.gap {
+                let url = try resolve(segment.uri, media.url)
                 items.append(item(.segment, name, url, segment.byteRange, segment.duration))
             }
             segment.uri = name
@@ -169,10 +180,17 @@ struct PackagePlan: Sendable {
         return (playlist, items)
     }
 
-    private static func resolve(_ uri: String, _ base: URL) -> URL? {
+    /// `uri` resolved against `base`: an http(s) URL, or the asset is refused.
+    private static func resolve(_ uri: String, _ base: URL) throws(OfflineError) -> URL {
         guard let url = URL(string: uri, relativeTo: base)?.absoluteURL,
-            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https"
-        else { return nil }
+            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil
+        else {
+            throw OfflineError(
+                .playlist,
+                "\(Credentials.redacted(base.absoluteString)) names \(Credentials.redacted(String(uri.prefix(200)))),"
+                    + " which is not an http(s) URL: the asset is refused"
+            )
+        }
         return url
     }
 
