@@ -213,6 +213,8 @@ import Testing
 final class ScriptedOrigin: Sendable {
     let process: Process
     let base: String
+    /// The script file, read again for every request.
+    let scriptFile: String
 
     struct Request: Decodable {
         let path: String
@@ -224,6 +226,7 @@ final class ScriptedOrigin: Sendable {
 
     init(_ script: [String: Any], in workspace: Workspace) async throws {
         let file = workspace.outputDirectory + "/script-\(UUID().uuidString).json"
+        scriptFile = file
         try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: file))
         let program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("Fixtures/scripted_origin.py").path
@@ -248,6 +251,11 @@ final class ScriptedOrigin: Sendable {
     }
 
     func url(_ path: String) -> String { base + "/" + path }
+
+    /// Replaces what the origin answers from its next request on.
+    func rescript(_ script: [String: Any]) throws {
+        try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: scriptFile), options: .atomic)
+    }
 
     /// The requests for `/path` so far.
     func requests(_ path: String) async throws -> [Request] {

@@ -147,4 +147,30 @@ import Testing
         let totals = (try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any])?["totals"]
         #expect((totals as? [String: Any])?["cachedBytes"] as? Int == 0, "\(listed.output)")
     }
+
+    /// A fresh resource replaced at the origin by a shorter one, then read beyond its new end:
+    /// the `416` ends the version from inside the fetch that met it. That request gets the 416;
+    /// every later one is served from the new version (it got 500 until a restart).
+    @Test func aFailureInsideASessionEndsWithTheRequestThatMetIt() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let fresh = [["Cache-Control", "max-age=3600"]]
+        let origin = try await ScriptedOrigin(
+            ["/short": ["status": 200, "size": 2_000_000, "headers": fresh]],
+            in: workspace
+        )
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = proxy.url(origin.url("short"))
+        #expect(try await Curl.fetch(url, headers: ["Range: bytes=0-999"]).status == 206)
+        try origin.rescript(["/short": ["status": 200, "size": 100_000, "headers": fresh]])
+        let beyond = try await Curl.fetch(url, headers: ["Range: bytes=1500000-1500999"])
+        #expect(beyond.status == 416, "\(beyond.status) \(String(decoding: beyond.body, as: UTF8.self))")
+        for _ in 0..<3 {
+            let later = try await Curl.fetch(url, headers: ["Range: bytes=99000-99999"])
+            #expect(later.status == 206, "\(later.status) \(String(decoding: later.body, as: UTF8.self))")
+            let right = Array(later.body) == Array(ScriptedOrigin.body(size: 100_000)[99_000...])
+            #expect(right, "wrong bytes")
+        }
+        try await proxy.stop()
+    }
 }

@@ -9,7 +9,8 @@ SCRIPT maps a path to the answer it gets: {"/a": {"status": 200, "headers": [["C
 scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304 (a broken
 origin); with "transferCoding": "gzip, chunked", the body goes gzip-compressed in chunks under that
 Transfer-Encoding. The body is byte i = i % 251. GET /_stats lists every request (path, status,
-range, conditional, body bytes). Prints "listening on http://127.0.0.1:PORT" first.
+range, conditional, body bytes). SCRIPT is read again for every request, so a test can change
+what the origin answers by rewriting it. Prints "listening on http://127.0.0.1:PORT" first.
 """
 import gzip
 import json
@@ -18,7 +19,12 @@ import threading
 from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-SCRIPT = json.load(open(sys.argv[1]))
+
+
+def script():
+    with open(sys.argv[1]) as file:
+        return json.load(file)
+
 REQUESTS = []
 LOCK = threading.Lock()
 
@@ -95,7 +101,7 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return
-        entry = SCRIPT.get(self.path)
+        entry = script().get(self.path)
         if entry is None:
             self.answer(404, [("Content-Type", "text/plain")], b"no such path\n")
             return

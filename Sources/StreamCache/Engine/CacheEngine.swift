@@ -154,6 +154,14 @@ public actor CacheEngine {
     }
 
     private func session(key: String, url: URL, headers: OriginHeaders) async throws -> ResourceSession {
+        if case .open(let session) = sessions[key], await session.isBroken,
+            case .open(let current) = sessions[key], current === session
+        {
+            // A failure stays with the requests that met it: the next one starts from the index.
+            sessions[key] = nil
+            await session.withdrawWarm()
+            await session.cancelFetches()
+        }
         switch sessions[key] {
         case .open(let session):
             return session

@@ -53,23 +53,31 @@ extension ResourceSession {
     }
 
     /// Moves to a new version the machine has switched to: a new index row and data file; the
-    /// stale fetches are cancelled.
+    /// stale fetches are cancelled once the new version is in place.
+    ///
+    /// The caller may be one of those fetches (a `416` ends the version from inside the fetch
+    /// that met it), and any caller may be cancelled: the index write and the new file are done
+    /// in a task of their own, so a cancellation never leaves the session without a version.
     ///
     /// - Throws: ``StreamCacheError`` if the new row or file cannot be made; the session is then
-    ///   broken and every read fails.
+    ///   broken: its readers fail, and the engine opens a new session for the next request.
     func replaceVersion(with newInfo: ContentInfo, cancel: [Int]) async throws {
         logger.info("resource changed at origin; discarding cached bytes", metadata: ["key": "\(key)"])
-        for id in cancel { fetchTasks[id]?.cancel() }
         recent.removeAll()
         let oldRecord = record
-        do {
+        let (index, directory, key, url) = (index, directory, key, url)
+        // Not a child of the caller: a cancelled caller would cancel the write half-way.
+        let replacement = Task {
             let newRecord = try await index.replaceVersion(
                 of: oldRecord.id,
                 key: key,
                 url: url.absoluteString,
                 info: newInfo
             )
-            let newFile = try await CacheFile.openLocked(path: directory.dataPath(id: newRecord.id))
+            return (newRecord, try await CacheFile.openLocked(path: directory.dataPath(id: newRecord.id)))
+        }
+        do {
+            let (newRecord, newFile) = try await replacement.value
             unlink(directory.dataPath(id: oldRecord.id))
             record = newRecord
             file = newFile
@@ -81,8 +89,10 @@ extension ResourceSession {
                 ?? StreamCacheError(.index, "cannot store the new version of \(url.absoluteString): \(error)")
             machine.replacementFailed(failure)
             wakeAll()
+            for id in cancel { fetchTasks[id]?.cancel() }
             throw failure
         }
+        for id in cancel { fetchTasks[id]?.cancel() }
     }
 
     /// Reads what the index holds of generation `generation` now: ranges other processes recorded

@@ -133,6 +133,13 @@ actor ResourceSession {
     /// Whether nothing is going on in the session.
     var isIdle: Bool { machine.isIdle }
 
+    /// Whether the session lost its version (a replacement failed): its readers fail, and the
+    /// engine opens another session for the next request.
+    var isBroken: Bool {
+        if case .broken = machine.phase { return true }
+        return false
+    }
+
     // MARK: Readers
 
     /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
