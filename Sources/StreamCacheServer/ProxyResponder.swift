@@ -116,7 +116,7 @@ struct ProxyResponder: HTTPResponder {
         if await resource.isServedStale() { exchange.outcome = "stale" }
         if info.length == nil, request.method == .head {
             // An origin that sends no length (a chunked 200): learn it, never guess it.
-            info = try await Self.learnLength(of: resource)
+            info = try await exchange.untilHangUp { try await Self.learnLength(of: resource) }
         }
         if PlaylistRewriter.isPlaylist(target.url, contentType: info.contentType) {
             let whole = read.flatMap { $0.offset == 0 && $0.length == nil ? $0 : nil }

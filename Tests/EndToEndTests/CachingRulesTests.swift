@@ -265,6 +265,14 @@ final class ScriptedOrigin: Sendable {
         return try JSONDecoder().decode(Stats.self, from: data).requests.filter { $0.path == "/" + path }
     }
 
+    /// The bytes of endless bodies sent so far.
+    func endlessBytes() async throws -> Int64 {
+        let url = URL(string: base + "/_stats")!
+        let data = try await onOwnThread { try Data(contentsOf: url) }
+        struct Stats: Decodable { let endlessBytes: Int64 }
+        return try JSONDecoder().decode(Stats.self, from: data).endlessBytes
+    }
+
     /// Stops the origin (SIGKILL) and waits until it is gone.
     func stop() async throws {
         kill(process.processIdentifier, SIGKILL)

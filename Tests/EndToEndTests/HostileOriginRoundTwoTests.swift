@@ -173,4 +173,23 @@ import Testing
         }
         try await proxy.stop()
     }
+
+    /// `curl -I` of an endless chunked body: the read that learns its length stops when curl
+    /// leaves, and the cache never holds more of it than its budget.
+    @Test func aHeadOfAnEndlessBodyStopsWithItsClientAndWithinTheBudget() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(["/endless": ["status": 200, "endless": true]], in: workspace)
+        let proxy = try await ListeningProcess(["serve", "--max-size", "20M"], cacheDir: workspace.cacheDirectory)
+        let head = try await Tool.run("curl", ["-s", "-I", "--max-time", "2", proxy.url(origin.url("endless"))])
+        #expect(head.status == 28, "curl gave up waiting: \(head.status)")
+        try await Task.sleep(for: .milliseconds(500))
+        let before = try await origin.endlessBytes()
+        try await Task.sleep(for: .seconds(2))
+        let after = try await origin.endlessBytes()
+        #expect(after == before, "the origin read went on after the client left: \(before) then \(after) bytes")
+        let stored = workspace.sizeOnDisk(of: workspace.cacheDirectory + "/data")
+        #expect(stored <= 20 << 20, "\(stored) bytes kept against a 20 MiB budget")
+        try await proxy.stop()
+    }
 }

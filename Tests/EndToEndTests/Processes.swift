@@ -223,6 +223,16 @@ struct Workspace {
         FileManager.default.contents(atPath: path).map { [UInt8]($0) }
     }
 
+    /// The bytes the files under `directory` take on disk (their allocated blocks).
+    func sizeOnDisk(of directory: String) -> Int64 {
+        let names = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? []
+        return names.reduce(0) { total, name in
+            var status = stat()
+            guard stat(directory + "/" + name, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG else { return total }
+            return total + Int64(status.st_blocks) * 512
+        }
+    }
+
     func remove() {
         for path in [originDirectory, cacheDirectory, outputDirectory] {
             try? FileManager.default.removeItem(atPath: path)

@@ -8,7 +8,8 @@ SCRIPT maps a path to the answer it gets: {"/a": {"status": 200, "headers": [["C
 (against its ETag) and If-Modified-Since (against its Last-Modified) with a 304 that carries the
 scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304 (a broken
 origin); with "transferCoding": "gzip, chunked", the body goes gzip-compressed in chunks under that
-Transfer-Encoding. The body is byte i = i % 251. GET /_stats lists every request (path, status,
+Transfer-Encoding; with "endless": true, a chunked body that never ends (GET /_stats counts its
+bytes sent so far in "endlessBytes"). The body is byte i = i % 251. GET /_stats lists every request (path, status,
 range, conditional, body bytes). SCRIPT is read again for every request, so a test can change
 what the origin answers by rewriting it. Prints "listening on http://127.0.0.1:PORT" first.
 """
@@ -27,6 +28,7 @@ def script():
 
 REQUESTS = []
 LOCK = threading.Lock()
+ENDLESS_BYTES = [0]
 
 
 def body_of(size):
@@ -77,6 +79,25 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         self.record(200, len(coded))
 
+    def send_endless(self, fields):
+        """A chunked body of 64 KB chunks until the client goes away."""
+        self.send_response(200)
+        for name, value in fields:
+            self.send_header(name, value)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.record(200, 0)
+        if self.command == "HEAD":
+            return
+        piece = body_of(65536)
+        try:
+            while True:
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
+                with LOCK:
+                    ENDLESS_BYTES[0] += len(piece)
+        except OSError:
+            self.close_connection = True
+
     def not_modified(self, fields):
         tag = dict((k.lower(), v) for k, v in fields).get("etag")
         modified = dict((k.lower(), v) for k, v in fields).get("last-modified")
@@ -94,7 +115,7 @@ class Handler(BaseHTTPRequestHandler):
     def do_GET(self):
         if self.path == "/_stats":
             with LOCK:
-                data = json.dumps({"requests": REQUESTS}).encode()
+                data = json.dumps({"requests": REQUESTS, "endlessBytes": ENDLESS_BYTES[0]}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
@@ -118,6 +139,9 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(304, fields, b"")
             return
         body = body_of(entry.get("size", 20000))
+        if entry.get("endless"):
+            self.send_endless(fields)
+            return
         if entry.get("transferCoding"):
             self.send_coded(entry["transferCoding"], fields, body)
             return

@@ -149,6 +149,15 @@ extension ResourceSession {
             throw error
         case .write(let pieces, let endsFetch):
             guard !pieces.isEmpty else { return (endsFetch, nil) }
+            let budget = environment.configuration.maxSize
+            if machine.written.count + pieces.reduce(0, { $0 + Int64($1.count) }) > budget {
+                // One resource never takes more than the whole budget (an endless stream): its
+                // readers go on uncached, as on a full disk.
+                throw StreamCacheError(
+                    .diskFull,
+                    "\(Credentials.redacted(url.absoluteString)) is larger than the cache's budget of \(budget) bytes"
+                )
+            }
             for piece in pieces {
                 let bytes = chunk[piece.skip..<piece.skip + piece.count]
                 try bytes.withUnsafeBytes { try file.write($0, at: piece.offset) }
