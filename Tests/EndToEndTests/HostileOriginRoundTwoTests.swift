@@ -192,4 +192,29 @@ import Testing
         #expect(stored <= 20 << 20, "\(stored) bytes kept against a 20 MiB budget")
         try await proxy.stop()
     }
+
+    /// A data file cut short behind the cache's back while `serve` has it warm: the ranges past
+    /// its end are fetched again, not sent as nothing (a 206 with no bytes, at full CPU).
+    @Test func aDataFileCutShortIsFetchedAgain() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 20_000_000, seed: 256)
+        try workspace.write(data, as: "f.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = proxy.url(origin.url("f.bin"))
+        #expect(try await Curl.fetch(url).body.count == data.count)
+        let file = try #require(workspace.dataFiles().first)
+        #expect(truncate(file, 10_000_000) == 0)
+        for (first, last) in [(15_000_000, 15_999_999), (12_000_000, 12_009_999), (0, 19_999_999)] {
+            let reply = try await Tool.run(
+                "curl",
+                ["-s", "--max-time", "20", "-r", "\(first)-\(last)", "-o", workspace.output("r"), url]
+            )
+            #expect(reply.status == 0, "\(first)-\(last): curl exited \(reply.status)")
+            let right = workspace.read(workspace.output("r")) == Array(data[first...last])
+            #expect(right, "\(first)-\(last): wrong bytes")
+        }
+        try await proxy.stop()
+    }
 }

@@ -223,6 +223,12 @@ struct Workspace {
         FileManager.default.contents(atPath: path).map { [UInt8]($0) }
     }
 
+    /// The paths of the cache's data files.
+    func dataFiles() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/data")) ?? []
+        return names.sorted().map { cacheDirectory + "/data/" + $0 }
+    }
+
     /// The bytes the files under `directory` take on disk (their allocated blocks).
     func sizeOnDisk(of directory: String) -> Int64 {
         let names = FileManager.default.enumerator(atPath: directory)?.compactMap { $0 as? String } ?? []

@@ -15,10 +15,10 @@ package struct WarmResource: Sendable {
     package let freshUntil: ContinuousClock.Instant
 
     /// Whether all of `range` may be sent now: written, the version confirmed recently, and the
-    /// file still the cache's (another process sharing the directory may have stored a new
-    /// version, or removed the resource).
+    /// file still the cache's and holding the range (another process sharing the directory may
+    /// have stored a new version or removed the resource; the file may have been cut short).
     package func covers(_ range: ByteRange, at now: ContinuousClock.Instant = .now) -> Bool {
-        now < freshUntil && written.contains(range) && !file.isUnlinked
+        now < freshUntil && written.contains(range) && file.holds(range)
     }
 }
 

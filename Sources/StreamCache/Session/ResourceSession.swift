@@ -177,6 +177,8 @@ actor ResourceSession {
                 if let bytes = recent.bytes(startingAt: range, generation: machine.generation) {
                     return .memory(bytes, offset: range.lowerBound, fromOrigin: fromOrigin, originBytes: charged)
                 }
+                // A file cut short: read again what is missing (each pass forgets bytes, so it ends).
+                if !file.holds(range), await forgetMissingBytes() { continue }
                 return .bytes(range, file, fromOrigin: fromOrigin, originBytes: charged)
             case .end:
                 return .end(originBytes: machine.takeCharge(id))
@@ -204,6 +206,24 @@ actor ResourceSession {
                 await refresh(generation: generation)
             }
         }
+    }
+
+    /// The cache file is shorter than the ranges recorded of it (cut behind the cache's back):
+    /// the bytes past its end are forgotten, in the index too, and fetched again when read.
+    ///
+    /// - Returns: whether any were.
+    private func forgetMissingBytes() async -> Bool {
+        guard !file.isUnlinked, let size = try? file.size(), let end = machine.written.ranges.last?.upperBound,
+            end > size
+        else { return false }
+        logger.warning(
+            "the cache file is shorter than its index says; fetching the missing bytes again",
+            metadata: ["key": "\(key)", "file": "\(file.path)", "size": "\(size)"]
+        )
+        machine.forget(from: size)
+        wakeAll()
+        try? await index.setRanges(machine.recorded, of: record.id)
+        return true
     }
 
     /// Wakes every waiting reader to look at the new state, and tells servers what they may now

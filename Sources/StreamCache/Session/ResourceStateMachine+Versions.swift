@@ -64,6 +64,16 @@ extension ResourceStateMachine {
         }
     }
 
+    /// The cache file ends at `size`, before bytes the machine holds written: they are gone,
+    /// and fetched again when read.
+    mutating func forget(from size: Int64) {
+        defer { checkInvariants() }
+        written = written.clamped(below: size)
+        durable = durable.clamped(below: size)
+        recorded = recorded.clamped(below: size)
+        for (id, reader) in readers { readers[id]?.cachedAtStart = reader.cachedAtStart.clamped(below: size) }
+    }
+
     /// Moves to a new version: nothing of the old one is readable any more; readers that already
     /// got old bytes fail with `resourceChanged`, the others go on with new bytes; fetches of the
     /// old version, except `survivor` (the one that saw the new version), are stale.

@@ -71,6 +71,13 @@ package final class CacheFile: Sendable {
         return fstat(descriptor, &info) == 0 && info.st_nlink == 0
     }
 
+    /// Whether all of `range` can be read: the file is still the cache's (see ``isUnlinked``)
+    /// and not shorter than the range's end (it was cut behind the cache's back). One `fstat`.
+    package func holds(_ range: ByteRange) -> Bool {
+        var info = stat()
+        return fstat(descriptor, &info) == 0 && info.st_nlink > 0 && Int64(info.st_size) >= range.upperBound
+    }
+
     /// Writes all of `bytes` at `offset`.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         var done = 0
