@@ -217,4 +217,31 @@ import Testing
         }
         try await proxy.stop()
     }
+
+    /// An origin whose ETag changes on every response, nothing else: a read goes on uncached
+    /// where the tag changed under it, to the last byte, instead of being cut at 1 MiB.
+    @Test func anOriginThatTagsEveryResponseAnewIsReadToTheEnd() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 20_000_000, seed: 259)
+        try workspace.write(data, as: "f.bin")
+        let origin = try await OriginProcess(
+            directory: workspace.originDirectory,
+            arguments: ["--fault", "changing-etag"]
+        )
+        for run in 1...2 {
+            let got = try await CLI.run(
+                ["get", origin.url("f.bin"), "-o", workspace.output("get\(run)")],
+                cacheDir: workspace.cacheDirectory
+            )
+            #expect(got.status == 0, "run \(run): \(got.stderr)")
+            #expect(workspace.read(workspace.output("get\(run)")) == data, "run \(run): wrong bytes")
+        }
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory + "-serve")
+        defer { try? FileManager.default.removeItem(atPath: workspace.cacheDirectory + "-serve") }
+        let reply = try await Curl.fetch(proxy.url(origin.url("f.bin")))
+        #expect(reply.status == 200 && reply.body.count == data.count, "\(reply.status), \(reply.body.count) bytes")
+        #expect(Array(reply.body) == data, "wrong bytes")
+        try await proxy.stop()
+    }
 }

@@ -102,8 +102,9 @@ public struct ByteStream: AsyncSequence, Sendable {
                     throw error
                 }
                 switch span {
-                case .passThrough:
-                    let known = await session.info
+                case .passThrough(let against):
+                    let known: ContentInfo
+                    if let against { known = against } else { known = await session.info }
                     await leaveSession()
                     uncached = session.uncached(from: position, end: end, known: known).makeAsyncIterator()
                     return try await nextUncachedChunk()

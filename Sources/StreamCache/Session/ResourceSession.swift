@@ -182,8 +182,14 @@ actor ResourceSession {
                 return .bytes(range, file, fromOrigin: fromOrigin, originBytes: charged)
             case .end:
                 return .end(originBytes: machine.takeCharge(id))
-            case .passThrough:
-                return .passThrough
+            case .passThrough(let known):
+                if known != nil {
+                    logger.notice(
+                        "the origin's ETag changed with nothing else; the read goes on uncached",
+                        metadata: ["key": "\(key)", "offset": "\(position)"]
+                    )
+                }
+                return .passThrough(against: known)
             case .fail(let error):
                 throw error
             case .wait:

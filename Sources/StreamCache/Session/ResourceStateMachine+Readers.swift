@@ -11,9 +11,11 @@ extension ResourceStateMachine {
         case cancelled
         /// Wait until the state changes, then ask again.
         case wait
-        /// The response may not be stored (`no-store`, `Vary: *`): read on straight from the
-        /// origin, from the reader's position, nothing kept.
-        case passThrough
+        /// Read on straight from the origin, from the reader's position, nothing kept: the
+        /// response may not be stored (`no-store`, `Vary: *`; `nil`: the answer must be of the
+        /// current version), or the origin's entity tag changed under the reader (the answer
+        /// must be of this version, tag aside).
+        case passThrough(against: ContentInfo?)
         /// Say once that the origin ignores `Range` and the reader at `position` waits for the
         /// whole-body stream, now at `streamAt`, to reach it; then wait as for ``wait``.
         case waitForStream(position: Int64, streamAt: Int64)
@@ -68,12 +70,13 @@ extension ResourceStateMachine {
         reader.position = position
         reader.waitingOn = nil
         readers[id] = reader
+        if let known = reader.uncachedAgainst { return .passThrough(against: known) }
         switch phase {
         case .broken(let error): return .fail(error)
         case .validating, .replacing: return .wait
         case .ready: break
         }
-        if mayNotStore(info) { return .passThrough }
+        if mayNotStore(info) { return .passThrough(against: nil) }
         if !reader.checkedVersion {
             // Once per reader: the version it starts on is confirmed if the last word is old.
             readers[id]?.checkedVersion = true

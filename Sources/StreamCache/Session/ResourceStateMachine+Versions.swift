@@ -80,6 +80,7 @@ extension ResourceStateMachine {
     ///
     /// - Returns: the stale fetches, to cancel.
     mutating func replaceVersion(with newInfo: ContentInfo, survivor: Int?) -> [Int] {
+        let oldInfo = info
         generation += 1
         info = newInfo
         phase = .replacing
@@ -106,7 +107,13 @@ extension ResourceStateMachine {
         for (id, reader) in readers {
             readers[id]?.cachedAtStart = RangeSet()
             if let waitingOn = reader.waitingOn, waitingOn != survivor { readers[id]?.waitingOn = nil }
-            if reader.hasDelivered {
+            if reader.hasDelivered, oldInfo.differsOnlyInETag(from: newInfo) {
+                // An origin that tags every response anew: the reader reads on uncached rather
+                // than be cut; the length and Last-Modified stand for the version.
+                var untagged = newInfo
+                untagged.etag = nil
+                readers[id]?.uncachedAgainst = untagged
+            } else if reader.hasDelivered {
                 readers[id]?.failure = StreamCacheError(
                     .resourceChanged,
                     "the resource changed at the origin during the read"

@@ -187,6 +187,10 @@ extension ResourceStateMachine {
         var charged: Int64 = 0
         /// Whether the reader was told once that it waits far behind a whole-body stream.
         var toldOfStream = false
+        /// Set when the origin's entity tag changed under a reader that was handed bytes, and
+        /// nothing else did: the reader goes on uncached, its answer checked against this
+        /// version, whose tag is not to be trusted.
+        var uncachedAgainst: ContentInfo?
 
         /// Whether the reader will still need byte `offset`.
         func wants(_ offset: Int64) -> Bool { position <= offset && (end ?? Int64.max) > offset }

@@ -11,6 +11,8 @@ enum Span: Sendable {
     case memory(ArraySlice<UInt8>, offset: Int64, fromOrigin: Bool, originBytes: Int64)
     /// The read is complete; `originBytes` as for ``bytes(_:_:fromOrigin:originBytes:)``.
     case end(originBytes: Int64)
-    /// The response may not be stored: the read goes on straight from the origin.
-    case passThrough
+    /// The read goes on straight from the origin, its answer checked against `known` (`nil`: the
+    /// session's current version): the response may not be stored, or the origin's entity tag
+    /// changed under the reader.
+    case passThrough(against: ContentInfo?)
 }

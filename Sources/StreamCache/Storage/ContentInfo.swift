@@ -56,6 +56,16 @@ public struct ContentInfo: Hashable, Sendable {
         return false
     }
 
+    /// Whether `newer` differs from this version in its entity tag alone: the same length and the
+    /// same `Last-Modified`. An origin that makes a tag per response (per server, per request)
+    /// looks so; a file replaced by another keeps neither.
+    public func differsOnlyInETag(from newer: ContentInfo) -> Bool {
+        guard let length, length == newer.length, let etag, let newETag = newer.etag, etag != newETag,
+            let lastModified
+        else { return false }
+        return lastModified == newer.lastModified
+    }
+
     /// Whether `ranges` hold every byte of the resource: its length is known and all of it is
     /// there (the one definition of a complete resource).
     public func isComplete(with ranges: RangeSet) -> Bool {
