@@ -48,6 +48,67 @@ struct FullDiskTests {
         let data = (try? FileManager.default.contentsOfDirectory(atPath: disk.path + "/data")) ?? []
         #expect(data.isEmpty, "data files left: \(data)")
     }
+
+    /// One resource larger than the disk: what was written is recorded (the index keeps room),
+    /// later resources are cached after eviction, and bytes on disk that the index never knew
+    /// (a file without a row, a tail never recorded) are found and freed after a restart.
+    @Test func aResourceLargerThanTheDiskLeavesTheCacheUsable() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let disk = try Tmpfs(megabytes: 8)
+        defer { disk.unmount() }
+        let large = TestData.bytes(count: 20_000_000, seed: 572)
+        try workspace.write(large, as: "large.bin")
+        for name in ["a", "b", "c"] {
+            try workspace.write(TestData.bytes(count: 300_000, seed: UInt64(name.utf8.first!)), as: name + ".bin")
+        }
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        func cachedBytes() async throws -> [String: Int64] {
+            struct Resource: Decodable {
+                let url: String
+                let cachedBytes: Int64
+            }
+            let listed = try await CLI.run(["ls", "--json"], cacheDir: disk.path)
+            let resources = try JSONDecoder().decode(ListingOf<Resource>.self, from: Data(listed.output.utf8)).resources
+            return Dictionary(
+                uniqueKeysWithValues: resources.map { (String($0.url.split(separator: "/").last!), $0.cachedBytes) }
+            )
+        }
+
+        var proxy = try await ListeningProcess(["serve"], cacheDir: disk.path)
+        let got = try await Curl.fetch(proxy.url(origin.url("large.bin")))
+        #expect(got.status == 200 && Array(got.body) == large, "\(got.status), \(got.body.count) bytes")
+        try await Task.sleep(for: .milliseconds(500))
+        let kept = try await cachedBytes()["large.bin"] ?? 0
+        #expect(kept > 1_000_000, "the bytes written were not recorded: \(kept) cached")
+        #expect(
+            workspace.sizeOnDisk(of: disk.path + "/data") <= kept + 1_048_576,
+            "bytes on disk the index does not know"
+        )
+        for name in ["a.bin", "b.bin"] {
+            let reply = try await Curl.fetch(proxy.url(origin.url(name)))
+            #expect(reply.status == 200 && reply.body.count == 300_000, "\(name): \(reply.status)")
+        }
+        try await proxy.stop()
+
+        // Bytes the index never knew, as a crash or an older version leaves them.
+        let file = try #require(workspace.dataFilesIn(disk.path).first)
+        try Data(repeating: 7, count: 100_000).write(to: URL(fileURLWithPath: disk.path + "/data/999999"))
+        let tail = open(file, O_WRONLY | O_APPEND)
+        let block = [UInt8](repeating: 7, count: 4096)
+        for _ in 0..<750 where block.withUnsafeBytes({ write(tail, $0.baseAddress, $0.count) }) > 0 {}
+        close(tail)
+        try disk.fill()
+        proxy = try await ListeningProcess(["serve"], cacheDir: disk.path)
+        let reply = try await Curl.fetch(proxy.url(origin.url("c.bin")))
+        #expect(reply.status == 200 && reply.body.count == 300_000, "after a restart: \(reply.status)")
+        try await proxy.stop()
+        try FileManager.default.removeItem(atPath: disk.path + "/filler")
+        let again = try await CLI.run(["get", origin.url("c.bin"), "-o", workspace.output("c")], cacheDir: disk.path)
+        #expect(again.status == 0, "\(again.stderr)")
+        #expect(try await cachedBytes()["c.bin"] == 300_000, "the cache took nothing after the restart")
+        #expect(!FileManager.default.fileExists(atPath: disk.path + "/data/999999"), "a file without a row was kept")
+    }
 }
 
 /// A tmpfs of its own size, mounted for one test.

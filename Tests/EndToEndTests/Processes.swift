@@ -224,9 +224,16 @@ struct Workspace {
     }
 
     /// The paths of the cache's data files.
-    func dataFiles() -> [String] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: cacheDirectory + "/data")) ?? []
-        return names.sorted().map { cacheDirectory + "/data/" + $0 }
+    func dataFiles() -> [String] { dataFilesIn(cacheDirectory) }
+
+    /// The paths of the data files of the cache in `directory`, largest first.
+    func dataFilesIn(_ directory: String) -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/data")) ?? []
+        let paths = names.map { directory + "/data/" + $0 }
+        func size(_ path: String) -> Int {
+            (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+        }
+        return paths.sorted { size($0) > size($1) }
     }
 
     /// The bytes the files under `directory` take on disk (their allocated blocks).

@@ -4,6 +4,9 @@ import Foundation
 public struct CacheConfiguration: Sendable {
     /// The byte budget of the whole cache (least recently used resources go first).
     public var maxSize: Int64 = 2 << 30
+    /// Free space data writes leave on the cache's filesystem, so the index can always record
+    /// what was written and eviction can run: 2 MiB.
+    public var diskReserve: Int64 = 2 << 20
     /// The longest a response is reused without asking the origin, whatever its freshness
     /// (RFC 9111 §4.2: `max-age`, `Expires`, or a heuristic) says; by default no limit.
     public var revalidationInterval: Duration = .seconds(100 * 365 * 86400)

@@ -52,6 +52,7 @@ public actor CacheEngine {
             directory: directory,
             origin: RedirectingOrigin(client: origin, configuration: configuration),
             logger: logger,
+            reserve: DiskReserve(path: directory.dataDirectory, reserve: configuration.diskReserve),
             mark: try ProcessMark(folder: directory.ownersDirectory)
         )
     }
@@ -336,6 +337,14 @@ public actor CacheEngine {
         for key in sessions.keys where leases[key] == nil {
             releasedAt[key] = nil
             _ = await closeIfIdle(key)
+        }
+        // Bytes the index never recorded (the disk filled first) count on disk, not in the index.
+        let freed = await UnrecordedBytes.reclaim(in: directory, index: index)
+        if freed > 0 {
+            logger.warning(
+                "the cache's disk is full; freed bytes that were never recorded",
+                metadata: ["freed": "\(freed)"]
+            )
         }
         guard let total = try? await index.totalCachedBytes(), total > 0 else { return }
         logger.warning("the cache's disk is full; evicting to make room", metadata: ["cached": "\(total)"])

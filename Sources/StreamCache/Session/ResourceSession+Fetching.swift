@@ -158,6 +158,13 @@ extension ResourceSession {
                     "\(Credentials.redacted(url.absoluteString)) is larger than the cache's budget of \(budget) bytes"
                 )
             }
+            guard environment.reserve.mayWrite(pieces.reduce(0) { $0 + $1.count }) else {
+                // The index needs room to record what is written: stop short of a full disk.
+                throw StreamCacheError(
+                    .diskFull,
+                    "the cache's disk has less than \(environment.reserve.reserve) bytes free"
+                )
+            }
             for piece in pieces {
                 let bytes = chunk[piece.skip..<piece.skip + piece.count]
                 try bytes.withUnsafeBytes { try file.write($0, at: piece.offset) }

@@ -1,6 +1,12 @@
 import Foundation
 import GRDB
 
+#if canImport(GRDBSQLite)
+import GRDBSQLite
+#elseif canImport(SQLite3)
+import SQLite3
+#endif
+
 /// The `index.sqlite` of a cache directory: resources, their present byte ranges, their state.
 ///
 /// The index may know less than the data files, never more: ranges are recorded only after their
@@ -17,6 +23,12 @@ package final class CacheIndex: Sendable {
         configuration.busyMode = .timeout(30)
         configuration.foreignKeysEnabled = true
         configuration.label = "StreamCache.index"
+        configuration.prepareDatabase { db in
+            // The WAL files stay when the last process closes the index, so the next one opens
+            // it even on a disk too full for new files.
+            var persist: Int32 = 1
+            sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, &persist)
+        }
         do {
             let pool = try Self.openPool(path: path, configuration: configuration)
             try Self.createSchema(pool)
@@ -276,6 +288,21 @@ package final class CacheIndex: Sendable {
     package func totalCachedBytes() async throws -> Int64 {
         try await read { db in
             try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(cachedBytes), 0) FROM resource") ?? 0
+        }
+    }
+
+    /// Every resource's id with the end of its last recorded range (0 with none).
+    package func recordedEnds() async throws -> [Int64: Int64] {
+        try await read { db in
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT resource.id AS id, COALESCE(MAX(cachedRange."end"), 0) AS recordedEnd
+                    FROM resource LEFT JOIN cachedRange ON cachedRange.resourceId = resource.id
+                    GROUP BY resource.id
+                    """
+            )
+            return Dictionary(uniqueKeysWithValues: rows.map { ($0["id"] as Int64, $0["recordedEnd"] as Int64) })
         }
     }
 
