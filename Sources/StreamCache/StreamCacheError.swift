@@ -22,6 +22,7 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
             case storage = "storage error"
             case diskFull = "disk full"
             case index = "index error"
+            case damagedIndex = "damaged index"
             case staleNotAllowed = "stale copy not allowed"
         }
         fileprivate let code: Code
@@ -48,6 +49,9 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
         /// served, the rest streams through uncached.
         public static let diskFull = Kind(code: .diskFull)
         public static let index = Kind(code: .index)
+        /// `index.sqlite` is not a database, or a damaged one: a ``CacheEngine`` moves it aside
+        /// and starts an empty cache.
+        public static let damagedIndex = Kind(code: .damagedIndex)
         /// The origin cannot be reached and the cached copy may not be served unchecked
         /// (`must-revalidate`, `no-cache`, RFC 9111 §4.2.4): a server answers `504`.
         public static let staleNotAllowed = Kind(code: .staleNotAllowed)

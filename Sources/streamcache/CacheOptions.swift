@@ -54,6 +54,7 @@ struct CacheOptions: ParsableArguments {
                 configuration: configuration,
                 logger: logger
             )
+            if let note = engine.recoveryNote { Warning.print(note) }
             let result: Result
             do {
                 result = try await body(engine)

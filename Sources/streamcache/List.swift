@@ -33,10 +33,17 @@ extension StreamCacheCommand {
             }
             var resources: [(ResourceRecord, RangeSet)] = []
             if directory.hasIndex {
-                // Read-only: listing works on a cache the user may not write.
-                let index = try CacheIndex(readingAt: directory.indexPath)
-                // Another process may be creating this cache right now: no tables yet, nothing cached.
-                if try await index.hasTables() { resources = try await index.allResources() }
+                do {
+                    // Read-only: listing works on a cache the user may not write.
+                    let index = try CacheIndex(readingAt: directory.indexPath)
+                    // Another process may be creating this cache right now: no tables yet, nothing cached.
+                    if try await index.hasTables() { resources = try await index.allResources() }
+                } catch let error as StreamCacheError
+                    where error.kind == .damagedIndex && access(directory.path, W_OK) == 0
+                {
+                    let aside = try directory.setDamagedIndexAside()
+                    Warning.print("\(error.message); moved it to \(aside) and started an empty cache")
+                }
             }
             if let prefix { resources = resources.filter { $0.0.url.hasPrefix(prefix) } }
             let settings = (try? CacheSettings.load(from: directory)) ?? CacheSettings()

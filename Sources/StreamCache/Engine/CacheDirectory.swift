@@ -83,5 +83,70 @@ public struct CacheDirectory: Sendable, Hashable {
         guard access(path, W_OK) == 0, access(dataDirectory, W_OK) == 0 else {
             throw StreamCacheError(.storage, "cache directory \(path) is not writable")
         }
+        try keepPrivate()
+    }
+
+    /// Moves a damaged `index.sqlite` (and its WAL files) to `index.sqlite.damaged-<time>` and
+    /// deletes the data files, which nothing describes any more.
+    ///
+    /// - Returns: where the index went.
+    public func setDamagedIndexAside() throws -> String {
+        let stamp = indexPath + ".damaged-" + String(Int(Date().timeIntervalSince1970))
+        var aside = stamp
+        var counter = 1
+        while FileManager.default.fileExists(atPath: aside) {
+            counter += 1
+            aside = stamp + "-\(counter)"
+        }
+        for suffix in ["", "-wal", "-shm"] where FileManager.default.fileExists(atPath: indexPath + suffix) {
+            guard rename(indexPath + suffix, aside + suffix) == 0 else {
+                throw StreamCacheError.storage(
+                    "cannot move the damaged index aside:",
+                    path: indexPath + suffix,
+                    errno: errno
+                )
+            }
+        }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: dataDirectory)) ?? [] {
+            unlink(dataDirectory + "/" + name)
+        }
+        return aside
+    }
+
+    /// Makes the cache's folders the user's alone (0700), as new ones are made: an existing
+    /// directory others may read or write is tightened if it is a cache directory of this user,
+    /// and refused otherwise (it may be `/tmp` or another user's).
+    private func keepPrivate() throws {
+        for folder in [path, dataDirectory] {
+            var status = stat()
+            guard lstat(folder, &status) == 0 else {
+                throw StreamCacheError.storage("cannot inspect", path: folder, errno: errno)
+            }
+            guard (status.st_mode & S_IFMT) == S_IFDIR else {
+                throw StreamCacheError(
+                    .storage,
+                    "\(folder) is not a directory (a link?); the cache needs a directory of its own"
+                )
+            }
+            guard status.st_mode & 0o077 != 0 else { continue }
+            let mode = String(status.st_mode & 0o777, radix: 8)
+            guard status.st_uid == geteuid(), folder == dataDirectory || isCacheDirectory else {
+                throw StreamCacheError(
+                    .storage,
+                    "cache directory \(folder) is open to other users (mode \(mode)) and not a cache of yours;"
+                        + " use a directory of your own"
+                )
+            }
+            guard chmod(folder, 0o700) == 0 else {
+                throw StreamCacheError.storage("cannot make private (mode \(mode))", path: folder, errno: errno)
+            }
+        }
+    }
+
+    /// Whether the directory holds nothing but what a cache directory holds.
+    private var isCacheDirectory: Bool {
+        let known: Set<String> = ["data", "owners", "settings.json", "library"]
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        return names.allSatisfy { known.contains($0) || $0.hasPrefix("index.sqlite") }
     }
 }

@@ -8,6 +8,9 @@ import Logging
 public actor CacheEngine {
     /// What the engine and its resource sessions share.
     private nonisolated let environment: SessionEnvironment
+    /// Set if the engine found the index damaged and started an empty cache: what it did, one
+    /// line for the user.
+    public nonisolated let recoveryNote: String?
     /// The directory the engine works in.
     public nonisolated var directory: CacheDirectory { environment.directory }
     /// The index of the directory (the engine's alone: a user must not record bytes it did not write).
@@ -46,9 +49,19 @@ public actor CacheEngine {
         logger: Logger = Logger(label: "StreamCache")
     ) throws {
         try directory.prepare()
+        let index: CacheIndex
+        do {
+            index = try CacheIndex(path: directory.indexPath)
+            recoveryNote = nil
+        } catch let error as StreamCacheError where error.kind == .damagedIndex {
+            // Never a dead end: the damaged index is kept aside for a look, the cache starts empty.
+            let aside = try directory.setDamagedIndexAside()
+            index = try CacheIndex(path: directory.indexPath)
+            recoveryNote = "\(error.message); moved it to \(aside) and started an empty cache"
+        }
         self.environment = SessionEnvironment(
             configuration: configuration,
-            index: try CacheIndex(path: directory.indexPath),
+            index: index,
             directory: directory,
             origin: RedirectingOrigin(client: origin, configuration: configuration),
             logger: logger,

@@ -32,8 +32,7 @@ package final class CacheFile: Sendable {
 
     /// Opens the file and takes a shared lock, or returns `nil` if someone holds an exclusive one.
     private init?(path: String) throws {
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw StreamCacheError.storage("cannot open", path: path, errno: errno) }
+        let fd = try Self.openRegular(path)
         guard flock(fd, LOCK_SH | LOCK_NB) == 0 else {
             let code = errno
             close(fd)
@@ -46,6 +45,27 @@ package final class CacheFile: Sendable {
 
     deinit {
         close(descriptor)
+    }
+
+    /// Opens (creating) the regular file at `path`, never through a link: something else
+    /// planted in `data/` (a link to another file, a pipe) is removed and replaced by a new
+    /// file, so the origin's bytes go only to the cache's own.
+    private static func openRegular(_ path: String) throws -> Int32 {
+        for attempt in 0..<2 {
+            let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o600)
+            var status = stat()
+            if fd >= 0, fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG { return fd }
+            let code = errno
+            if fd >= 0 { close(fd) }
+            guard attempt == 0, fd >= 0 || code == ELOOP, unlink(path) == 0 || errno == ENOENT else {
+                throw StreamCacheError.storage(
+                    "cannot open a regular file at",
+                    path: path,
+                    errno: fd >= 0 ? EINVAL : code
+                )
+            }
+        }
+        throw StreamCacheError.storage("cannot open a regular file at", path: path, errno: EINVAL)
     }
 
     /// Turns the shared lock into an exclusive one if no other process has the file open.
@@ -145,7 +165,7 @@ package final class CacheFile: Sendable {
     /// Runs `body` while holding an exclusive lock on the data file at `path`, if nobody has it open.
     /// `body` gets the locked descriptor, or `nil` if the file does not exist.
     static func withExclusiveLock(path: String, _ body: (Int32?) async throws -> Void) async throws -> Bool {
-        let fd = open(path, O_RDWR | O_CLOEXEC)
+        let fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW)
         if fd < 0 {
             guard errno == ENOENT else { throw StreamCacheError.storage("cannot open", path: path, errno: errno) }
             try await body(nil)

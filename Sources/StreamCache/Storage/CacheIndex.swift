@@ -31,12 +31,14 @@ package final class CacheIndex: Sendable {
         }
         do {
             let pool = try Self.openPool(path: path, configuration: configuration)
+            try Self.checkIntegrity(pool)
             try Self.createSchema(pool)
             self.pool = pool
             // The index holds the URLs a user fetched: the user's alone, with its WAL files.
             for file in [path, path + "-wal", path + "-shm"] { chmod(file, 0o600) }
         } catch {
-            throw StreamCacheError(.index, "cannot open cache index \(path): \(Self.describe(error))")
+            let kind: StreamCacheError.Kind = Self.isDamage(error) ? .damagedIndex : .index
+            throw StreamCacheError(kind, "cannot open cache index \(path): \(Self.describe(error))")
         }
     }
 
@@ -49,9 +51,12 @@ package final class CacheIndex: Sendable {
         configuration.busyMode = .timeout(30)
         configuration.label = "StreamCache.index"
         do {
-            pool = try DatabaseQueue(path: path, configuration: configuration)
+            let queue = try DatabaseQueue(path: path, configuration: configuration)
+            try Self.checkIntegrity(queue)
+            pool = queue
         } catch {
-            throw StreamCacheError(.index, "cannot read cache index \(path): \(Self.describe(error))")
+            let kind: StreamCacheError.Kind = Self.isDamage(error) ? .damagedIndex : .index
+            throw StreamCacheError(kind, "cannot read cache index \(path): \(Self.describe(error))")
         }
     }
 
@@ -74,6 +79,24 @@ package final class CacheIndex: Sendable {
             {
                 usleep(useconds_t.random(in: 5_000...50_000))
             }
+        }
+    }
+
+    /// Whether `error` says the file is not a database, or a damaged one.
+    static func isDamage(_ error: Error) -> Bool {
+        guard let error = error as? DatabaseError else { return false }
+        return [.SQLITE_NOTADB, .SQLITE_CORRUPT].contains(error.resultCode)
+    }
+
+    /// Reads every page of the index once (`PRAGMA quick_check`): a truncated or overwritten
+    /// index fails here, not at some later query.
+    ///
+    /// - Throws: `SQLITE_CORRUPT` if the check finds damage.
+    private static func checkIntegrity(_ pool: some DatabaseReader) throws {
+        let verdict = try pool.read { db in try String.fetchOne(db, sql: "PRAGMA quick_check(1)") }
+        guard verdict == "ok" else {
+            let finding = (verdict ?? "no answer").split(whereSeparator: \.isNewline).joined(separator: " ")
+            throw DatabaseError(resultCode: .SQLITE_CORRUPT, message: "damaged (\(finding.prefix(200)))")
         }
     }
 
