@@ -104,4 +104,52 @@ import Testing
         let listed = try await CLI.run(["ls"], cacheDir: workspace.cacheDirectory)
         #expect(listed.status == 0 && listed.stderr.contains("moved it to"), "\(listed.stderr)")
     }
+
+    /// Bytes of a data file overwritten with zeros: found by their checksums when the file is
+    /// next opened (its time changed), or by `verify` (its time put back), and fetched again.
+    @Test func overwrittenBytesAreFoundByTheirChecksumsAndFetchedAgain() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 5_000_000, seed: 17)
+        try workspace.write(data, as: "a.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        func get() async throws -> Bool {
+            let got = try await CLI.run(
+                ["get", origin.url("a.bin"), "-o", workspace.output("a")],
+                cacheDir: workspace.cacheDirectory
+            )
+            #expect(got.status == 0, "\(got.stderr)")
+            return workspace.read(workspace.output("a")) == data
+        }
+        func zero(_ offset: Int64, keepingTime: Bool) throws {
+            let file = try #require(workspace.dataFiles().first)
+            let before = try FileManager.default.attributesOfItem(atPath: file)[.modificationDate] as? Date
+            let handle = try #require(FileHandle(forUpdatingAtPath: file))
+            try handle.seek(toOffset: UInt64(offset))
+            handle.write(Data(count: 50_000))
+            try handle.close()
+            if keepingTime, let before {
+                try FileManager.default.setAttributes([.modificationDate: before], ofItemAtPath: file)
+            }
+        }
+        #expect(try await get())
+        try zero(1_500_000, keepingTime: false)
+        #expect(try await get(), "zeros were served after the file changed")
+
+        try zero(3_200_000, keepingTime: true)
+        let verified = try await CLI.run(["verify"], cacheDir: workspace.cacheDirectory)
+        #expect(verified.status == 0, "\(verified.stderr)")
+        #expect(
+            verified.output.contains("a.bin: 1.0 MiB were bad") && verified.output.contains("1 damaged"),
+            "\(verified.output)"
+        )
+        let before = try await origin.stats().requests.count
+        #expect(try await get(), "zeros were served after verify")
+        let asked = try await origin.stats().requests.dropFirst(before)
+        // Besides a check of the version (bytes 0-0): the bad block alone.
+        let ranges = asked.map { $0.range ?? "whole" }.filter { $0 != "bytes=0-0" }
+        #expect(ranges == ["bytes=3145728-4194303"], "\(ranges)")
+        let clean = try await CLI.run(["verify"], cacheDir: workspace.cacheDirectory)
+        #expect(clean.output.contains("all good"), "\(clean.output)")
+    }
 }

@@ -226,13 +226,18 @@ extension ResourceSession {
         }
         guard let toRecord = machine.synced(batch, generation: generation) else { return }
         let id = record.id
+        let length = machine.info.length
+        let blocks = BlockChecksums.completed(by: toRecord, recorded: machine.recorded.union(toRecord), length: length)
+        let checksums = await BlockChecksums.compute(blocks, in: file, length: length)
         do {
             try await index.addRanges(
                 toRecord,
                 to: id,
                 advancing: fetch,
                 to: toRecord.ranges.last?.upperBound ?? 0,
-                owner: environment.mark.token
+                owner: environment.mark.token,
+                checksums: checksums,
+                fileState: file.state()
             )
             machine.recorded(toRecord, generation: generation)
         } catch {

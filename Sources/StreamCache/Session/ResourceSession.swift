@@ -83,10 +83,15 @@ actor ResourceSession {
                 info = ContentInfo()
                 try? await index.setRanges(recorded, of: record.id)
             }
-            let present = recorded.clamped(below: try file.size())
+            var present = recorded.clamped(below: try file.size())
             // Both best-effort, so a full disk does not keep cached bytes from being served: the
             // next open clamps the ranges again, and the access time only orders eviction.
             if present != recorded { try? await index.setRanges(present, of: record.id) }
+            if let seen = record.fileState, let state = file.state(), state != seen {
+                // Changed since the index last saw it (by something else, or by a write never
+                // recorded): read against its checksums before a byte of it is served.
+                present = await verify(file, of: record, holding: present, state: state, environment: environment)
+            }
             try? await index.touch(id: record.id)
             let machine = ResourceStateMachine(
                 info: info,
@@ -132,6 +137,32 @@ actor ResourceSession {
 
     /// Whether nothing is going on in the session.
     var isIdle: Bool { machine.isIdle }
+
+    /// Reads the checksummed blocks of `file` that `present` holds and forgets those that do not
+    /// match, so they are fetched again.
+    ///
+    /// - Returns: the bytes still present.
+    private static func verify(
+        _ file: CacheFile,
+        of record: ResourceRecord,
+        holding present: RangeSet,
+        state: DataFileState,
+        environment: SessionEnvironment
+    ) async -> RangeSet {
+        let length = record.info.length
+        guard let sums = try? await environment.index.checksums(of: record.id) else { return present }
+        let bad = await BlockChecksums.damaged(sums, in: file, recorded: present, length: length)
+        var kept = present
+        for block in bad { kept.remove(BlockChecksums.range(of: block, length: length)) }
+        if !bad.isEmpty {
+            environment.logger.warning(
+                "cached bytes changed behind the cache's back; fetching them again",
+                metadata: ["url": "\(Credentials.redacted(record.url))", "blocks": "\(bad.count)"]
+            )
+        }
+        _ = try? await environment.index.forget(blocks: bad, of: record.id, length: length, state: state)
+        return kept
+    }
 
     /// Whether the session lost its version (a replacement failed): its readers fail, and the
     /// engine opens another session for the next request.

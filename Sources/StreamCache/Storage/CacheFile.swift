@@ -84,6 +84,16 @@ package final class CacheFile: Sendable {
         return Int64(info.st_size)
     }
 
+    /// The file's size and modification time now.
+    package func state() -> DataFileState? {
+        var info = stat()
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        return DataFileState(
+            size: Int64(info.st_size),
+            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+        )
+    }
+
     /// Whether the file was deleted from the directory while open (another process replaced the
     /// resource's version, evicted or removed it): the bytes read from it are no longer the cache's.
     package var isUnlinked: Bool {

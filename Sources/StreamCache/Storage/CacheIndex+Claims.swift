@@ -40,7 +40,7 @@ extension CacheIndex {
     /// Claims `first...last` (`last == nil`: to the end) of resource `id` for fetch `fetch`, cut
     /// short before the first byte another engine claimed or the index recorded. The claim grows
     /// from the fetch's earlier one (whose bytes may not be recorded yet); its start moves on only
-    /// as its bytes are recorded (``addRanges(_:to:advancing:to:owner:)``).
+    /// as its bytes are recorded (``addRanges(_:to:advancing:to:owner:checksums:fileState:)``).
     ///
     /// - Returns: the last byte granted (`.some(nil)`: to the end), or `nil` if `first` itself is
     ///   claimed or recorded; and the state the decision saw.
@@ -115,7 +115,8 @@ extension CacheIndex {
         try await read { db in try Self.sharedState(db, resource: id, rules: rules, pruning: false) }
     }
 
-    /// Adds `ranges` (already durable) to resource `id`, and moves the claim of fetch `fetch` on to
+    /// Adds `ranges` (already durable) to resource `id`, with the checksums of the blocks they
+    /// complete and the data file's state after them, and moves the claim of fetch `fetch` on to
     /// `next`, in one transaction.
     ///
     /// - Returns: `false` if the resource no longer exists; then nothing is recorded.
@@ -125,7 +126,9 @@ extension CacheIndex {
         to id: Int64,
         advancing fetch: Int,
         to next: Int64,
-        owner: String
+        owner: String,
+        checksums: [Int64: UInt64] = [:],
+        fileState: DataFileState? = nil
     )
         async throws -> Bool
     {
@@ -134,6 +137,8 @@ extension CacheIndex {
             if !ranges.isEmpty {
                 try Self.storeRanges(db, id: id, ranges: try Self.fetchRanges(db, id: id).union(ranges))
             }
+            try Self.storeChecksums(db, id: id, checksums)
+            if let fileState { try Self.storeFileState(db, id: id, fileState) }
             try db.execute(
                 sql: "UPDATE fetchClaim SET start = MAX(start, ?), heartbeat = ? WHERE owner = ? AND fetch = ?",
                 arguments: [next, Date().timeIntervalSince1970, owner, fetch]

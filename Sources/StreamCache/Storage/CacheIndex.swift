@@ -106,7 +106,7 @@ package final class CacheIndex: Sendable {
     }
 
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let schemaVersion = 3
+    static let schemaVersion = 4
 
     /// Brings the schema up to ``schemaVersion`` in one immediate transaction, so processes
     /// opening a new cache directory at the same moment create it once, not race to.
@@ -149,11 +149,21 @@ package final class CacheIndex: Sendable {
                             PRIMARY KEY (owner, fetch)
                         );
                         CREATE INDEX IF NOT EXISTS fetchClaim_resource ON fetchClaim(resourceId);
+                        CREATE TABLE IF NOT EXISTS blockChecksum (
+                            resourceId INTEGER NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
+                            block INTEGER NOT NULL,
+                            checksum INTEGER NOT NULL,
+                            PRIMARY KEY (resourceId, block)
+                        ) WITHOUT ROWID;
                         """
                 )
                 // Columns later versions added to the resource table of an older index.
                 let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(resource)").map { $0["name"] as String })
-                for (column, type) in [("storedFields", "TEXT"), ("receivedAt", "REAL")]
+                let added = [
+                    ("storedFields", "TEXT"), ("receivedAt", "REAL"), ("fileSize", "INTEGER"),
+                    ("fileModified", "INTEGER"),
+                ]
+                for (column, type) in added
                 where !columns.contains(column) {
                     try db.execute(sql: "ALTER TABLE resource ADD COLUMN \(column) \(type)")
                 }
@@ -394,7 +404,10 @@ package final class CacheIndex: Sendable {
             createdAt: Date(timeIntervalSince1970: row["createdAt"]),
             lastAccess: Date(timeIntervalSince1970: row["lastAccess"]),
             pinned: row["pinned"],
-            cachedBytes: row["cachedBytes"]
+            cachedBytes: row["cachedBytes"],
+            fileState: (row["fileSize"] as Int64?).flatMap { size in
+                (row["fileModified"] as Int64?).map { DataFileState(size: size, modified: $0) }
+            }
         )
     }
 

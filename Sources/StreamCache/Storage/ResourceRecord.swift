@@ -18,4 +18,6 @@ public struct ResourceRecord: Hashable, Sendable {
     public var pinned: Bool
     /// The bytes the index holds for it.
     public var cachedBytes: Int64
+    /// The data file as the index last saw it; `nil` if never recorded.
+    package var fileState: DataFileState?
 }
