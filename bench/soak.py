@@ -2,7 +2,8 @@
 """The client side of bench/soak.sh (standard library only).
 
     soak.py run --proxy-port P --origin-port O --slow-port S --pid PID --media FILE --slow FILE
-                [--seconds 120] [--clients 200] [--idle 1000] [--slow-clients 20] --out RUN.json
+                [--hostile-port H --etag-port E --etag FILE] [--seconds 120] [--clients 200]
+                [--idle 1000] [--slow-clients 20] [--hostile-clients 10] --out RUN.json
     soak.py report --run RUN.json --origin-stats JSON --slow-stats JSON --exit-seconds X
                 [--error-log FILE --logged-before N] [--media-path /media.bin]
 
@@ -16,6 +17,12 @@ asyncio streams:
                  wait; the proxy should close them after its idle timeout. Closed ones reopen,
                  so about --idle stay open.
   slow clients   ranges of the slow file from a 2 kB/s origin, given up after 1-3 s.
+  hostile        (with --hostile-port) requests that met the red team's hostile origins and
+                 requests, one after another: a 304 to If-Range, `Transfer-Encoding: gzip,
+                 chunked`, HEAD and GET of an endless body given up, a playlist whose variables
+                 expand without bound, two Host headers, credentials in the URL, and the whole
+                 of a file whose ETag changes on every response (every byte compared).
+                 Each must end within 15 s with the status it should have.
 It samples the proxy's fds, RSS and threads every second (baseline after one warm-up request,
 peak, and after the clients are gone and the fd count has settled, for up to 30 s) and writes
 everything to RUN.json. `report` adds the origins' statistics and the time the proxy took to
@@ -253,6 +260,12 @@ class Soak:
         self.complete_seconds = []  # range requests read to the end: from the request to the last byte
         self.ports = {args.proxy_port: "clients", args.origin_port: "to the origin",
                       args.slow_port: "to the slow origin"}
+        self.hostile_answers = Counter()  # "case: status" -> count
+        if args.hostile_port:
+            with open(args.etag, "rb") as file:
+                self.etag = file.read()
+            self.ports[args.hostile_port] = "to the hostile origin"
+            self.ports[args.etag_port] = "to the changing-ETag origin"
         self.peak_sockets = {}
 
     def verify(self, data, offset, chunk, what):
@@ -447,6 +460,65 @@ class Soak:
             finally:
                 close(writer)
 
+    # (d) requests that met the red team's hostile origins and requests
+    def hostile_cases(self):
+        """(name, request bytes, statuses it may get, bytes to read before giving up, data to compare)."""
+        hostile = f"http://127.0.0.1:{self.args.hostile_port}"
+        origin = f"http://127.0.0.1:{self.args.origin_port}"
+        etag = f"http://127.0.0.1:{self.args.etag_port}/etag.bin"
+        get = lambda target, extra="": request_bytes(self.host, "/" + target, extra)
+        return [
+            ("304 to If-Range, first bytes", get(hostile + "/loop", "Range: bytes=0-999\r\n"), {206}, None, None),
+            ("304 to If-Range, the rest", get(hostile + "/loop"), {200, 502}, None, None),
+            ("gzip, chunked", get(hostile + "/coded"), {502}, None, None),
+            ("endless body, given up", get(hostile + "/endless"), {200}, MiB, None),
+            ("HEAD of an endless body, given up", f"HEAD /{hostile}/endless HTTP/1.1\r\nHost: {self.host}\r\n\r\n".encode(),
+             set(), 0, None),
+            ("playlist bomb", get(origin + "/bomb.m3u8"), {502}, None, None),
+            ("two Host headers", get(origin + "/warmup.bin", f"Host: {self.host}\r\n"), {400}, None, None),
+            ("credentials in the URL", get(f"http:/alice:pw@127.0.0.1:{self.args.origin_port}/warmup.bin"), {400},
+             None, None),
+            ("changing ETag, whole file", get(etag), {200}, None, self.etag),
+        ]
+
+    async def hostile_client(self, number):
+        cases = self.hostile_cases()
+        position = number
+        while not self.stopping():
+            name, request, statuses, limit, data = cases[position % len(cases)]
+            position += 1
+            self.count["hostile requests"] += 1
+            writer = None
+            try:
+                async with asyncio.timeout(15 if limit != 0 else 1):
+                    reader, writer = await asyncio.open_connection("127.0.0.1", self.args.proxy_port)
+                    writer.write(request)
+                    status, headers = await read_head(reader)
+                    self.hostile_answers[f"{name}: {status}"] += 1
+                    if status not in statuses:
+                        self.errors[f"hostile: {name}: status {status}"] += 1
+                        continue
+                    offset = 0
+                    async for chunk in body_chunks(reader, headers):
+                        if data is not None:
+                            self.verify(data, offset, chunk, "hostile")
+                        offset += len(chunk)
+                        if limit is not None and offset >= limit:
+                            break
+                    if data is not None and offset != len(data):
+                        self.errors[f"hostile: {name}: {offset} of {len(data)} bytes"] += 1
+                self.count["hostile requests ended"] += 1
+            except TimeoutError:
+                if limit == 0:
+                    self.count["hostile requests ended"] += 1  # the HEAD given up, as asked
+                    self.hostile_answers[f"{name}: given up"] += 1
+                else:
+                    self.errors[f"hostile: {name}: no end within 15 s"] += 1
+            except (OSError, ProtocolError) as error:
+                self.errors[f"hostile: {name}: {error_kind(error)}"] += 1
+            finally:
+                close(writer)
+
     async def sampler(self):
         last_progress = time.monotonic()
         started = last_progress
@@ -502,6 +574,8 @@ class Soak:
         clients = [asyncio.create_task(self.range_client(n)) for n in range(args.clients)]
         clients += [asyncio.create_task(self.idle_client(n, connecting)) for n in range(args.idle)]
         clients += [asyncio.create_task(self.slow_client(n)) for n in range(args.slow_clients)]
+        if args.hostile_port:
+            clients += [asyncio.create_task(self.hostile_client(n)) for n in range(args.hostile_clients)]
         await asyncio.sleep(args.seconds)
         # Requests in flight at the deadline are cut: their connections are closed.
         for task in clients:
@@ -530,7 +604,9 @@ class Soak:
         held = {mode: sorted(values) for mode, values in self.idle_held.items()}
         return {
             "seconds": elapsed,
-            "clients": {"range": args.clients, "idle": args.idle, "slow": args.slow_clients},
+            "clients": {"range": args.clients, "idle": args.idle, "slow": args.slow_clients,
+                        "hostile": args.hostile_clients if args.hostile_port else 0},
+            "hostile_answers": dict(self.hostile_answers),
             "count": dict(self.count),
             "errors": dict(self.errors),
             "mismatch_examples": self.mismatch_examples,
@@ -598,7 +674,12 @@ def report(args):
     row("slow given up before / after the head", f"{count['slow given up before headers']}",
         f"{count['slow given up after headers']}")
     row("slow bytes checked", f"{count['slow bytes checked']} B")
-    mismatched = count["range bytes mismatched"] + count["slow bytes mismatched"]
+    if run["clients"].get("hostile"):
+        row("hostile requests ended / sent", f"{count['hostile requests ended']}", f"{count['hostile requests']}")
+        row("hostile bytes checked (changing ETag)", mib(count["hostile bytes checked"]))
+        for answer, n in sorted(run["hostile_answers"].items()):
+            print(f"    {n} x {answer}")
+    mismatched = count["range bytes mismatched"] + count["slow bytes mismatched"] + count["hostile bytes mismatched"]
     row("mismatched bytes", f"{mismatched}")
     for example in run["mismatch_examples"]:
         print(f"    {example}")
@@ -697,6 +778,10 @@ def main():
     r.add_argument("--clients", type=int, default=200)
     r.add_argument("--idle", type=int, default=1000)
     r.add_argument("--slow-clients", type=int, default=20)
+    r.add_argument("--hostile-port", type=int)
+    r.add_argument("--etag-port", type=int)
+    r.add_argument("--etag")
+    r.add_argument("--hostile-clients", type=int, default=10)
     r.add_argument("--seed", type=int, default=1)
     r.add_argument("--out", required=True)
     p = commands.add_parser("report")

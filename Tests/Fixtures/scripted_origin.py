@@ -8,8 +8,8 @@ SCRIPT maps a path to the answer it gets: {"/a": {"status": 200, "headers": [["C
 (against its ETag) and If-Modified-Since (against its Last-Modified) with a 304 that carries the
 scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304 (a broken
 origin); with "transferCoding": "gzip, chunked", the body goes gzip-compressed in chunks under that
-Transfer-Encoding; with "endless": true, a chunked body that never ends (GET /_stats counts its
-bytes sent so far in "endlessBytes"). The body is byte i = i % 251. GET /_stats lists every request (path, status,
+Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rate" bytes a second
+if given; GET /_stats counts its bytes sent so far in "endlessBytes"). The body is byte i = i % 251. GET /_stats lists every request (path, status,
 range, conditional, body bytes). SCRIPT is read again for every request, so a test can change
 what the origin answers by rewriting it. Prints "listening on http://127.0.0.1:PORT" first.
 """
@@ -17,6 +17,7 @@ import gzip
 import json
 import sys
 import threading
+import time
 from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -79,8 +80,8 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(b"0\r\n\r\n")
         self.record(200, len(coded))
 
-    def send_endless(self, fields):
-        """A chunked body of 64 KB chunks until the client goes away."""
+    def send_endless(self, fields, rate=None):
+        """A chunked body of 64 KB chunks until the client goes away, at `rate` bytes a second."""
         self.send_response(200)
         for name, value in fields:
             self.send_header(name, value)
@@ -95,6 +96,8 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n%s\r\n" % (len(piece), piece))
                 with LOCK:
                     ENDLESS_BYTES[0] += len(piece)
+                if rate:
+                    time.sleep(len(piece) / rate)
         except OSError:
             self.close_connection = True
 
@@ -140,7 +143,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         body = body_of(entry.get("size", 20000))
         if entry.get("endless"):
-            self.send_endless(fields)
+            self.send_endless(fields, entry.get("rate"))
             return
         if entry.get("transferCoding"):
             self.send_coded(entry["transferCoding"], fields, body)
