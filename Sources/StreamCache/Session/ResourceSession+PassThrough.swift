@@ -41,8 +41,14 @@ extension ResourceSession {
                             )
                         }
                         skip = position
-                    case .endOfResource, .notModified:
+                    case .endOfResource:
                         return
+                    case .notModified:
+                        // Nothing conditional was asked for bytes: a 304 is no answer to this.
+                        throw StreamCacheError(
+                            .originProtocolViolation,
+                            "origin \(head.url.host ?? "") answered 304 Not Modified to a range request"
+                        )
                     }
                     var remaining = end.map { $0 - position } ?? Int64.max
                     var chunks = body.makeAsyncIterator()
