@@ -4,9 +4,10 @@ import Testing
 
 /// The second red-team round's findings, each against the built binary.
 @Suite(.timeLimit(.minutes(3))) struct HostileOriginRoundTwoTests {
-    /// An origin that answers 304 to a range request with If-Range: a bounded number of requests
-    /// and one clear failure, never a request loop.
-    @Test func a304ToARangeRequestEndsInAFewRequestsAndOneLine() async throws {
+    /// An origin that answers 304 to a range request with If-Range: asked once more without it,
+    /// the read completes; one that answers every range request so: a few requests and one
+    /// clear failure. Never a request loop.
+    @Test func a304ToARangeRequestEndsInAFewRequests() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
         let origin = try await ScriptedOrigin(
@@ -14,7 +15,11 @@ import Testing
                 "/loop": [
                     "status": 200, "size": 200_000, "notModifiedToIfRange": true,
                     "headers": [["ETag", "\"l1\""], ["Cache-Control", "max-age=3600"]],
-                ]
+                ],
+                "/always": [
+                    "status": 200, "size": 200_000, "notModifiedToRange": true,
+                    "headers": [["ETag", "\"l2\""], ["Cache-Control", "max-age=3600"]],
+                ],
             ],
             in: workspace
         )
@@ -30,10 +35,21 @@ import Testing
             timeout: .seconds(30)
         )
         let requests = try await origin.requests("loop").count - before
-        #expect(second.status != 0 && !second.stderr.contains("killed after"), "\(second.stderr)")
-        #expect(second.stderr.contains("304"), "\(second.stderr)")
-        #expect(requests <= 6, "the origin was asked \(requests) times")
-        #expect(!FileManager.default.fileExists(atPath: workspace.output("b")), "a partial output was left")
+        #expect(second.status == 0, "\(second.stderr)")
+        let whole = workspace.read(workspace.output("b")) == ScriptedOrigin.body(size: 200_000)
+        #expect(whole, "wrong bytes")
+        #expect(requests <= 3, "the origin was asked \(requests) times")
+
+        let failed = try await CLI.run(
+            ["get", origin.url("always"), "--range", "0-999", "-o", workspace.output("c")],
+            cacheDir: workspace.cacheDirectory,
+            timeout: .seconds(30)
+        )
+        let asked = try await origin.requests("always").count
+        #expect(failed.status != 0 && !failed.stderr.contains("killed after"), "\(failed.stderr)")
+        #expect(failed.stderr.contains("304") && failed.stderr.split(separator: "\n").count == 1, "\(failed.stderr)")
+        #expect(asked <= 6, "the origin was asked \(asked) times")
+        #expect(!FileManager.default.fileExists(atPath: workspace.output("c")), "a partial output was left")
     }
 
     /// A 1.6 KB playlist whose variables each double the last would expand to gigabytes: it is

@@ -6,8 +6,8 @@ Usage: scripted_origin.py SCRIPT.json
 SCRIPT maps a path to the answer it gets: {"/a": {"status": 200, "headers": [["Cache-Control",
 "max-age=60"]], "size": 20000}}. A 200 honours Range (206 with Content-Range), If-None-Match
 (against its ETag) and If-Modified-Since (against its Last-Modified) with a 304 that carries the
-scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304 (a broken
-origin); with "transferCoding": "gzip, chunked", the body goes gzip-compressed in chunks under that
+scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304, with
+"notModifiedToRange" every request with Range does (broken origins); with "transferCoding": "gzip, chunked", the body goes gzip-compressed in chunks under that
 Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rate" bytes a second
 if given; GET /_stats counts its bytes sent so far in "endlessBytes"). The body is byte i = i % 251. GET /_stats lists every request (path, status,
 range, conditional, body bytes). SCRIPT is read again for every request, so a test can change
@@ -134,7 +134,9 @@ class Handler(BaseHTTPRequestHandler):
         if status != 200:
             self.answer(status, fields, entry.get("body", "").encode())
             return
-        if entry.get("notModifiedToIfRange") and self.headers.get("If-Range"):
+        broken = (entry.get("notModifiedToIfRange") and self.headers.get("If-Range")) or (
+            entry.get("notModifiedToRange") and self.headers.get("Range"))
+        if broken:
             # A broken origin: 304 to a range request carrying If-Range.
             self.answer(304, fields, b"")
             return

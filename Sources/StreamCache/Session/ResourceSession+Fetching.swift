@@ -53,6 +53,12 @@ extension ResourceSession {
         let originRequest = OriginRequest(url: url, range: (request.first, request.last), ifRange: request.ifRange)
         return try await origin.fetch(originRequest, headers: headers) { head, body in
             let answer = try await OriginAnswer.judge(head, body: body, first: request.first, last: request.last)
+            if case .notModified = answer, request.ifRange != nil {
+                // A 304 to If-Range (RFC 9110 allows only 206 or 200): ask once more without it,
+                // as every later request will; the answer's validators are checked as always.
+                await self.originRefusedIfRange()
+                return proposed
+            }
             if case .notModified = answer {
                 // No conditional request was made for bytes (If-Range is not one): asking again
                 // would get the same, so the fetch fails; readers retry a bounded number of times.
@@ -76,6 +82,11 @@ extension ResourceSession {
     }
 
     // MARK: Events of a fetch, on the actor
+
+    private func originRefusedIfRange() {
+        logger.notice("the origin answers If-Range with 304; asking without it", metadata: ["key": "\(key)"])
+        machine.originRefusedIfRange()
+    }
 
     /// Claims the bytes of `proposed` in the index and feeds the answer to the machine.
     ///

@@ -148,6 +148,18 @@ extension ResourceStateMachine {
         return charged
     }
 
+    /// The validator a fetch's request sends as `If-Range`: none before the version is known, nor
+    /// to an origin that answered one with `304` (the answer's validators are checked anyway).
+    var ifRangeToSend: String? {
+        info.length == nil || ifRangeRefused ? nil : info.ifRangeValidator
+    }
+
+    /// The origin answered a request with `If-Range` by `304`, which RFC 9110 §13.1.5 does not
+    /// allow: later requests go without it.
+    mutating func originRefusedIfRange() {
+        ifRangeRefused = true
+    }
+
     /// The fetch `id` if it belongs to the current version and is still writing.
     private func current(_ id: Int) -> Fetch? {
         guard let fetch = fetches[id], fetch.generation == generation, !fetch.isEnding else { return nil }

@@ -220,7 +220,7 @@ extension ResourceStateMachine {
             fetch: fetch.id,
             first: fetch.next,
             last: end == Int64.max ? nil : end - 1,
-            ifRange: info.length == nil ? nil : info.ifRangeValidator
+            ifRange: ifRangeToSend
         )
     }
 }

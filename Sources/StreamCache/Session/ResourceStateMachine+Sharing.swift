@@ -67,7 +67,7 @@ extension ResourceStateMachine {
             fetch: id,
             first: first,
             last: newLast,
-            ifRange: info.length == nil ? nil : info.ifRangeValidator
+            ifRange: ifRangeToSend
         )
     }
 

@@ -53,6 +53,8 @@ struct ResourceStateMachine: Sendable {
     var isServingStale = false
     /// Whether the validation under way was asked for by a reader whatever the version's age.
     var validationForced = false
+    /// Whether the origin answered `If-Range` with `304`; requests go without it then.
+    var ifRangeRefused = false
     /// When the index was last read for ranges another process recorded.
     var refreshedAt: Instant
     var lastID = 0
