@@ -31,25 +31,39 @@ final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
             context.fireChannelRead(data)
             return
         }
+        // One pass over the fields, and the head passed on as it came unless it must change:
+        // this runs for every request, the warm ones too.
+        var hosts = 0
+        var codings: [String] = []
+        var forged = false
+        for (name, value) in head.headers {
+            switch name.utf8.count {
+            case 4 where name.lowercased() == "host": hosts += 1
+            case 17 where name.lowercased() == "transfer-encoding": codings.append(value.lowercased())
+            case Self.refusalField.utf8.count where name.lowercased() == Self.refusalField.lowercased(): forged = true
+            default: break
+            }
+        }
+        let reason = refusal(uri: head.uri, hosts: hosts, codings: codings)
+        guard forged || reason != nil else {
+            context.fireChannelRead(data)
+            return
+        }
         head.headers.remove(name: Self.refusalField)
-        if let reason = refusal(of: head) {
+        if let reason {
             head.headers.add(name: Self.refusalField, value: reason)
             head.headers.replaceOrAdd(name: "Connection", value: "close")
         }
         context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 
-    /// Why `head` is refused, or `nil`.
-    func refusal(of head: HTTPRequestHead) -> String? {
-        let hosts = head.headers["host"]
-        if hosts.count > 1 { return "the request has \(hosts.count) Host headers" }
-        let codings = head.headers["transfer-encoding"]
-        if !codings.isEmpty, codings.map({ $0.lowercased() }) != ["chunked"] {
-            return "unsupported Transfer-Encoding (only chunked)"
-        }
-        if !head.uri.hasPrefix("/"), head.uri != "*" {
+    /// Why a request for `uri` with `hosts` Host fields and these transfer codings is refused, or `nil`.
+    func refusal(uri: String, hosts: Int, codings: [String]) -> String? {
+        if hosts > 1 { return "the request has \(hosts) Host headers" }
+        if !codings.isEmpty, codings != ["chunked"] { return "unsupported Transfer-Encoding (only chunked)" }
+        if !uri.hasPrefix("/"), uri != "*" {
             // absolute-form (RFC 9112 §3.2.2): its authority replaces Host, and must name this proxy.
-            guard let authority = Self.authority(ofAbsoluteTarget: head.uri),
+            guard let authority = Self.authority(ofAbsoluteTarget: uri),
                 self.authority.accepts(authority, port: local.port, localAddress: local.ip)
             else { return "the request target names another server; request /<http or https URL>" }
         }

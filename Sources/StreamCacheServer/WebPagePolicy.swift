@@ -48,6 +48,8 @@ public struct WebPagePolicy: Sendable {
                 "requests from web pages are refused (Origin: \(Self.printable(origin))); see --allow-origin"
             )
         }
+        // Players send neither field: nothing more to look at.
+        guard fetchSite != nil || referer != nil else { return .serve }
         let page = referer.flatMap(Self.origin(ofPage:))
         let pageAllowed = page.map(allowed.contains) ?? false
         let sites = (fetchSite ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces).lowercased() }

@@ -160,8 +160,9 @@ extension ResourceSession {
             throw error
         case .write(let pieces, let endsFetch):
             guard !pieces.isEmpty else { return (endsFetch, nil) }
+            let count = pieces.reduce(0) { $0 + $1.count }
             let budget = environment.configuration.maxSize
-            if machine.written.count + pieces.reduce(0, { $0 + Int64($1.count) }) > budget {
+            if machine.written.count + Int64(count) > budget {
                 // One resource never takes more than the whole budget (an endless stream): its
                 // readers go on uncached, as on a full disk.
                 throw StreamCacheError(
@@ -169,7 +170,7 @@ extension ResourceSession {
                     "\(Credentials.redacted(url.absoluteString)) is larger than the cache's budget of \(budget) bytes"
                 )
             }
-            guard environment.reserve.mayWrite(pieces.reduce(0) { $0 + $1.count }) else {
+            guard environment.reserve.mayWrite(count) else {
                 // The index needs room to record what is written: stop short of a full disk.
                 throw StreamCacheError(
                     .diskFull,
