@@ -68,6 +68,19 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
     /// The origin's answer as it came, for ``Kind/originStatus`` and a redirect not followed:
     /// a server passes it on to its client.
     public var reply: OriginReply?
+    /// Why an origin could not be reached, when that is known (``Kind/originUnreachable``).
+    public var cause: Cause?
+
+    /// Why an origin could not be reached.
+    public enum Cause: Hashable, Sendable {
+        /// The host name does not resolve; asking again at once would not help.
+        case hostNotFound
+        /// Nothing listens on the port (the connection was refused); asking again at once would
+        /// not help.
+        case connectionRefused
+        /// No connection could be made otherwise (no route, a timeout at connect).
+        case cannotConnect
+    }
 
     /// Creates an error of `kind` with a one-line `message`.
     public init(_ kind: Kind, _ message: String, status: Int? = nil) {
@@ -79,7 +92,8 @@ public struct StreamCacheError: Error, Hashable, Sendable, CustomStringConvertib
     /// Whether trying the same request again may succeed.
     public var isTransient: Bool {
         switch kind {
-        case .originUnreachable, .originTimeout, .originProtocolViolation: return true
+        case .originUnreachable: return cause != .hostNotFound && cause != .connectionRefused
+        case .originTimeout, .originProtocolViolation: return true
         case .originStatus: return (status ?? 0) >= 500
         default: return false
         }

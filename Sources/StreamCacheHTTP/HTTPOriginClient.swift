@@ -95,8 +95,12 @@ public final class HTTPOriginClient: OriginClient {
         if let error = error as? HTTPClientError {
             switch error {
             case .cancelled: return CancellationError()
-            case .connectTimeout, .readTimeout, .writeTimeout, .tlsHandshakeTimeout, .deadlineExceeded:
-                return StreamCacheError(.originTimeout, "origin \(host) timed out (\(error))")
+            case .connectTimeout, .tlsHandshakeTimeout:
+                return StreamCacheError(.originTimeout, "origin \(host) did not accept a connection in time")
+            case .readTimeout:
+                return StreamCacheError(.originTimeout, "origin \(host) sent nothing for too long (read timed out)")
+            case .writeTimeout, .deadlineExceeded:
+                return StreamCacheError(.originTimeout, "origin \(host) timed out")
             case .redirectLimitReached, .redirectCycleDetected:
                 return StreamCacheError(.tooManyRedirects, "origin \(host): too many redirects")
             case .remoteConnectionClosed:
@@ -108,16 +112,34 @@ public final class HTTPOriginClient: OriginClient {
             }
         }
         if let error = error as? NIOConnectionError {
-            let reason =
-                error.connectionErrors.first.map { "\($0.error)" } ?? error.dnsAAAAError.map { "\($0)" }
-                ?? "cannot connect"
-            return StreamCacheError(.originUnreachable, "cannot connect to \(hostAndPort): \(reason)")
+            guard let failure = error.connectionErrors.first?.error else {
+                // No address to connect to: the name did not resolve.
+                var unresolved = StreamCacheError(.originUnreachable, "cannot resolve host \(host)")
+                unresolved.cause = .hostNotFound
+                return unresolved
+            }
+            if let failure = failure as? IOError, failure.errnoCode == ECONNREFUSED {
+                var refused = StreamCacheError(
+                    .originUnreachable,
+                    "cannot connect to \(hostAndPort): connection refused"
+                )
+                refused.cause = .connectionRefused
+                return refused
+            }
+            let reason = (failure as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(failure)"
+            var unreachable = StreamCacheError(.originUnreachable, "cannot connect to \(hostAndPort): \(reason)")
+            unreachable.cause = .cannotConnect
+            return unreachable
         }
         if let error = error as? IOError {
-            return StreamCacheError(
+            let refused = error.errnoCode == ECONNREFUSED
+            var unreachable = StreamCacheError(
                 .originUnreachable,
-                "cannot connect to \(hostAndPort): \(String(cString: strerror(error.errnoCode)))"
+                "cannot connect to \(hostAndPort): "
+                    + (refused ? "connection refused" : String(cString: strerror(error.errnoCode)))
             )
+            unreachable.cause = refused ? .connectionRefused : .cannotConnect
+            return unreachable
         }
         if error is NIOCore.ChannelError || error is HTTPParserError {
             return StreamCacheError(.originUnreachable, "origin \(host): \(error)")

@@ -19,24 +19,24 @@ final class OutputFile {
 
     /// Checks that `path` can be written, before any byte is fetched: stdout for `-`.
     ///
-    /// - Throws: ``StreamCacheError`` `storage` for a directory, a missing folder or a folder that
+    /// - Throws: ``OutputError`` for a directory, a missing folder or a folder that
     ///   cannot be written, one line naming the path.
     static func check(_ path: String) throws {
         guard path != "-" else { return }
         let target = Self.resolved(path)
         var info = stat()
         if path.hasSuffix("/") || (stat(target, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR) {
-            throw StreamCacheError(.storage, "\(path) is a directory; name the file to write")
+            throw OutputError("\(path) is a directory; name the file to write")
         }
         let folder = (target as NSString).deletingLastPathComponent
         let folderPath = folder.isEmpty ? "." : folder
         var folderInfo = stat()
         guard stat(folderPath, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
-            throw StreamCacheError(.storage, "cannot write \(path): folder \(folderPath) does not exist")
+            throw OutputError("cannot write \(path): folder \(folderPath) does not exist")
         }
         if stat(target, &info) != 0 || (info.st_mode & S_IFMT) == S_IFREG {
             guard access(folderPath, W_OK) == 0 else {
-                throw StreamCacheError(.storage, "cannot write \(path): folder \(folderPath) is not writable")
+                throw OutputError("cannot write \(path): folder \(folderPath) is not writable")
             }
         }
     }
@@ -57,7 +57,7 @@ final class OutputFile {
             // A device, FIFO or socket: written straight, never replaced by a file of ours.
             let descriptor = open(target, O_WRONLY | O_CLOEXEC)
             guard descriptor >= 0 else {
-                throw StreamCacheError(.storage, "cannot write \(path): \(String(cString: strerror(errno)))")
+                throw OutputError("cannot write \(path): \(String(cString: strerror(errno)))")
             }
             handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
             finalPath = nil
@@ -70,7 +70,7 @@ final class OutputFile {
         ).path
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
-            throw StreamCacheError(.storage, "cannot write \(path): \(String(cString: strerror(errno)))")
+            throw OutputError("cannot write \(path): \(String(cString: strerror(errno)))")
         }
         handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
         finalPath = target
@@ -107,7 +107,7 @@ final class OutputFile {
     /// Appends `bytes`.
     ///
     /// - Throws: ``OutputClosed`` when the reader of a pipe went away (`get … | head`), else
-    ///   ``StreamCacheError`` `storage`.
+    ///   ``OutputError``.
     func write(_ bytes: [UInt8]) throws {
         let descriptor = handle.fileHandleDescriptor
         var done = 0
@@ -116,8 +116,7 @@ final class OutputFile {
             if result < 0 {
                 if errno == EINTR { continue }
                 if errno == EPIPE { throw OutputClosed() }
-                throw StreamCacheError(
-                    .storage,
+                throw OutputError(
                     "cannot write \(shownPath == "-" ? "standard output" : shownPath): \(String(cString: strerror(errno)))"
                 )
             }
@@ -130,7 +129,7 @@ final class OutputFile {
         guard let finalPath, let temporaryPath else { return }
         try handle.close()
         guard rename(temporaryPath, finalPath) == 0 else {
-            throw StreamCacheError(.storage, "cannot rename to \(finalPath): \(String(cString: strerror(errno)))")
+            throw OutputError("cannot rename to \(finalPath): \(String(cString: strerror(errno)))")
         }
         committed = true
     }
@@ -138,6 +137,18 @@ final class OutputFile {
 
 /// The reader of the output pipe went away: not an error (`get … | head -c 100` exits 0).
 struct OutputClosed: Error {}
+
+/// The output cannot be written (a folder, a full disk): one line naming the path; exit status
+/// 23, as curl's "write error".
+struct OutputError: Error, CustomStringConvertible {
+    let message: String
+
+    init(_ message: String) {
+        self.message = message
+    }
+
+    var description: String { message }
+}
 
 extension FileHandle {
     fileprivate var fileHandleDescriptor: Int32 { fileDescriptor }

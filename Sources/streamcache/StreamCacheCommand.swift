@@ -35,7 +35,9 @@ struct StreamCacheCommand: AsyncParsableCommand {
                 try command.run()
             }
         } catch let error as StreamCacheError {
-            Terminal.fail(error.message)
+            Terminal.fail(error.message, status: ExitStatus.of(error))
+        } catch let error as OutputError {
+            Terminal.fail(error.message, status: ExitStatus.writeError)
         } catch let error as OfflineError {
             Terminal.fail(error.message)
         } catch is CancellationError {
@@ -89,10 +91,10 @@ extension StreamCacheCommand {
 
 /// Writing to the terminal's error stream.
 enum Terminal {
-    /// Prints `streamcache: error: MESSAGE` on stderr and exits with status 1.
-    static func fail(_ message: String) -> Never {
+    /// Prints `streamcache: error: MESSAGE` on stderr and exits with `status`.
+    static func fail(_ message: String, status: Int32 = ExitStatus.failure) -> Never {
         printError("streamcache: error: \(message)")
-        exit(1)
+        exit(status)
     }
 
     /// Prints a line on stderr.

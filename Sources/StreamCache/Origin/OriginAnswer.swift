@@ -84,7 +84,7 @@ public enum OriginAnswer: Hashable, Sendable {
         default:
             throw StreamCacheError(
                 .originStatus,
-                "origin \(host) answered \(head.status) \(HTTPStatus.reason(head.status))",
+                "origin \(host) answered \(head.status) \(HTTPStatus.reason(head.status)) for \(head.url.path.isEmpty ? "/" : head.url.path)",
                 status: head.status
             )
         }

@@ -1,0 +1,24 @@
+import StreamCache
+
+/// The exit status of a command that failed: curl's number where curl has one, so scripts
+/// written for curl read them alike (the README has the table).
+enum ExitStatus {
+    static let failure: Int32 = 1
+    static let hostNotFound: Int32 = 6
+    static let cannotConnect: Int32 = 7
+    /// The origin answered 400 or above.
+    static let httpError: Int32 = 22
+    /// The output could not be written.
+    static let writeError: Int32 = 23
+    static let timeout: Int32 = 28
+
+    static func of(_ error: StreamCacheError) -> Int32 {
+        switch error.kind {
+        case .originUnreachable where error.cause == .hostNotFound: hostNotFound
+        case .originUnreachable where error.cause != nil: cannotConnect
+        case .originTimeout: timeout
+        case .originStatus where (error.status ?? 0) >= 400: httpError
+        default: failure
+        }
+    }
+}
