@@ -14,12 +14,16 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-echo "== building (the first build takes several minutes)"
-if ! swift build -c release --product streamcache > "$work/build.log" 2>&1; then
+echo "== building (the first build takes several minutes; progress every 50 steps)"
+# SwiftPM's "[N/M] Compiling …" lines, one in 50 shown; the whole log only if the build fails.
+if ! swift build -c release --product streamcache 2>&1 | tee "$work/build.log" \
+    | awk -F'[][/]' '/^\[[0-9]+\/[0-9]+\]/ { if ($2 > 0 && ($2 % 50 == 0 || $2 == $3)) { printf "   step %s of %s\n", $2, $3; fflush() } }'
+then
     cat "$work/build.log"
     exit 1
 fi
 bin="$(swift build -c release --show-bin-path)/streamcache"
+echo "== built $bin"
 
 # wait_for_port FILE: the port of a server once it printed "listening on http://127.0.0.1:PORT".
 wait_for_port() {

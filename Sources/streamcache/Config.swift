@@ -53,8 +53,24 @@ extension StreamCacheCommand {
             if let maxSize { settings.maxSize = maxSize }
             if changed || maxSize != nil { try settings.save(to: cache.directory) }
             if maxSize != nil {
-                // Enforce the new budget now.
-                try await cache.withEngine { engine in await engine.evictIfNeeded() }
+                // Enforce the new budget now, and say what it cost.
+                let (evicted, cut, freed) = try await cache.withEngine { engine in
+                    let before = try await engine.index.allResources()
+                    await engine.evictIfNeeded()
+                    let after = try await engine.index.allResources()
+                    let kept = Dictionary(uniqueKeysWithValues: after.map { ($0.0.id, $0.1.count) })
+                    let evicted = before.filter { kept[$0.0.id] == nil }.count
+                    let cut = before.filter { record, ranges in kept[record.id].map { $0 < ranges.count } ?? false }
+                        .count
+                    let freed = before.reduce(Int64(0)) { $0 + $1.1.count - (kept[$1.0.id] ?? 0) }
+                    return (evicted, cut, freed)
+                }
+                if freed > 0 {
+                    print(
+                        "evicted \(evicted) resource(s)" + (cut > 0 ? ", cut \(cut)" : "")
+                            + ": \(ByteCount.format(freed)) freed to fit the new budget"
+                    )
+                }
             }
             print(
                 "max-size \(ByteCount.format(settings.effectiveMaxSize))\(settings.maxSize == nil ? " (default)" : "")"

@@ -16,7 +16,7 @@ extension StreamCacheCommand {
         var url: String
 
         @Option(
-            name: .long,
+            name: [.customShort("r"), .long],
             parsing: .unconditional,
             help: "Inclusive byte range A-B, A- for all from A, or -N for the last N bytes (default: all)."
         )
@@ -24,6 +24,12 @@ extension StreamCacheCommand {
 
         @Option(name: [.short, .long], help: "Output file, or - for stdout (default: stdout unless it is a terminal).")
         var output: String?
+
+        @Flag(
+            name: [.customShort("O"), .customLong("remote-name")],
+            help: "Write to a file in the current folder named after the URL, as curl -O does."
+        )
+        var remoteName = false
 
         @OptionGroup var transfer: TransferOptions
 
@@ -33,13 +39,14 @@ extension StreamCacheCommand {
 
         func validate() throws {
             _ = try Self.parseRange(range)
+            if remoteName && output != nil { throw ValidationError("give either -o FILE or -O, not both") }
         }
 
         func run() async throws {
             let (url, credentials) = try URLArgument.parseFetching(url)
             let specifier = try Self.parseRange(range)
-            let path = output ?? "-"
-            if output == nil, isatty(STDOUT_FILENO) == 1 {
+            let path = remoteName ? try Self.remoteName(of: url) : output ?? "-"
+            if output == nil, !remoteName, isatty(STDOUT_FILENO) == 1 {
                 throw StreamCacheError(
                     .storage,
                     "not writing binary data to a terminal; use -o FILE, or -o - to write it here anyway"
@@ -53,6 +60,15 @@ extension StreamCacheCommand {
                 output: path,
                 progress: path == "-" ? nil : Progress.make(label: "get", forced: transfer.progress)
             ).run(cache: cache, timeout: transfer.timeoutDuration)
+        }
+
+        /// The file `-O` writes: the URL's last path segment, in the current folder.
+        static func remoteName(of url: URL) throws -> String {
+            let name = url.lastPathComponent
+            guard !name.isEmpty, name != "/", name != ".", name != ".." else {
+                throw OutputError("\(url.absoluteString) names no file for -O; give one with -o FILE")
+            }
+            return name
         }
 
         /// Parses `A-B` (inclusive), `A-` or `-N` (the last N bytes); `nil`: the whole resource.

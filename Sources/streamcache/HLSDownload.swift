@@ -106,6 +106,13 @@ extension StreamCacheCommand {
         func run() async throws {
             let offline = library.offlineLibrary
             let resumed = offline.asset(url)?.id
+            if resumed == nil, !self.url.contains("://"), !self.url.contains("/"), !self.url.contains(".") {
+                // Neither a URL nor an asset of the library: say both.
+                throw OfflineError(
+                    .unknownAsset,
+                    "no asset \(self.url) in the library, and it is not a URL (see streamcache hls ls)"
+                )
+            }
             let url = resumed == nil ? try URLArgument.parse(url) : nil
             let criteria = try criteria()
             let options = try downloadOptions()

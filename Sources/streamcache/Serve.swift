@@ -117,6 +117,8 @@ extension StreamCacheCommand {
                         .storage,
                         "port \(port) is in use on \(host); choose another with --port (0 picks a free one)"
                     )
+                } catch is SocketAddressError.UnknownHost {
+                    throw StreamCacheError(.storage, "cannot serve on \(host): not a name or address of this machine")
                 } catch {
                     throw StreamCacheError(.storage, "cannot serve on \(host):\(port): \(error)")
                 }

@@ -50,7 +50,7 @@ struct StreamCacheCommand: AsyncParsableCommand {
                 Foundation.exit(exitCode(for: error).rawValue)
             }
             let message = message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)"
-            Terminal.printError("streamcache: error: \(message) (see 'streamcache --help')")
+            Terminal.printError("streamcache: error: \(message) (see '\(helpCommand())')")
             Foundation.exit(exitCode(for: error).rawValue)
         }
     }
@@ -67,6 +67,20 @@ extension StreamCacheCommand {
             return "unknown command '\(first)' (did you mean '\(closest)'?)"
         }
         return "unknown command '\(first)'; commands: \(names.joined(separator: ", "))"
+    }
+
+    /// `streamcache get --help` for a usage error of `get`, as far as the arguments name commands
+    /// (`streamcache hls download --help`); `streamcache --help` otherwise.
+    static func helpCommand(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> String {
+        var words = ["streamcache"]
+        var commands: [ParsableCommand.Type] = configuration.subcommands
+        for argument in arguments {
+            guard let command = commands.first(where: { ($0.configuration.commandName ?? defaultName($0)) == argument })
+            else { break }
+            words.append(argument)
+            commands = command.configuration.subcommands
+        }
+        return (words + ["--help"]).joined(separator: " ")
     }
 
     private static func defaultName(_ command: ParsableCommand.Type) -> String {

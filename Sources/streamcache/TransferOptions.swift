@@ -10,7 +10,7 @@ struct TransferOptions: ParsableArguments {
 
     func validate() throws {
         if let timeout, !(timeout > 0 && timeout <= 86400) {
-            throw ValidationError("invalid --timeout \(timeout): expected seconds between 0 and 86400")
+            throw ValidationError("invalid --timeout \(timeout): give seconds above 0, at most 86400 (one day)")
         }
     }
 

@@ -78,7 +78,7 @@ import Testing
         try workspace.write(TestData.bytes(count: 1000, seed: 51), as: "a.mp3")
         let origin = try await OriginProcess(directory: workspace.originDirectory)
         let blocker = workspace.outputDirectory + "/file-not-dir"
-        FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
+        _ = FileManager.default.createFile(atPath: blocker, contents: Data("x".utf8))
         try await expectCleanFailure(
             ["get", origin.url("a.mp3"), "--cache-dir", blocker + "/cache"],
             cacheDir: workspace.cacheDirectory,

@@ -39,9 +39,15 @@ enum CLI {
 
     /// Runs `streamcache ARGS` to completion; a run that outlasts `timeout` is killed (and then
     /// has a non-zero status and says so on stderr).
-    static func run(_ arguments: [String], cacheDir: String?, timeout: Duration = .seconds(120)) async throws -> Result
-    {
-        try await command(arguments, cacheDir: cacheDir).runToCompletion(timeout: timeout)
+    static func run(
+        _ arguments: [String],
+        cacheDir: String?,
+        in folder: String? = nil,
+        timeout: Duration = .seconds(120)
+    ) async throws -> Result {
+        let process = command(arguments, cacheDir: cacheDir)
+        if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
+        return try await process.runToCompletion(timeout: timeout)
     }
 
     /// `streamcache ARGS` with the cache in `cacheDir`, not started.

@@ -54,31 +54,25 @@ public struct CacheDirectory: Sendable, Hashable {
                 throw StreamCacheError(.storage, "cache directory \(path) is read-only")
             }
         }
-        do {
-            var missing: [String] = []
-            var folder = dataDirectory
-            while !folder.isEmpty, folder != "/", !FileManager.default.fileExists(atPath: folder) {
-                missing.append(folder)
-                folder = (folder as NSString).deletingLastPathComponent
+        var missing: [String] = []
+        var folder = dataDirectory
+        while !folder.isEmpty, folder != "/", !FileManager.default.fileExists(atPath: folder) {
+            missing.append(folder)
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        for folder in missing.reversed() where mkdir(folder, 0o700) != 0 {
+            // Another process sharing the directory may have made it first.
+            let code = errno
+            var isDirectory: ObjCBool = false
+            guard code == EEXIST, FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory),
+                isDirectory.boolValue
+            else {
+                throw StreamCacheError(
+                    .storage,
+                    "cannot create cache directory \(path): " + (folder == path ? "" : "\(folder): ")
+                        + String(cString: strerror(code))
+                )
             }
-            for folder in missing.reversed() {
-                do {
-                    try FileManager.default.createDirectory(
-                        atPath: folder,
-                        withIntermediateDirectories: false,
-                        attributes: [.posixPermissions: 0o700]
-                    )
-                } catch {
-                    // Another process sharing the directory made it first.
-                    var isDirectory: ObjCBool = false
-                    guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory),
-                        isDirectory.boolValue
-                    else { throw error }
-                }
-            }
-        } catch {
-            let reason = (error as NSError).localizedFailureReason ?? (error as NSError).localizedDescription
-            throw StreamCacheError(.storage, "cannot create cache directory \(path): \(reason)")
         }
         guard access(path, W_OK) == 0, access(dataDirectory, W_OK) == 0 else {
             throw StreamCacheError(.storage, "cache directory \(path) is not writable")
