@@ -26,6 +26,19 @@ import Testing
         let manifest = try setup.manifest(id)
         let package = ((setup.library + "/" + id) as NSString).standardizingPath
         #expect(asset.path == package + "/" + manifest.mainPlaylist)
+        // One entry point for every package, from disk too.
+        #expect(manifest.mainPlaylist == "master.m3u8")
+        if kind != .aes {
+            // (Stock ffmpeg opens an AES-128 package's `.key` files only with -allowed_extensions ALL.)
+            let fromDisk = try await Tool.run(
+                "ffmpeg",
+                ["-v", "error", "-i", asset.path, "-map", "0", "-f", "null", "-"]
+            )
+            #expect(
+                fromDisk.status == 0 && (fromDisk.stderr.isEmpty || kind == .discontinuity),
+                "\(kind): \(fromDisk.stderr)"
+            )
+        }
 
         // Every rendition decodes from disk to the origin's frames.
         var expected: [String: [String]] = [:]
@@ -88,6 +101,40 @@ import Testing
             let same = served == originalMain
             #expect(same, "\(kind) at its origin URL: \(served.count) frames of \(originalMain.count)")
         }
+        try await proxy.stop()
+    }
+}
+
+extension OfflineDownloadTests {
+    /// A package made before every package had `master.m3u8` (downloaded from a media playlist,
+    /// its entry point was `video/index.m3u8`) gets one when a player asks for it.
+    @Test func anOlderPackageGetsItsEntryPoint() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        let result = try await setup.download(TestStreams.Kind.ts.playlist)
+        let id = try #require(result.output.split(separator: "\n").last.map(String.init))
+        let package = setup.library + "/" + id
+        // As an older version wrote it.
+        let manifestPath = package + "/asset.json"
+        var manifest = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: manifestPath)))
+                as? [String: Any]
+        )
+        var playlists = try #require(manifest["playlists"] as? [String: Any])
+        playlists["master.m3u8"] = nil
+        manifest["playlists"] = playlists
+        manifest["mainPlaylist"] = "video/index.m3u8"
+        try JSONSerialization.data(withJSONObject: manifest).write(to: URL(fileURLWithPath: manifestPath))
+        try FileManager.default.removeItem(atPath: package + "/master.m3u8")
+
+        try await setup.origin.stop()
+        let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
+        let played = try await Tool.run(
+            "ffmpeg",
+            ["-v", "error", "-i", proxy.url("offline/\(id)/master.m3u8"), "-map", "0", "-f", "null", "-"]
+        )
+        #expect(played.status == 0 && played.stderr.isEmpty, "\(played.stderr)")
         try await proxy.stop()
     }
 }

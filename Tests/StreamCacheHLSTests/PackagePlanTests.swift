@@ -43,7 +43,8 @@ import Testing
             selection: nil,
             media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
         )
-        #expect(plan.mainPlaylist == "video/index.m3u8")
+        #expect(plan.mainPlaylist == "master.m3u8")
+        #expect(plan.playlists["master.m3u8"] == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1850\nvideo/index.m3u8\n")
         #expect(plan.items.map(\.kind) == [.key, .initialization, .segment, .segment, .segment])
         #expect(
             plan.items.map(\.path) == [

@@ -151,6 +151,17 @@ public struct OfflineLibrary: Sendable {
         if package.playlists.contains(path) {
             return .file(file)
         }
+        if path == "master.m3u8", let manifest = try? AssetManifest.load(from: folder(id)),
+            let rendition = manifest.renditions.first
+        {
+            // A package made before every package had this entry point: it gets one now.
+            let text = PackagePlan.entryPoint(to: rendition, bytes: manifest.estimatedBytes)
+            if FileManager.default.fileExists(atPath: file)
+                || FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
+            {
+                return .file(file)
+            }
+        }
         guard let item = package.items[path], let url = URL(string: item.url) else { return nil }
         if FileManager.default.fileExists(atPath: file) { return .file(file) }
         return .origin(url: url, offset: item.offset ?? 0, length: item.length)

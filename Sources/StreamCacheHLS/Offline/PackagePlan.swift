@@ -18,8 +18,9 @@ struct PackagePlan: Sendable {
     var items: [PackageItem] = []
     /// Playlist text by path relative to the package folder.
     var playlists: [String: String] = [:]
-    /// The playlist a player opens, relative to the package folder.
-    var mainPlaylist: String
+    /// The playlist a player opens, relative to the package folder: always `master.m3u8`, the
+    /// one entry point of every package.
+    var mainPlaylist = "master.m3u8"
     /// The expected size in bytes: byte ranges where the playlists give them, else `BANDWIDTH`
     /// × duration for the variant; `nil` when nothing says.
     var estimatedBytes: Int64?
@@ -62,7 +63,6 @@ struct PackagePlan: Sendable {
         estimatedBytes = estimate
         items.sort { ($0.start, $0.kind.rank, $0.rendition) < ($1.start, $1.kind.rank, $1.rendition) }
         if let multivariant, let selection {
-            mainPlaylist = "master.m3u8"
             playlists[mainPlaylist] = Self.rewrite(
                 multivariant,
                 selection: selection,
@@ -70,8 +70,18 @@ struct PackagePlan: Sendable {
                 folders: folderOf
             )
         } else {
-            mainPlaylist = renditions[0].playlistPath
+            // Downloaded from a media playlist: a multivariant one of that rendition alone.
+            playlists[mainPlaylist] = Self.entryPoint(to: renditions[0], bytes: estimate)
         }
+    }
+
+    /// `#EXT-X-STREAM-INF` to the one rendition of a package made from a media playlist. Its
+    /// `BANDWIDTH` (required, and with one variant only a hint) is the bytes over the duration
+    /// where known.
+    static func entryPoint(to rendition: PackageRendition, bytes: Int64?) -> String {
+        var bandwidth: Int64 = 1_000_000
+        if let bytes, rendition.duration > 0 { bandwidth = max(1, Int64(Double(bytes) * 8 / rendition.duration)) }
+        return "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=\(bandwidth)\n\(rendition.playlistPath)\n"
     }
 
     /// Refuses what needs a DRM system to play.
