@@ -2,14 +2,24 @@ import ArgumentParser
 import StreamCache
 import StreamCacheHLS
 
-/// `--library DIR`: where offline packages live (default: the cache directory's `hls` folder).
+/// `--library DIR`: where offline packages live (default: ``OfflineLibrary/userDefault(cache:environment:)``).
 struct HLSLibraryOptions: ParsableArguments {
-    @Option(name: .long, help: "The offline library folder (default: the cache directory's hls folder).")
+    @Option(
+        name: .long,
+        help:
+            "The offline library folder (default: $STREAMCACHE_LIBRARY, else $XDG_DATA_HOME/streamcache/hls, else ~/.local/share/streamcache/hls)."
+    )
     var library: String?
 
     @OptionGroup var cache: CacheOptions
 
-    var offlineLibrary: OfflineLibrary {
-        library.map { OfflineLibrary(directory: $0) } ?? OfflineLibrary(cache: cache.directory)
+    var offlineLibrary: OfflineLibrary { Self.library(library, cache: cache) }
+
+    /// The library `--library` names, else the user's (one line on stderr if it was moved there).
+    static func library(_ path: String?, cache: CacheOptions) -> OfflineLibrary {
+        if let path { return OfflineLibrary(directory: path) }
+        let (library, note) = OfflineLibrary.userDefault(cache: cache.directory)
+        if let note { Warning.print(note) }
+        return library
     }
 }

@@ -54,7 +54,7 @@ extension StreamCacheCommand {
 
         @Option(
             name: .long,
-            help: "The offline library served at /offline/ID/ (default: the cache directory's hls folder)."
+            help: "The offline library served at /offline/ID/ (default: as for hls download)."
         )
         var library: String?
 
@@ -79,7 +79,7 @@ extension StreamCacheCommand {
             configuration.port = port
             configuration.originHeaders = OriginHeaders(header.compactMap(OriginHeaders.Rule.init(parsing:)))
             configuration.allowedOrigins = allowOrigin
-            configuration.offlineLibrary = library.map { OfflineLibrary(directory: $0) }
+            configuration.offlineLibrary = HLSLibraryOptions.library(library, cache: cache)
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
             let logs: ProxyLogs
             do {

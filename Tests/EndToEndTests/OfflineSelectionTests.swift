@@ -143,7 +143,10 @@ import Testing
         let spawn = "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)"
         let terminal = try await Tool.run(
             "python3",
-            ["-c", spawn, "env", "STREAMCACHE_DIR=\(setup.workspace.cacheDirectory)", CLI.binary]
+            [
+                "-c", spawn, "env", "STREAMCACHE_DIR=\(setup.workspace.cacheDirectory)",
+                "STREAMCACHE_LIBRARY=\(setup.library)", CLI.binary,
+            ]
                 + ["hls", "download", setup.origin.url("ts/index.m3u8"), "--jobs", "1"]
         )
         #expect(terminal.status == 0, "\(terminal.output)")

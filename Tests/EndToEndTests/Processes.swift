@@ -57,6 +57,8 @@ enum CLI {
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
         environment["STREAMCACHE_DIR"] = cacheDir
+        // Each test's offline library beside its cache, not in the user's data folder.
+        environment["STREAMCACHE_LIBRARY"] = cacheDir.map { $0 + "/hls" }
         process.environment = environment
         return process
     }

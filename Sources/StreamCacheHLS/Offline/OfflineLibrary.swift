@@ -23,6 +23,43 @@ public struct OfflineLibrary: Sendable {
         self.init(directory: cache.path + "/hls")
     }
 
+    /// The user's library, where XDG puts data a user keeps (cache cleaners leave it alone):
+    /// `$STREAMCACHE_LIBRARY`, else `$XDG_DATA_HOME/streamcache/hls`, else
+    /// `~/.local/share/streamcache/hls`.
+    ///
+    /// A library made before in the cache directory's `hls` folder is moved there the first
+    /// time, or, if it cannot be moved (another filesystem), still used where it is.
+    ///
+    /// - Returns: the library, and one line for the user if it was moved.
+    public static func userDefault(
+        cache: CacheDirectory,
+        environment: [String: String] = ProcessInfo.processInfo.environment
+    ) -> (library: OfflineLibrary, note: String?) {
+        let path: String
+        if let library = environment["STREAMCACHE_LIBRARY"], !library.isEmpty {
+            path = library
+        } else if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
+            path = data + "/streamcache/hls"
+        } else {
+            path = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/streamcache/hls"
+        }
+        let old = cache.path + "/hls"
+        let manager = FileManager.default
+        guard (old as NSString).standardizingPath != (path as NSString).standardizingPath,
+            !manager.fileExists(atPath: path), manager.fileExists(atPath: old)
+        else { return (OfflineLibrary(directory: path), nil) }
+        // Parent folders as XDG asks: the user's alone.
+        var missing: [String] = []
+        var folder = (path as NSString).deletingLastPathComponent
+        while !folder.isEmpty, folder != "/", !manager.fileExists(atPath: folder) {
+            missing.append(folder)
+            folder = (folder as NSString).deletingLastPathComponent
+        }
+        for folder in missing.reversed() { mkdir(folder, 0o700) }
+        guard rename(old, path) == 0 else { return (OfflineLibrary(directory: old), nil) }
+        return (OfflineLibrary(directory: path), "moved the offline library from \(old) to \(path)")
+    }
+
     /// Downloads the asset at `url` (a multivariant or media playlist), or resumes it if the
     /// library has it with the same selection.
     ///
