@@ -148,7 +148,7 @@ struct HLSDownloadReporter: Sendable {
     static func describe(_ selection: DownloadSelection) -> [String] {
         var variant = "variant: "
         if let chosen = selection.variant {
-            variant += "\(chosen.bandwidth) bit/s"
+            variant += Bitrate.text(chosen.bandwidth)
             if let resolution = chosen.resolution { variant += "  \(resolution)" }
             if let codecs = chosen.codecs { variant += "  \(codecs)" }
         } else {

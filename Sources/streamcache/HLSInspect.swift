@@ -167,9 +167,5 @@ enum PlaylistDescription {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    private static func bitrate(_ bandwidth: Int64) -> String {
-        bandwidth >= 1_000_000
-            ? String(format: "%.2f Mbit/s", Double(bandwidth) / 1e6)
-            : String(format: "%.0f kbit/s", Double(bandwidth) / 1e3)
-    }
+    private static func bitrate(_ bandwidth: Int64) -> String { Bitrate.text(bandwidth) }
 }

@@ -31,7 +31,7 @@ extension StreamCacheCommand {
             }
             for asset in assets {
                 let variant = asset.variant.map { variant in
-                    [variant.resolution, "\(variant.bandwidth) bit/s"].compactMap { $0 }.joined(separator: " ")
+                    [variant.resolution, Bitrate.text(variant.bandwidth)].compactMap { $0 }.joined(separator: " ")
                 }
                 let renditions =
                     (asset.audio.isEmpty ? "" : "  audio \(asset.audio.joined(separator: ","))")

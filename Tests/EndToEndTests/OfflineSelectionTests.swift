@@ -40,8 +40,11 @@ import Testing
         #expect(none.status == 1)
         let lines = none.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(none.stderr)")
-        #expect(none.stderr.contains("no variant matches") && none.stderr.contains("\(high) bit/s 320x240"))
-        #expect(none.stderr.contains("\(low) bit/s 160x120"), "\(none.stderr)")
+        // Bit rates as every command prints them (`hls inspect`, `hls ls`, the download's summary).
+        #expect(none.stderr.contains("no variant matches") && none.stderr.contains("\(Self.bitrate(high)) 320x240"))
+        #expect(none.stderr.contains("\(Self.bitrate(low)) 160x120"), "\(none.stderr)")
+        let inspected = try await CLI.run(["hls", "inspect", setup.origin.url("variants/master.m3u8")], cacheDir: nil)
+        #expect(inspected.output.contains(Self.bitrate(high)), "\(inspected.output)")
         // A dry run fetches playlists only, and leaves nothing in the library.
         let requested = try await setup.origin.stats().requests.map(\.path)
         #expect(requested.allSatisfy { $0.hasSuffix(".m3u8") }, "\(requested)")
@@ -163,6 +166,12 @@ import Testing
     }
 
     /// The JSON objects of `--json` output, one per line.
+    /// `1.43 Mbit/s`, `640 kbit/s`: how the tool writes a bit rate.
+    static func bitrate(_ bits: Int64) -> String {
+        bits >= 1_000_000
+            ? String(format: "%.2f Mbit/s", Double(bits) / 1e6) : String(format: "%.0f kbit/s", Double(bits) / 1e3)
+    }
+
     static func events(_ output: String) throws -> [[String: Any]] {
         try output.split(separator: "\n").map { line in
             try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])

@@ -53,7 +53,7 @@ public struct MediaSelection: Hashable, Sendable {
         }
         guard let chosen else {
             let listed = variants.map { variant in
-                "\(variant.bandwidth) bit/s" + (variant.resolution.map { " \($0)" } ?? "")
+                Bitrate.text(variant.bandwidth) + (variant.resolution.map { " \($0)" } ?? "")
             }
             throw OfflineError(
                 .noMatchingVariant,
