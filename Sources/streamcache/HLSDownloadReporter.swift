@@ -52,13 +52,15 @@ struct HLSDownloadReporter: Sendable {
         case .mediaSelectionCompleted(let kind, let language):
             let name = kind + (language.map { " " + $0 } ?? "")
             completed.append(name)
-            if !json {
+            if json {
+                emit(["event": "completed", "rendition": name, "completed": completed])
+            } else {
                 clearLine()
                 Terminal.printError("\(name): every file on disk")
             }
         case .finished(let id, let path):
             outcome = .finished
-            if json { return emit(["event": "finished", "id": id, "path": path]) }
+            if json { return emit(["event": "finished", "id": id, "path": path, "completed": completed]) }
             clearLine()
             Terminal.printError("done in \(Progress.duration(seconds)): \(path)")
             print(id)

@@ -89,6 +89,10 @@ import Testing
         let events = try Self.events(first.output)
         #expect(events.first?["event"] as? String == "selection")
         #expect(events.last?["event"] as? String == "finished")
+        // Every rendition says it is complete, as the text mode's "video: every file on disk".
+        let completed = (events.last?["completed"] as? [String]) ?? []
+        #expect(completed.contains("video") && completed.count >= 2, "\(completed)")
+        #expect(events.contains { $0["event"] as? String == "completed" && $0["rendition"] as? String == "video" })
         let progress = events.filter { $0["event"] as? String == "progress" }
         #expect(progress.count >= 2)
         let fractions = progress.compactMap { $0["fraction"] as? Double }
