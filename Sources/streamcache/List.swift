@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StreamCache
+import StreamCacheHLS
 
 extension StreamCacheCommand {
     struct List: AsyncParsableCommand {
@@ -60,7 +61,8 @@ extension StreamCacheCommand {
                 return
             }
             print(totals.summary)
-            for entry in ListingGroups.make(resources, groupingSegments: !segments) {
+            let listed = ListingGroups.segmentOwners(resources, in: directory)
+            for entry in ListingGroups.make(resources, groupingSegments: !segments, listed: listed) {
                 print(entry.record.url)
                 print("  " + Self.line(entry.record, entry.ranges))
                 if entry.segmentCount > 0 {
@@ -134,15 +136,51 @@ struct ListingGroups {
         "ts", "m4s", "mp4", "m4a", "m4v", "aac", "mp3", "vtt", "webvtt", "key", "cmfv", "cmfa",
     ]
 
-    static func make(_ resources: [(ResourceRecord, RangeSet)], groupingSegments: Bool) -> [ListingGroups] {
+    /// The media playlist that lists each segment URL (and key and map URI), from the cached
+    /// playlists themselves; read from their data files, as `ls` only reads.
+    static func segmentOwners(
+        _ resources: [(ResourceRecord, RangeSet)],
+        in directory: CacheDirectory
+    ) -> [String: String] {
+        var owners: [String: String] = [:]
+        for (record, ranges) in resources where isPlaylist(record.url) && record.info.isComplete(with: ranges) {
+            guard let bytes = FileManager.default.contents(atPath: directory.dataPath(id: record.id)),
+                bytes.count < 16 << 20,
+                case .media(let playlist)? = try? Playlist(parsing: [UInt8](bytes), url: record.url),
+                let base = URL(string: record.url)
+            else { continue }
+            for segment in playlist.segments {
+                var uris = [segment.uri] + segment.keys.compactMap { $0.uri }
+                if let map = segment.map { uris.append(map.uri) }
+                for uri in uris {
+                    guard let url = URL(string: uri, relativeTo: base)?.absoluteString else { continue }
+                    owners[url] = owners[url] ?? record.url
+                }
+            }
+        }
+        return owners
+    }
+
+    static func isPlaylist(_ url: String) -> Bool {
+        (url.split(separator: "?").first ?? "").lowercased().hasSuffix(".m3u8")
+    }
+
+    /// The resources, each segment counted under the media playlist that lists it (`listed`:
+    /// segment URL → playlist URL), or else under a playlist in its folder.
+    static func make(
+        _ resources: [(ResourceRecord, RangeSet)],
+        groupingSegments: Bool,
+        listed: [String: String] = [:]
+    ) -> [ListingGroups] {
         var entries = resources.map { ListingGroups(record: $0.0, ranges: $0.1) }
         guard groupingSegments else { return entries }
+        let positionOf = Dictionary(
+            entries.enumerated().map { ($1.record.url, $0) },
+            uniquingKeysWith: { first, _ in first }
+        )
         func folder(_ url: String) -> String {
             let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
             return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        }
-        func isPlaylist(_ url: String) -> Bool {
-            (url.split(separator: "?").first ?? "").lowercased().hasSuffix(".m3u8")
         }
         var playlistOfFolder: [String: Int] = [:]
         for (position, entry) in entries.enumerated() where isPlaylist(entry.record.url) {
@@ -152,9 +190,10 @@ struct ListingGroups {
         for (position, entry) in entries.enumerated() where !isPlaylist(entry.record.url) {
             let name = entry.record.url.split(separator: "?").first ?? ""
             let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
-            guard segmentExtensions.contains(ext), let owner = playlistOfFolder[folder(entry.record.url)] else {
-                continue
-            }
+            guard
+                let owner = listed[entry.record.url].flatMap({ positionOf[$0] })
+                    ?? (segmentExtensions.contains(ext) ? playlistOfFolder[folder(entry.record.url)] : nil)
+            else { continue }
             entries[owner].segmentCount += 1
             entries[owner].segmentBytes += entry.ranges.count
             grouped.insert(position)

@@ -52,15 +52,33 @@ import Testing
             playlist += "#EXTINF:2,\ns\(segment).ts\n"
         }
         try (playlist + "#EXT-X-ENDLIST\n").write(toFile: folder + "/index.m3u8", atomically: true, encoding: .utf8)
+        // Another variant's playlist in the same folder, with segments of its own.
+        var other = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
+        for segment in 0..<2 {
+            try Data(TestData.bytes(count: 500, seed: UInt64(611 + segment))).write(
+                to: URL(fileURLWithPath: "\(folder)/o\(segment).ts")
+            )
+            other += "#EXTINF:2,\no\(segment).ts\n"
+        }
+        try (other + "#EXT-X-ENDLIST\n").write(toFile: folder + "/other.m3u8", atomically: true, encoding: .utf8)
         try setup.workspace.write(TestData.bytes(count: 5000, seed: 604), as: "ep.mp3")
-        for path in ["show/index.m3u8", "show/s0.ts", "show/s1.ts", "show/s2.ts", "ep.mp3"] {
+        for path in [
+            "show/index.m3u8", "show/s0.ts", "show/s1.ts", "show/s2.ts", "show/other.m3u8", "show/o0.ts", "show/o1.ts",
+            "ep.mp3",
+        ] {
             #expect(try await Curl.fetch(setup.url(path)).status == 200, "\(path)")
         }
         let cache = setup.workspace.cacheDirectory
         let text = try await CLI.run(["ls"], cacheDir: cache).output
         let lines = text.split(separator: "\n")
-        #expect(lines.first?.hasPrefix("5 resource(s) (5 complete, 0 pinned)") == true, "\(text)")
-        #expect(text.contains("+ 3 segment(s), 2.9 KiB cached"), "\(text)")
+        #expect(lines.first?.hasPrefix("8 resource(s) (8 complete, 0 pinned)") == true, "\(text)")
+        // Each playlist counts the segments it lists.
+        func segmentsLine(after playlist: String) -> String? {
+            guard let at = lines.firstIndex(where: { $0.hasSuffix(playlist) }), at + 2 < lines.count else { return nil }
+            return String(lines[at + 2])
+        }
+        #expect(segmentsLine(after: "show/index.m3u8")?.contains("+ 3 segment(s), 2.9 KiB cached") == true, "\(text)")
+        #expect(segmentsLine(after: "show/other.m3u8")?.contains("+ 2 segment(s), 1000 B cached") == true, "\(text)")
         #expect(!text.contains("s1.ts"), "segments listed one by one: \(text)")
         let all = try await CLI.run(["ls", "--segments"], cacheDir: cache).output
         #expect(all.contains("s1.ts"))
