@@ -36,7 +36,7 @@ head -c 20000000 /dev/urandom > "$work/media/episode.mp3"
 "$bin" origin "$work/media" --rate 10M --latency 50 > "$work/origin.out" &
 pids+=($!)
 origin=$(wait_for_port "$work/origin.out")
-"$bin" serve --cache-dir "$work/cache" --access-log "$work/access.log" > "$work/serve.out" &
+"$bin" serve --port 0 --cache-dir "$work/cache" --access-log "$work/access.log" > "$work/serve.out" &
 pids+=($!)
 proxy=$(wait_for_port "$work/serve.out")
 url="http://127.0.0.1:$proxy/http://127.0.0.1:$origin/episode.mp3"

@@ -34,7 +34,7 @@ capped=$(start_listener origin-capped "$bin" origin "$work/origin" --rate 100M)
 uncapped=$(start_listener origin "$bin" origin "$work/origin")
 nginx=$(start_nginx "$work/origin")
 nginx_cache=$(start_nginx_cache "$uncapped")
-proxy=$(start_listener proxy "$bin" serve --cache-dir "$work/cache")
+proxy=$(start_listener proxy "$bin" serve --port 0 --cache-dir "$work/cache")
 proxy_pid=$(cat "$work/proxy.pid")
 nginx_pid=$(cat "$work/nginx.pid")
 nginx_cache_pid=$(cat "$work/nginx-cache.pid")
@@ -119,7 +119,7 @@ kill "$proxy_pid" && rm -rf "$work/cache"
 
 if [ "${SKIP_2G:-0}" != 1 ]; then
     truncate -s 2G "$work/origin/big.bin"
-    big=$(start_listener proxy-big "$bin" serve --cache-dir "$work/cache-big")
+    big=$(start_listener proxy-big "$bin" serve --port 0 --cache-dir "$work/cache-big")
     baseline=$(awk '/VmRSS|RssAnon|RssFile/ { printf "%s %d MiB  ", $1, $2 / 1024 }' "/proc/$(cat "$work/proxy-big.pid")/status")
     echo "proxy RSS at start: $baseline(file: the binary and shared libraries; anon: heap)"
     big_pid=$(cat "$work/proxy-big.pid")

@@ -42,7 +42,7 @@ origin=$(start_listener origin "$bin" origin "$work/origin")
 slow=$(start_listener origin-slow "$bin" origin "$work/origin" --rate 2000 --latency 500)
 hostile=$(start_listener origin-hostile python3 -u Tests/Fixtures/scripted_origin.py "$work/hostile.json")
 etag=$(start_listener origin-etag "$bin" origin "$work/etag" --fault changing-etag)
-proxy=$(start_listener proxy "$bin" serve --cache-dir "$work/cache" --idle-timeout 30 \
+proxy=$(start_listener proxy "$bin" serve --port 0 --cache-dir "$work/cache" --idle-timeout 30 \
     --error-log "$work/error.log")
 pid=$(cat "$work/proxy.pid")
 [ -n "$origin" ] && [ -n "$slow" ] && [ -n "$hostile" ] && [ -n "$etag" ] && [ -n "$proxy" ] || { echo "soak: a server did not start" >&2; exit 1; }

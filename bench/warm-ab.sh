@@ -17,8 +17,8 @@ source bench/lib.sh
 
 head -c $((512 << 20)) /dev/urandom > "$work/big.bin"
 origin=$(start_listener origin "$bin" origin "$work")
-port_old=$(start_listener old "$old" serve --cache-dir "$work/cache-old")
-port_new=$(start_listener new "$bin" serve --cache-dir "$work/cache-new")
+port_old=$(start_listener old "$old" serve --port 0 --cache-dir "$work/cache-old")
+port_new=$(start_listener new "$bin" serve --port 0 --cache-dir "$work/cache-new")
 target="http://127.0.0.1:$origin/big.bin"
 for port in "$port_old" "$port_new"; do curl -s -o /dev/null "http://127.0.0.1:$port/$target"; done
 cat > "$work/ranges.lua" <<'LUA'

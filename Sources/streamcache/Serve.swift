@@ -19,8 +19,14 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "The address to bind (anything but loopback exposes the cache).")
         var host: String = "127.0.0.1"
 
-        @Option(name: .long, help: "The port (0: any free port).")
-        var port: Int = 0
+        @Option(
+            name: .long,
+            help: "The port: the same every launch, so players' saved URLs keep working (0: any free port)."
+        )
+        var port: Int = Self.defaultPort
+
+        /// `serve`'s port unless told otherwise.
+        static let defaultPort = 8954
 
         @Option(name: .long, help: "Append a W3C extended access log to this file.")
         var accessLog: String?

@@ -79,4 +79,17 @@ import Testing
             "\(lowered.output)"
         )
     }
+
+    /// A player's saved proxy URL works after a restart: `serve` listens on one port by default.
+    @Test func serveListensOnTheSamePortEveryLaunch() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        for _ in 0..<2 {
+            let (process, out, _) = try CLI.start(["serve"], cacheDir: workspace.cacheDirectory)
+            let line = try await firstLine(of: out)
+            process.terminate()
+            process.waitUntilExit()
+            #expect(line.hasPrefix("listening on http://127.0.0.1:8954"), "\(line)")
+        }
+    }
 }

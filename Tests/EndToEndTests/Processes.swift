@@ -143,6 +143,9 @@ final class ListeningProcess: Sendable {
 
     /// Starts `streamcache ARGS` and waits for its `listening on http://127.0.0.1:PORT` line.
     init(_ arguments: [String], cacheDir: String? = nil) async throws {
+        var arguments = arguments
+        // Tests run side by side: each proxy on a free port unless the test names one.
+        if arguments.first == "serve", !arguments.contains("--port") { arguments += ["--port", "0"] }
         let (process, out, _) = try CLI.start(arguments, cacheDir: cacheDir)
         self.process = process
         let text = try await firstLine(of: out)
