@@ -118,16 +118,9 @@ public final class HTTPOriginClient: OriginClient {
                 unresolved.cause = .hostNotFound
                 return unresolved
             }
-            if let failure = failure as? IOError, failure.errnoCode == ECONNREFUSED {
-                var refused = StreamCacheError(
-                    .originUnreachable,
-                    "cannot connect to \(hostAndPort): connection refused"
-                )
-                refused.cause = .connectionRefused
-                return refused
-            }
-            let reason = (failure as? IOError).map { String(cString: strerror($0.errnoCode)) } ?? "\(failure)"
-            var unreachable = StreamCacheError(.originUnreachable, "cannot connect to \(hostAndPort): \(reason)")
+            // The first address's failure says why, as an IOError does (refused, no route).
+            if failure is IOError { return translate(failure, url: url) }
+            var unreachable = StreamCacheError(.originUnreachable, "cannot connect to \(hostAndPort): \(failure)")
             unreachable.cause = .cannotConnect
             return unreachable
         }

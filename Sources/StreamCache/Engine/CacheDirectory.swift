@@ -54,25 +54,12 @@ public struct CacheDirectory: Sendable, Hashable {
                 throw StreamCacheError(.storage, "cache directory \(path) is read-only")
             }
         }
-        var missing: [String] = []
-        var folder = dataDirectory
-        while !folder.isEmpty, folder != "/", !FileManager.default.fileExists(atPath: folder) {
-            missing.append(folder)
-            folder = (folder as NSString).deletingLastPathComponent
-        }
-        for folder in missing.reversed() where mkdir(folder, 0o700) != 0 {
-            // Another process sharing the directory may have made it first.
-            let code = errno
-            var isDirectory: ObjCBool = false
-            guard code == EEXIST, FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory),
-                isDirectory.boolValue
-            else {
-                throw StreamCacheError(
-                    .storage,
-                    "cannot create cache directory \(path): " + (folder == path ? "" : "\(folder): ")
-                        + String(cString: strerror(code))
-                )
-            }
+        if let (folder, code) = PrivateFolders.create(dataDirectory) {
+            throw StreamCacheError(
+                .storage,
+                "cannot create cache directory \(path): " + (folder == path ? "" : "\(folder): ")
+                    + String(cString: strerror(code))
+            )
         }
         guard access(path, W_OK) == 0, access(dataDirectory, W_OK) == 0 else {
             throw StreamCacheError(.storage, "cache directory \(path) is not writable")
@@ -139,7 +126,7 @@ public struct CacheDirectory: Sendable, Hashable {
 
     /// Whether the directory holds nothing but what a cache directory holds.
     private var isCacheDirectory: Bool {
-        let known: Set<String> = ["data", "owners", "settings.json", "library"]
+        let known: Set<String> = ["data", "owners", "settings.json", "hls"]
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         return names.allSatisfy { known.contains($0) || $0.hasPrefix("index.sqlite") }
     }

@@ -35,16 +35,20 @@ extension CacheEngine {
                 let file = try? await CacheFile.openLocked(path: directory.dataPath(id: record.id)),
                 let state = file.state()
             else { continue }
-            let length = record.info.length
             let present = ranges.clamped(below: state.size)
             if present != ranges { try await index.setRanges(present, of: record.id) }
-            let sums = try await index.checksums(of: record.id)
-            let checked = sums.keys.map { BlockChecksums.range(of: $0, length: length) }.filter(present.contains)
-            report.checkedBytes += checked.reduce(0) { $0 + $1.count }
-            let bad = await BlockChecksums.damaged(sums, in: file, recorded: present, length: length)
-            let kept = try await index.forget(blocks: bad, of: record.id, length: length, state: state) ?? present
-            if kept != ranges {
-                report.damaged.append(.init(url: Credentials.redacted(record.url), bytes: ranges.count - kept.count))
+            let check = try await index.check(
+                file,
+                of: record.id,
+                length: record.info.length,
+                holding: present,
+                state: state
+            )
+            report.checkedBytes += check.checkedBytes
+            if check.kept != ranges {
+                report.damaged.append(
+                    .init(url: Credentials.redacted(record.url), bytes: ranges.count - check.kept.count)
+                )
             }
         }
         return report

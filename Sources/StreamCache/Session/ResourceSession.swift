@@ -149,19 +149,22 @@ actor ResourceSession {
         state: DataFileState,
         environment: SessionEnvironment
     ) async -> RangeSet {
-        let length = record.info.length
-        guard let sums = try? await environment.index.checksums(of: record.id) else { return present }
-        let bad = await BlockChecksums.damaged(sums, in: file, recorded: present, length: length)
-        var kept = present
-        for block in bad { kept.remove(BlockChecksums.range(of: block, length: length)) }
-        if !bad.isEmpty {
+        guard
+            let check = try? await environment.index.check(
+                file,
+                of: record.id,
+                length: record.info.length,
+                holding: present,
+                state: state
+            )
+        else { return present }
+        if !check.bad.isEmpty {
             environment.logger.warning(
                 "cached bytes changed behind the cache's back; fetching them again",
-                metadata: ["url": "\(Credentials.redacted(record.url))", "blocks": "\(bad.count)"]
+                metadata: ["url": "\(Credentials.redacted(record.url))", "blocks": "\(check.bad.count)"]
             )
         }
-        _ = try? await environment.index.forget(blocks: bad, of: record.id, length: length, state: state)
-        return kept
+        return check.kept
     }
 
     /// Whether the session lost its version (a replacement failed): its readers fail, and the
@@ -195,9 +198,12 @@ actor ResourceSession {
     func nextSpan(reader id: Int, at position: Int64) async throws -> Span {
         while true {
             try Task.checkCancellation()
-            if file.isUnlinked, lastAdoptionCheck.map({ $0.duration(to: .now) > .seconds(1) }) ?? true {
+            // One look at the file per step: replaced by another process, or cut short?
+            let status = file.status()
+            if status?.isUnlinked == true, lastAdoptionCheck.map({ $0.duration(to: .now) > .seconds(1) }) ?? true {
                 // Another process replaced or removed the resource: read the version it stored.
                 await adoptCurrentVersion()
+                continue
             }
             let epoch = waiters.epoch
             switch machine.read(id, at: position, now: .now) {
@@ -209,7 +215,7 @@ actor ResourceSession {
                     return .memory(bytes, offset: range.lowerBound, fromOrigin: fromOrigin, originBytes: charged)
                 }
                 // A file cut short: read again what is missing (each pass forgets bytes, so it ends).
-                if !file.holds(range), await forgetMissingBytes() { continue }
+                if status?.holds(range) != true, await forgetMissingBytes() { continue }
                 return .bytes(range, file, fromOrigin: fromOrigin, originBytes: charged)
             case .end:
                 return .end(originBytes: machine.takeCharge(id))

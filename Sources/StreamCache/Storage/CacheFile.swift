@@ -94,19 +94,30 @@ package final class CacheFile: Sendable {
         )
     }
 
-    /// Whether the file was deleted from the directory while open (another process replaced the
-    /// resource's version, evicted or removed it): the bytes read from it are no longer the cache's.
-    package var isUnlinked: Bool {
-        var info = stat()
-        return fstat(descriptor, &info) == 0 && info.st_nlink == 0
+    /// What one `fstat` says of the open file.
+    package struct Status {
+        /// Whether the file was deleted from the directory while open (another process replaced
+        /// the resource's version, evicted or removed it): its bytes are no longer the cache's.
+        package let isUnlinked: Bool
+        package let size: Int64
+
+        /// Whether all of `range` can be read: the file is still the cache's and not shorter
+        /// than the range's end (it was cut behind the cache's back).
+        package func holds(_ range: ByteRange) -> Bool { !isUnlinked && size >= range.upperBound }
     }
 
-    /// Whether all of `range` can be read: the file is still the cache's (see ``isUnlinked``)
-    /// and not shorter than the range's end (it was cut behind the cache's back). One `fstat`.
-    package func holds(_ range: ByteRange) -> Bool {
+    /// The file's status now; `nil` if `fstat` fails.
+    package func status() -> Status? {
         var info = stat()
-        return fstat(descriptor, &info) == 0 && info.st_nlink > 0 && Int64(info.st_size) >= range.upperBound
+        guard fstat(descriptor, &info) == 0 else { return nil }
+        return Status(isUnlinked: info.st_nlink == 0, size: Int64(info.st_size))
     }
+
+    /// See ``Status/isUnlinked``.
+    package var isUnlinked: Bool { status()?.isUnlinked ?? false }
+
+    /// See ``Status/holds(_:)``.
+    package func holds(_ range: ByteRange) -> Bool { status()?.holds(range) ?? false }
 
     /// Writes all of `bytes` at `offset`.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {

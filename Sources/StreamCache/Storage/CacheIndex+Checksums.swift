@@ -17,6 +17,35 @@ extension CacheIndex {
         }
     }
 
+    /// What ``check(_:of:length:holding:state:)`` found.
+    package struct BlockCheck: Sendable {
+        /// The ranges still present: those held, less the bad blocks.
+        package var kept: RangeSet
+        package var bad: [Int64]
+        /// The bytes read against a checksum.
+        package var checkedBytes: Int64
+    }
+
+    /// Reads the checksummed blocks of `file` that `present` holds and forgets those that do not
+    /// match, so they are fetched again; records the file's `state` as seen.
+    ///
+    /// - Throws: ``StreamCacheError`` `index` if the checksums cannot be read or the index written.
+    package func check(
+        _ file: CacheFile,
+        of id: Int64,
+        length: Int64?,
+        holding present: RangeSet,
+        state: DataFileState
+    ) async throws -> BlockCheck {
+        let sums = try await checksums(of: id)
+        let checked = sums.keys.map { BlockChecksums.range(of: $0, length: length) }.filter(present.contains)
+        let bad = await BlockChecksums.damaged(sums, in: file, recorded: present, length: length)
+        var kept = present
+        for block in bad { kept.remove(BlockChecksums.range(of: block, length: length)) }
+        try await forget(blocks: bad, of: id, length: length, state: state)
+        return BlockCheck(kept: kept, bad: bad, checkedBytes: checked.reduce(0) { $0 + $1.count })
+    }
+
     /// Forgets `blocks` of resource `id` (their bytes and checksums: read again, they do not
     /// match) and records the data file's `state`, in one transaction.
     ///

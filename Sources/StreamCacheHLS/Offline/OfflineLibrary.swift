@@ -48,14 +48,7 @@ public struct OfflineLibrary: Sendable {
         guard (old as NSString).standardizingPath != (path as NSString).standardizingPath,
             !manager.fileExists(atPath: path), manager.fileExists(atPath: old)
         else { return (OfflineLibrary(directory: path), nil) }
-        // Parent folders as XDG asks: the user's alone.
-        var missing: [String] = []
-        var folder = (path as NSString).deletingLastPathComponent
-        while !folder.isEmpty, folder != "/", !manager.fileExists(atPath: folder) {
-            missing.append(folder)
-            folder = (folder as NSString).deletingLastPathComponent
-        }
-        for folder in missing.reversed() { mkdir(folder, 0o700) }
+        _ = PrivateFolders.create((path as NSString).deletingLastPathComponent)
         guard rename(old, path) == 0 else { return (OfflineLibrary(directory: old), nil) }
         return (OfflineLibrary(directory: path), "moved the offline library from \(old) to \(path)")
     }
@@ -188,15 +181,12 @@ public struct OfflineLibrary: Sendable {
         if package.playlists.contains(path) {
             return .file(file)
         }
-        if path == "master.m3u8", let manifest = try? AssetManifest.load(from: folder(id)),
-            let rendition = manifest.renditions.first
-        {
-            // A package made before every package had this entry point: it gets one now.
-            let text = PackagePlan.entryPoint(to: rendition, bytes: manifest.estimatedBytes)
-            if FileManager.default.fileExists(atPath: file)
-                || FileManager.default.createFile(atPath: file, contents: Data(text.utf8))
-            {
-                return .file(file)
+        if path == "master.m3u8" {
+            // A package made before every package had this entry point gets one, once.
+            if FileManager.default.fileExists(atPath: file) { return .file(file) }
+            if let manifest = try? AssetManifest.load(from: folder(id)), let rendition = manifest.renditions.first {
+                let text = PackagePlan.entryPoint(to: rendition, bytes: manifest.estimatedBytes)
+                if FileManager.default.createFile(atPath: file, contents: Data(text.utf8)) { return .file(file) }
             }
         }
         guard let item = package.items[path], let url = URL(string: item.url) else { return nil }
