@@ -38,7 +38,7 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "Files fetched at once.")
         var jobs = 4
 
-        @Flag(name: .long, help: "Print the selection and the estimated size; fetch no segment.")
+        @Flag(name: .long, help: "Print the selection and the estimated size; fetch only the first bytes of a few segments.")
         var dryRun = false
 
         @Flag(name: .long, help: "Print one JSON object per event on stdout.")

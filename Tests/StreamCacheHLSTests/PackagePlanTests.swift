@@ -44,7 +44,7 @@ import Testing
             media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
         )
         #expect(plan.mainPlaylist == "master.m3u8")
-        #expect(plan.playlists["master.m3u8"] == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1850\nvideo/index.m3u8\n")
+        #expect(plan.playlists["master.m3u8"] == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1858\nvideo/index.m3u8\n")
         #expect(plan.items.map(\.kind) == [.key, .initialization, .segment, .segment, .segment])
         #expect(
             plan.items.map(\.path) == [
@@ -55,13 +55,44 @@ import Testing
         #expect(plan.items.map(\.length) == [nil, 700, 1000, 1200, 800])
         #expect(plan.items[0].url == "https://keys.example/k1")
         #expect(plan.items.map(\.start) == [0, 0, 0, 4, 12])
-        #expect(plan.estimatedBytes == 3700)
+        // The byte ranges, and 16 bytes for the key; no file needs its length asked for.
+        #expect(plan.estimatedBytes == 3716 && plan.sizeProbes.isEmpty)
         let text = try #require(plan.playlists["video/index.m3u8"])
         #expect(text.contains("#EXT-X-MAP:URI=\"init0.mp4\"\n"))
         #expect(text.contains("#EXT-X-KEY:METHOD=AES-128,URI=\"key0.key\",IV=0x01"))
         #expect(!text.contains("BYTERANGE") && !text.contains("https://"))
         #expect(text.contains("#EXT-X-GAP\n#EXTINF:4,\n00002.mp4"))
         #expect(text.contains("#EXT-X-PLAYLIST-TYPE:VOD") && text.hasSuffix("#EXT-X-ENDLIST\n"))
+    }
+
+    /// Without byte ranges, a sample of segments spread over the rendition gives its bytes per
+    /// second; the variant's bit rate counts only while no sample is known.
+    @Test func theEstimateComesFromASampleOfSegments() throws {
+        var lines = ["#EXTM3U", "#EXT-X-TARGETDURATION:4", "#EXT-X-MAP:URI=\"init.mp4\""]
+        for index in 0..<30 { lines += ["#EXTINF:\(index == 29 ? 2 : 4),", "s\(index).m4s"] }
+        let playlist = try Self.media((lines + ["#EXT-X-ENDLIST"]).joined(separator: "\n"))
+        let url = Self.base.appendingPathComponent("video.m3u8")
+        var plan = try PackagePlan(
+            multivariant: nil,
+            selection: nil,
+            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
+        )
+        #expect(plan.estimatedBytes == nil)
+        #expect(plan.playlists["master.m3u8"]?.contains("BANDWIDTH=1000000") == true)
+        let probes = plan.sizeProbes
+        let segments = probes.filter { $0.hasSuffix(".m4s") }
+        #expect(probes.first == Self.base.appendingPathComponent("init.mp4").absoluteString)
+        #expect(segments.count == SizeEstimate.samplesPerRendition)
+        #expect(segments.first?.hasSuffix("/s0.m4s") == true && segments.last?.hasSuffix("/s29.m4s") == true)
+        // 1,000 bytes a second in every sampled segment (the last is 2 s long), a 500-byte init.
+        var lengths: [String: Int64] = [:]
+        for probe in segments { lengths[probe] = probe.hasSuffix("/s29.m4s") ? 2000 : 4000 }
+        lengths[probes[0]] = 500
+        plan.estimate(lengths: lengths)
+        let estimate = try #require(plan.estimatedBytes)
+        #expect(estimate == 118_500, "\(estimate)")
+        // The entry point's BANDWIDTH follows: 118,500 bytes in 118 s.
+        #expect(plan.playlists["master.m3u8"]?.contains("BANDWIDTH=8033\n") == true)
     }
 
     @Test func theMultivariantPlaylistKeepsOnlyWhatWasChosen() throws {

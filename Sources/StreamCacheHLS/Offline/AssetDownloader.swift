@@ -44,10 +44,12 @@ struct AssetDownloader: Sendable {
             case .media(let playlist):
                 let id = AssetID.make(url: url, playlists: [])
                 if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
-                let plan = try PackagePlan(
-                    multivariant: nil,
-                    selection: nil,
-                    media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
+                let plan = try await measured(
+                    PackagePlan(
+                        multivariant: nil,
+                        selection: nil,
+                        media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
+                    )
                 )
                 return manifest(id: id, url: url, plan: plan, selection: nil, sources: [url])
             case .multivariant(let playlist):
@@ -89,8 +91,36 @@ struct AssetDownloader: Sendable {
                 PackagePlan.Media(kind: entry.kind, rendition: entry.rendition, url: mediaURL, playlist: mediaPlaylist)
             )
         }
-        let plan = try PackagePlan(multivariant: playlist, selection: selection, media: media)
+        let plan = try await measured(PackagePlan(multivariant: playlist, selection: selection, media: media))
         return manifest(id: id, url: url, plan: plan, selection: selection, sources: [url] + urls)
+    }
+
+    /// `plan` with its size estimated from the lengths of a sample of its files, learnt through
+    /// the streaming cache (the first two bytes of each, which stay there for the download), a
+    /// few at once. A file whose length cannot be learnt is left out of the sample.
+    private func measured(_ plan: PackagePlan) async -> PackagePlan {
+        let probes = plan.sizeProbes
+        guard !probes.isEmpty else { return plan }
+        var lengths: [String: Int64] = [:]
+        await withTaskGroup(of: (String, Int64?).self) { group in
+            var next = probes.makeIterator()
+            func probeNext() {
+                guard let url = next.next() else { return }
+                group.addTask { [engine, headers = options.headers] in
+                    guard let parsed = URL(string: url) else { return (url, nil) }
+                    let info = try? await engine.open(parsed, originHeaders: headers).info()
+                    return (url, info?.length)
+                }
+            }
+            for _ in 0..<min(max(1, options.jobs), probes.count) { probeNext() }
+            for await (url, length) in group {
+                lengths[url] = length
+                probeNext()
+            }
+        }
+        var measured = plan
+        measured.estimate(lengths: lengths)
+        return measured
     }
 
     private func manifest(

@@ -4,7 +4,8 @@ import StreamCache
 public struct OfflineDownloadOptions: Sendable {
     /// Files fetched at once.
     public var jobs = 4
-    /// Resolve the selection and estimate the size, and fetch no segment.
+    /// Resolve the selection and estimate the size; of the segments, fetch only the first bytes
+    /// of a sample (to learn their sizes).
     public var dryRun = false
     /// Request headers for the origin (per host), as the streaming cache sends them.
     public var headers = OriginHeaders()

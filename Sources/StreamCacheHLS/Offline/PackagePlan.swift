@@ -21,9 +21,13 @@ struct PackagePlan: Sendable {
     /// The playlist a player opens, relative to the package folder: always `master.m3u8`, the
     /// one entry point of every package.
     var mainPlaylist = "master.m3u8"
-    /// The expected size in bytes: byte ranges where the playlists give them, else `BANDWIDTH`
-    /// × duration for the variant; `nil` when nothing says.
-    var estimatedBytes: Int64?
+    /// The expected size in bytes (see ``SizeEstimate``); `nil` when nothing says.
+    private(set) var estimatedBytes: Int64?
+    /// The variant's bit rate, for a video rendition whose segment sizes are not known.
+    private var variantBitsPerSecond: Int64?
+    /// Whether `master.m3u8` was made here (from a media playlist), with a `BANDWIDTH` that
+    /// follows the estimate.
+    private var madeEntryPoint = false
 
     /// Plans the package of `media` chosen by `selection` from `multivariant`.
     ///
@@ -33,7 +37,6 @@ struct PackagePlan: Sendable {
         if let keys = multivariant?.sessionKeys { try Self.checkKeys(keys, url: nil) }
         var folders: Set<String> = []
         var folderOf: [Rendition: String] = [:]
-        var estimate: Int64? = nil
         for (index, entry) in media.enumerated() {
             guard entry.playlist.endList else {
                 throw OfflineError(
@@ -56,11 +59,8 @@ struct PackagePlan: Sendable {
             )
             self.items += items
             playlists[folder + "/index.m3u8"] = Playlist.media(rewritten).text
-            if let bytes = Self.estimate(entry, items: items, bandwidth: selection?.variant.bandwidth) {
-                estimate = (estimate ?? 0) + bytes
-            }
         }
-        estimatedBytes = estimate
+        variantBitsPerSecond = selection.map { $0.variant.averageBandwidth ?? $0.variant.bandwidth }
         items.sort { ($0.start, $0.kind.rank, $0.rendition) < ($1.start, $1.kind.rank, $1.rendition) }
         if let multivariant, let selection {
             playlists[mainPlaylist] = Self.rewrite(
@@ -71,8 +71,23 @@ struct PackagePlan: Sendable {
             )
         } else {
             // Downloaded from a media playlist: a multivariant one of that rendition alone.
-            playlists[mainPlaylist] = Self.entryPoint(to: renditions[0], bytes: estimate)
+            madeEntryPoint = true
         }
+        estimate(lengths: [:])
+    }
+
+    /// The files whose length makes the estimate better (see ``SizeEstimate/probes``).
+    var sizeProbes: [String] {
+        SizeEstimate(items: items, renditions: renditions.count).probes
+    }
+
+    /// Works out ``estimatedBytes`` again with the `lengths` of some of the files (by origin URL).
+    mutating func estimate(lengths: [String: Int64]) {
+        let kinds = renditions.map(\.kind)
+        estimatedBytes = SizeEstimate(items: items, renditions: renditions.count).bytes(lengths: lengths) {
+            kinds[$0] == .video ? variantBitsPerSecond : nil
+        }
+        if madeEntryPoint { playlists[mainPlaylist] = Self.entryPoint(to: renditions[0], bytes: estimatedBytes) }
     }
 
     /// `#EXT-X-STREAM-INF` to the one rendition of a package made from a media playlist. Its
@@ -210,14 +225,6 @@ struct PackagePlan: Sendable {
         guard (1...5).contains(candidate.count), candidate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
         else { return fallback }
         return candidate
-    }
-
-    private static func estimate(_ media: Media, items: [PackageItem], bandwidth: Int64?) -> Int64? {
-        if !items.isEmpty, items.allSatisfy({ $0.kind == .key || $0.length != nil }) {
-            return items.reduce(0) { $0 + ($1.length ?? 0) }
-        }
-        guard media.kind == .video, let bandwidth, bandwidth > 0 else { return nil }
-        return Int64(Double(bandwidth) * media.playlist.totalDuration / 8)
     }
 
     /// The multivariant playlist with only the chosen variant and renditions, pointing at the
