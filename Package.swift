@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
     ],
     targets: [
         .target(
@@ -49,7 +50,15 @@ let package = Package(
         // Apps' side, on Foundation's networking (which the command-line tool does not load).
         .target(name: "StreamCacheURLSession", dependencies: ["StreamCache"]),
         .target(name: "StreamCacheResourceLoader", dependencies: ["StreamCache"]),
-        .target(name: "StreamCacheHLS", dependencies: ["StreamCache"]),
+        .target(
+            name: "StreamCacheHLS",
+            dependencies: [
+                "StreamCache",
+                // AES-128-CBC, to store AES-128 segments decrypted.
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
         .target(
             name: "StreamCacheServer",
             dependencies: [

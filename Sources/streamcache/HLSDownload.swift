@@ -38,8 +38,17 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "Files fetched at once.")
         var jobs = 4
 
-        @Flag(name: .long, help: "Print the selection and the estimated size; fetch only the first bytes of a few segments.")
+        @Flag(
+            name: .long,
+            help: "Print the selection and the estimated size; fetch only the first bytes of a few segments."
+        )
         var dryRun = false
+
+        @Flag(
+            name: .long,
+            help: "Keep AES-128 segments encrypted as served, with their keys (by default they are decrypted)."
+        )
+        var keepEncryption = false
 
         @Flag(name: .long, help: "Print one JSON object per event on stdout.")
         var json = false
@@ -85,6 +94,7 @@ extension StreamCacheCommand {
             var options = OfflineDownloadOptions()
             options.jobs = jobs
             options.dryRun = dryRun
+            options.keepsEncryption = keepEncryption
             options.headers = OriginHeaders(fields: try originHeaders.fields())
             return options
         }

@@ -41,7 +41,8 @@ import Testing
         let plan = try PackagePlan(
             multivariant: nil,
             selection: nil,
-            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
+            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
+            keepingEncryption: true
         )
         #expect(plan.mainPlaylist == "master.m3u8")
         #expect(plan.playlists["master.m3u8"] == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1858\nvideo/index.m3u8\n")
@@ -63,6 +64,48 @@ import Testing
         #expect(!text.contains("BYTERANGE") && !text.contains("https://"))
         #expect(text.contains("#EXT-X-GAP\n#EXTINF:4,\n00002.mp4"))
         #expect(text.contains("#EXT-X-PLAYLIST-TYPE:VOD") && text.hasSuffix("#EXT-X-ENDLIST\n"))
+    }
+
+    /// By default AES-128 files carry their key's URL and IV (the `IV` attribute, else the media
+    /// sequence number) to be decrypted into the package, and its playlist names no key.
+    @Test func aes128FilesAreDecryptedIntoThePackage() throws {
+        let playlist = try Self.media(
+            """
+            #EXTM3U
+            #EXT-X-TARGETDURATION:4
+            #EXT-X-MEDIA-SEQUENCE:7
+            #EXT-X-KEY:METHOD=AES-128,URI="k1"
+            #EXT-X-MAP:URI="init.mp4"
+            #EXTINF:4,
+            a.m4s
+            #EXT-X-KEY:METHOD=AES-128,URI="k2",IV=0X0102
+            #EXTINF:4,
+            b.m4s
+            #EXT-X-KEY:METHOD=NONE
+            #EXTINF:4,
+            c.m4s
+            #EXT-X-ENDLIST
+            """
+        )
+        let url = Self.base.appendingPathComponent("video.m3u8")
+        let plan = try PackagePlan(
+            multivariant: nil,
+            selection: nil,
+            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
+        )
+        #expect(plan.items.map(\.kind) == [.initialization, .segment, .segment, .segment])
+        let k1 = Self.base.appendingPathComponent("k1").absoluteString
+        let k2 = Self.base.appendingPathComponent("k2").absoluteString
+        let sequence7 = String(repeating: "0", count: 31) + "7"
+        #expect(
+            plan.items.map(\.decryption) == [
+                Decryption(key: k1, iv: sequence7), Decryption(key: k1, iv: sequence7),
+                Decryption(key: k2, iv: String(repeating: "0", count: 28) + "0102"), nil,
+            ]
+        )
+        #expect(Decryption(key: k1, iv: sequence7).ivBytes == Array(repeating: 0, count: 15) + [7])
+        let text = try #require(plan.playlists["video/index.m3u8"])
+        #expect(!text.contains("EXT-X-KEY"), "\(text)")
     }
 
     /// Without byte ranges, a sample of segments spread over the rendition gives its bytes per

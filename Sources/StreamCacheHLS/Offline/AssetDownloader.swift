@@ -48,7 +48,8 @@ struct AssetDownloader: Sendable {
                     PackagePlan(
                         multivariant: nil,
                         selection: nil,
-                        media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
+                        media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
+                        keepingEncryption: options.keepsEncryption
                     )
                 )
                 return manifest(id: id, url: url, plan: plan, selection: nil, sources: [url])
@@ -91,7 +92,13 @@ struct AssetDownloader: Sendable {
                 PackagePlan.Media(kind: entry.kind, rendition: entry.rendition, url: mediaURL, playlist: mediaPlaylist)
             )
         }
-        let plan = try await measured(PackagePlan(multivariant: playlist, selection: selection, media: media))
+        let plan = try await measured(PackagePlan(
+                multivariant: playlist,
+                selection: selection,
+                media: media,
+                keepingEncryption: options.keepsEncryption
+            )
+        )
         return manifest(id: id, url: url, plan: plan, selection: selection, sources: [url] + urls)
     }
 
@@ -203,7 +210,8 @@ struct AssetDownloader: Sendable {
             headers: options.headers,
             folder: folder,
             maxAttempts: options.maxAttempts,
-            backoff: options.retryBackoff
+            backoff: options.retryBackoff,
+            keyRing: KeyRing(engine: engine, headers: options.headers)
         )
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in

@@ -15,6 +15,8 @@ struct ItemFetcher: Sendable {
     let maxAttempts: Int
     /// The pause before the second attempt; it doubles after that.
     let backoff: Duration
+    /// The keys of the files decrypted into the package.
+    let keyRing: KeyRing
 
     /// A file of the run and its index in the plan.
     typealias Entry = (index: Int, item: PackageItem)
@@ -60,7 +62,11 @@ struct ItemFetcher: Sendable {
         let length = entries[entries.count - 1].item.range.map { $0.upperBound - first }
         let resource = try await engine.open(url, originHeaders: headers)
         try await engine.setPinned(true, url)
-        var writer = try RunWriter(entries: entries, folder: folder)
+        var keys: [String: [UInt8]] = [:]
+        for case let decryption? in entries.map(\.item.decryption) where keys[decryption.key] == nil {
+            keys[decryption.key] = try await keyRing.key(decryption.key)
+        }
+        var writer = try RunWriter(entries: entries, folder: folder, keys: keys)
         for try await chunk in resource.read(from: first, length: length) {
             var bytes = chunk[...]
             while !bytes.isEmpty {

@@ -15,6 +15,9 @@ public struct OfflineDownloadOptions: Sendable {
     public var retryBackoff: Duration = .milliseconds(500)
     /// Byte ranges of one file that follow each other are fetched in one request up to this size.
     public var runLimit: Int64 = 8 << 20
+    /// Keep AES-128 segments encrypted as the origin serves them, with their keys as files of
+    /// the package; by default they are decrypted, so the package plays in any player.
+    public var keepsEncryption = false
     /// Refuse to start when the expected size does not fit on the library's disk.
     public var checksFreeSpace = true
 

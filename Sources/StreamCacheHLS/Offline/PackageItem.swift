@@ -21,11 +21,44 @@ struct PackageItem: Codable, Hashable, Sendable {
     var start: Double
     /// Seconds (0 for init sections and keys).
     var duration: Double
+    /// How to decrypt what the origin serves encrypted, for a package kept in the clear; `nil`
+    /// for a file kept as served.
+    var decryption: Decryption?
 
     /// The byte range of the origin resource, if the item is a range of it.
     var range: ByteRange? {
         guard let offset, let length else { return nil }
         return ByteRange(offset: offset, length: length)
+    }
+}
+
+/// The AES-128 key and IV that decrypt a package file the origin serves encrypted.
+struct Decryption: Codable, Hashable, Sendable {
+    /// The key's absolute origin URL.
+    var key: String
+    /// The initialization vector: 16 bytes, as 32 hexadecimal digits.
+    var iv: String
+
+    /// The IV of `key` for the segment with media sequence number `sequence`: the key's `IV`
+    /// attribute, else the sequence number as a 128-bit big-endian integer (RFC 8216 §5.2).
+    static func iv(of key: Key, sequence: Int64) -> String? {
+        guard let text = key.iv else { return String(repeating: "0", count: 16) + String(format: "%016llx", sequence) }
+        var digits = text.lowercased()
+        guard digits.hasPrefix("0x") else { return nil }
+        digits.removeFirst(2)
+        guard !digits.isEmpty, digits.count <= 32, digits.allSatisfy(\.isHexDigit) else { return nil }
+        return String(repeating: "0", count: 32 - digits.count) + digits
+    }
+
+    /// The IV's 16 bytes.
+    var ivBytes: [UInt8] {
+        var bytes: [UInt8] = []
+        var index = iv.startIndex
+        while index < iv.endIndex, let next = iv.index(index, offsetBy: 2, limitedBy: iv.endIndex) {
+            bytes.append(UInt8(iv[index..<next], radix: 16) ?? 0)
+            index = next
+        }
+        return bytes
     }
 }
 

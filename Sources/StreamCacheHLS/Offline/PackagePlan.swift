@@ -31,9 +31,17 @@ struct PackagePlan: Sendable {
 
     /// Plans the package of `media` chosen by `selection` from `multivariant`.
     ///
+    /// AES-128 files are decrypted into the package, which then plays in any player without
+    /// its keys; with `keepingEncryption` they are kept as served, with their keys as files.
+    ///
     /// - Throws: ``OfflineError`` `live` for a playlist without `EXT-X-ENDLIST`, `drm` for
     ///   SAMPLE-AES or a key format other than `identity`.
-    init(multivariant: MultivariantPlaylist?, selection: MediaSelection?, media: [Media]) throws(OfflineError) {
+    init(
+        multivariant: MultivariantPlaylist?,
+        selection: MediaSelection?,
+        media: [Media],
+        keepingEncryption: Bool = false
+    ) throws(OfflineError) {
         if let keys = multivariant?.sessionKeys { try Self.checkKeys(keys, url: nil) }
         var folders: Set<String> = []
         var folderOf: [Rendition: String] = [:]
@@ -47,7 +55,12 @@ struct PackagePlan: Sendable {
             try Self.checkKeys(entry.playlist.segments.flatMap(\.keys), url: entry.url)
             let folder = Self.folderName(entry, taken: &folders)
             if let rendition = entry.rendition { folderOf[rendition] = folder }
-            let (rewritten, items) = try Self.plan(entry, index: index, folder: folder)
+            let (rewritten, items) = try Self.plan(
+                entry,
+                index: index,
+                folder: folder,
+                decrypting: !keepingEncryption
+            )
             renditions.append(
                 PackageRendition(
                     kind: entry.kind,
@@ -126,15 +139,17 @@ struct PackagePlan: Sendable {
         return name
     }
 
-    /// The items of one media playlist and the playlist rewritten to them.
+    /// The items of one media playlist and the playlist rewritten to them; `decrypting`, the
+    /// AES-128 files carry their key and IV and the playlist names no key.
     ///
     /// - Throws: ``OfflineError`` `playlist` for a segment, key or map URI that is not http(s):
     ///   kept verbatim, a `file:` URI would point the player at a file of this machine; dropped,
-    ///   the package would lack it.
+    ///   the package would lack it; or for an `IV` that is not 128 bits of hexadecimal.
     private static func plan(
         _ media: Media,
         index: Int,
-        folder: String
+        folder: String,
+        decrypting: Bool
     ) throws(OfflineError) -> (MediaPlaylist, [PackageItem]) {
         var playlist = media.playlist
         var items: [PackageItem] = []
@@ -146,7 +161,8 @@ struct PackagePlan: Sendable {
             _ name: String,
             _ url: URL,
             _ range: SegmentByteRange?,
-            _ duration: Double
+            _ duration: Double,
+            _ decryption: Decryption?
         )
             -> PackageItem
         {
@@ -158,11 +174,21 @@ struct PackagePlan: Sendable {
                 offset: range?.offset,
                 length: range?.length,
                 start: time,
-                duration: duration
+                duration: duration,
+                decryption: decryption
             )
         }
         for position in playlist.segments.indices {
             var segment = playlist.segments[position]
+            var decryption: Decryption?
+            if decrypting, let key = segment.key, let uri = key.uri {
+                let sequence = playlist.mediaSequence + Int64(position)
+                guard let iv = Decryption.iv(of: key, sequence: sequence) else {
+                    throw OfflineError(.playlist, "\(media.url.absoluteString): invalid IV \(key.iv ?? "")")
+                }
+                decryption = Decryption(key: try resolve(uri, media.url).absoluteString, iv: iv)
+                segment.keys = []
+            }
             for keyIndex in segment.keys.indices {
                 guard let uri = segment.keys[keyIndex].uri else { continue }
                 let url = try resolve(uri, media.url)
@@ -172,7 +198,7 @@ struct PackagePlan: Sendable {
                 } else {
                     name = "key\(keyPaths.count).key"
                     keyPaths[url.absoluteString] = name
-                    items.append(item(.key, name, url, nil, 0))
+                    items.append(item(.key, name, url, nil, 0, nil))
                 }
                 segment.keys[keyIndex].attributes.setQuoted("URI", to: name)
             }
@@ -185,7 +211,7 @@ struct PackagePlan: Sendable {
                 } else {
                     name = "init\(mapPaths.count).\(fileExtension(url, default: "mp4"))"
                     mapPaths[identity] = name
-                    items.append(item(.initialization, name, url, map.byteRange, 0))
+                    items.append(item(.initialization, name, url, map.byteRange, 0, decryption))
                 }
                 map.attributes.setQuoted("URI", to: name)
                 map.attributes.remove("BYTERANGE")
@@ -194,7 +220,7 @@ struct PackagePlan: Sendable {
             let name = String(format: "%05d.", position) + fileExtension(URL(string: segment.uri), default: "ts")
             if !segment.gap {
                 let url = try resolve(segment.uri, media.url)
-                items.append(item(.segment, name, url, segment.byteRange, segment.duration))
+                items.append(item(.segment, name, url, segment.byteRange, segment.duration, decryption))
             }
             segment.uri = name
             segment.byteRange = nil

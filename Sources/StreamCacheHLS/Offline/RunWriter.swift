@@ -1,15 +1,24 @@
+import StreamCache
+
 /// Splits the body of one request into the files of its run: each file takes its length of
-/// bytes, is made durable and renamed, and the next one begins.
+/// bytes (decrypted first when it has a ``Decryption``), is made durable and renamed, and the
+/// next one begins.
 struct RunWriter {
     private let entries: [ItemFetcher.Entry]
     private let folder: String
+    /// AES-128 keys by origin URL, for the files that are decrypted.
+    private let keys: [String: [UInt8]]
     private var position = 0
     private var file: PackageFile?
+    private var decryptor: SegmentDecryptor?
+    /// Bytes of the body taken by the current file (before decryption).
+    private var consumed: Int64 = 0
 
-    init(entries: [ItemFetcher.Entry], folder: String) throws {
+    init(entries: [ItemFetcher.Entry], folder: String, keys: [String: [UInt8]] = [:]) throws {
         self.entries = entries
         self.folder = folder
-        file = try open(0)
+        self.keys = keys
+        try open(0)
     }
 
     /// Every file of the run is done.
@@ -18,12 +27,15 @@ struct RunWriter {
     /// Writes the part of `bytes` that belongs to the current file; returns the rest.
     mutating func write(_ bytes: ArraySlice<UInt8>) throws -> ArraySlice<UInt8> {
         guard let file else { return bytes }
-        guard let length = entries[position].item.length else {
-            try file.write(bytes)
-            return []
+        let count = entries[position].item.length.map { Int(min(Int64(bytes.count), $0 - consumed)) } ?? bytes.count
+        let mine = bytes.prefix(count)
+        consumed += Int64(count)
+        if var running = decryptor {
+            defer { decryptor = running }
+            do { try file.write(try running.decrypt(mine)[...]) } catch is DecryptionFailure { throw failure() }
+        } else {
+            try file.write(mine)
         }
-        let count = Int(min(Int64(bytes.count), length - file.written))
-        try file.write(bytes.prefix(count))
         return bytes.dropFirst(count)
     }
 
@@ -31,7 +43,7 @@ struct RunWriter {
     ///
     /// - Returns: the file committed (its index in the plan and its size), if any.
     mutating func commitIfFull() async throws -> (index: Int, bytes: Int64)? {
-        guard let current = file, let length = entries[position].item.length, current.written == length else {
+        guard let current = file, let length = entries[position].item.length, consumed == length else {
             return nil
         }
         return try await commitAndAdvance(current)
@@ -41,20 +53,41 @@ struct RunWriter {
     /// checking it against `Content-Length`.
     mutating func commitAtEnd(contentLength: Int64?) async throws -> (index: Int, bytes: Int64)? {
         guard let current = file, entries[position].item.length == nil else { return try await commitIfFull() }
-        if let contentLength, contentLength != current.written { throw ShortBody() }
+        if let contentLength, contentLength != consumed { throw ShortBody() }
         return try await commitAndAdvance(current)
     }
 
     private mutating func commitAndAdvance(_ current: PackageFile) async throws -> (index: Int, bytes: Int64) {
+        if var running = decryptor {
+            defer { decryptor = running }
+            do { try current.write(try running.finish()[...]) } catch is DecryptionFailure { throw failure() }
+        }
         try await current.commit()
         let finished = (entries[position].index, current.written)
         position += 1
-        file = isFinished ? nil : try open(position)
+        if isFinished {
+            file = nil
+        } else {
+            try open(position)
+        }
         return finished
     }
 
-    private func open(_ position: Int) throws -> PackageFile {
+    private mutating func open(_ position: Int) throws {
         let item = entries[position].item
-        return try PackageFile(path: folder + "/" + item.path, isPrivate: item.kind == .key)
+        file = try PackageFile(path: folder + "/" + item.path, isPrivate: item.kind == .key)
+        consumed = 0
+        decryptor = item.decryption.map { decryption in
+            SegmentDecryptor(key: keys[decryption.key] ?? [], iv: decryption.ivBytes)
+        }
+    }
+
+    /// The current file does not decrypt with its key.
+    private func failure() -> OfflineError {
+        let item = entries[position].item
+        return OfflineError(
+            .segment,
+            "cannot decrypt \(Credentials.redacted(item.url)) (\(item.path)) with its AES-128 key: the bytes are not what the key encrypts"
+        )
     }
 }
