@@ -99,6 +99,7 @@ let package = Package(
                 "StreamCacheServer",
                 "StreamCacheTesting",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ]

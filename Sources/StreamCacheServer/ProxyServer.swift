@@ -19,8 +19,10 @@ public struct ProxyConfiguration: Sendable {
     /// How long a connection may stay without a complete request (idle keep-alive, a partial
     /// request line or partial headers) before it is closed.
     public var idleTimeout: Duration = .seconds(30)
-    /// How long responses in flight may go on after SIGINT or SIGTERM before they are cut.
-    public var shutdownGracePeriod: Duration = .seconds(2)
+    /// How long responses in flight may go on after SIGINT or SIGTERM before they are cut: long
+    /// enough for a cached segment or playlist to finish, short enough that Ctrl-C feels
+    /// immediate although a player always has a response open.
+    public var shutdownGracePeriod: Duration = .milliseconds(250)
     /// The offline library `/offline/<id>/…` is served from (default: the cache directory's).
     public var offlineLibrary: OfflineLibrary?
 

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import StreamCache
 
@@ -14,15 +15,15 @@ struct Download {
 
     /// Runs the download.
     ///
-    /// - Throws: ``StreamCacheError`` for a failure (one line for the user); exits the process
-    ///   with 130 or 143 after SIGINT or SIGTERM, the partial file removed.
+    /// - Throws: ``StreamCacheError`` for a failure (one line for the user); `ExitCode` 130 or
+    ///   143 after SIGINT or SIGTERM, the partial file removed.
     func run(cache: CacheOptions, timeout: Duration?) async throws {
         do {
             try await Interrupted.run { try await transfer(cache: cache, timeout: timeout) }
         } catch let interrupted as Interrupted {
             progress?.clear()
             Terminal.printError("interrupted; " + (await keptMessage(cache: cache)))
-            exit(interrupted.exitCode)
+            throw ExitCode(interrupted.exitCode)
         } catch is OutputClosed {
             // The reader of the pipe has what it wanted (`get … | head -c 100`).
             return

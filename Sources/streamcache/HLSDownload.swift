@@ -152,11 +152,11 @@ extension StreamCacheCommand {
                 }
             } catch let interrupted as Interrupted {
                 reporter.interrupted()
-                Foundation.exit(interrupted.exitCode)
+                throw ExitCode(interrupted.exitCode)
             }
             switch outcome {
             case .finished, .dryRun: return
-            case .failed, .none: Foundation.exit(1)
+            case .failed, .none: throw ExitCode.failure
             }
         }
     }

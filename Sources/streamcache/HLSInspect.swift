@@ -27,7 +27,7 @@ extension StreamCacheCommand {
             do {
                 playlist = try Playlist(parsing: bytes, url: source)
             } catch {
-                Terminal.fail("invalid playlist \(source): \(error)")
+                throw CommandFailure("invalid playlist \(source): \(error)")
             }
             if json {
                 let encoder = JSONEncoder()

@@ -72,12 +72,12 @@ extension StreamCacheCommand {
             do {
                 origin = try await TestOrigin(directory: directory, host: host, port: port, conditions: conditions)
             } catch {
-                Terminal.fail("cannot listen on \(host):\(port): \(error)")
+                throw CommandFailure("cannot listen on \(host):\(port): \(error)")
             }
             for (path, location) in redirects { origin.setRedirect(path, to: location) }
-            TerminationSignal.install()
+            let signals = await TerminationSignal.trap()
             FileHandle.standardOutput.write(Data("listening on http://\(host):\(origin.port)\n".utf8))
-            await TerminationSignal.wait()
+            for await _ in signals { break }
             await origin.shutdown()
         }
     }

@@ -161,6 +161,24 @@ final class ListeningProcess: Sendable {
     /// `http://127.0.0.1:PORT/PATH`.
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
 
+    /// Sends `signal` and waits (at most 10 s) for the process to end: its status and the
+    /// seconds it took, or `nil` if it was still running (then it is killed).
+    func end(with signal: Int32) async throws -> (status: Int32, seconds: Double)? {
+        let process = process
+        let start = ContinuousClock.now
+        kill(process.processIdentifier, signal)
+        let exited = try await onOwnThread {
+            for _ in 0..<10_000 where process.isRunning { usleep(1000) }
+            return !process.isRunning
+        }
+        guard exited else {
+            kill(process.processIdentifier, SIGKILL)
+            return nil
+        }
+        let elapsed = ContinuousClock.now - start
+        return (process.terminationStatus, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
     /// Asks the process to stop (SIGTERM) and waits until it has; kills it if it takes over 10 s.
     func stop() async throws {
         process.terminate()

@@ -38,7 +38,7 @@ public struct CacheConfiguration: Sendable {
     public var orphanGrace: Duration = .seconds(3)
     /// How long ``CacheEngine/shutdown()`` lets running fetches finish before it cancels them
     /// (what they wrote is still made durable and recorded).
-    public var shutdownGrace: Duration = .seconds(1)
+    public var shutdownGrace: Duration = .milliseconds(250)
     /// Fetched bytes are synced and recorded every this many bytes...
     public var syncBytes: Int64 = 8 << 20
     /// ...or after this long, whichever comes first.
