@@ -122,6 +122,16 @@ extension Process {
     }
 }
 
+/// Whether `process` has ended: on Linux as soon as it is a zombie (Foundation may reap it much
+/// later on a busy machine), elsewhere once Foundation says so.
+func hasEnded(_ process: Process) -> Bool {
+    guard FileManager.default.fileExists(atPath: "/proc/self/stat") else { return !process.isRunning }
+    guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+        let close = stat.lastIndex(of: ")")
+    else { return true }
+    return stat[close...].dropFirst(2).first == "Z"
+}
+
 /// A value shared between threads behind a lock.
 final class Locked<Value: Sendable>: @unchecked Sendable {
     private let lock = NSLock()
@@ -165,18 +175,19 @@ final class ListeningProcess: Sendable {
     /// seconds it took, or `nil` if it was still running (then it is killed).
     func end(with signal: Int32) async throws -> (status: Int32, seconds: Double)? {
         let process = process
-        let start = ContinuousClock.now
-        kill(process.processIdentifier, signal)
-        let exited = try await onOwnThread {
-            for _ in 0..<10_000 where process.isRunning { usleep(1000) }
-            return !process.isRunning
+        // Timed on the waiting thread: a busy test run can be slow to resume this task.
+        let elapsed = try await onOwnThread { () -> Duration? in
+            let start = ContinuousClock.now
+            kill(process.processIdentifier, signal)
+            for _ in 0..<10_000 where !hasEnded(process) { usleep(1000) }
+            return hasEnded(process) ? ContinuousClock.now - start : nil
         }
-        guard exited else {
+        guard let elapsed else {
             kill(process.processIdentifier, SIGKILL)
             return nil
         }
-        let elapsed = ContinuousClock.now - start
-        return (process.terminationStatus, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return (process.terminationStatus, seconds)
     }
 
     /// Asks the process to stop (SIGTERM) and waits until it has; kills it if it takes over 10 s.
