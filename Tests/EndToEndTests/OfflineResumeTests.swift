@@ -61,9 +61,9 @@ import Testing
 
     @Test(arguments: [UInt64(1), 2])
     func killedAtRandomMomentsThenResumedTheAssetIsWholeAndEachFileCameOnce(seed: UInt64) async throws {
-        // Per connection 60 KB/s and 50 ms per response: the download takes several seconds, so
+        // Per connection 30 KB/s and 50 ms per response: the download takes several seconds, so
         // each run is killed before it can finish.
-        let setup = try await OfflineSetup(originArguments: ["--rate", "60K", "--latency", "50"])
+        let setup = try await OfflineSetup(originArguments: ["--rate", "30K", "--latency", "50"])
         defer { setup.remove() }
         try await TestStreams.make(.variants, in: setup.workspace.originDirectory, seconds: 20, videoBitrate: "1M")
         var random = SeededRandom(seed: seed)

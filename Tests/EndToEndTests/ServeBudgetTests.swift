@@ -30,3 +30,38 @@ import Testing
         #expect(again.status == 200 && [UInt8](again.body) == data)
     }
 }
+
+/// A read that goes on straight from the origin (here: the resource outgrew the whole budget)
+/// moves at its player's pace: the origin is read no faster than the player takes the bytes,
+/// and `serve`'s memory stays flat, however fast the origin.
+@Suite(.timeLimit(.minutes(2))) struct PassThroughPaceTests {
+    @Test func aSlowPlayerSlowsTheOriginReadInsteadOfFillingMemory() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(["/endless": ["status": 200, "endless": true]], in: workspace)
+        let proxy = try await ListeningProcess(["serve", "--max-size", "20M"], cacheDir: workspace.cacheDirectory)
+        // A player at 2 MB/s for 8 s; past the budget's first 20 MB it is read uncached.
+        let player = Process()
+        player.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+        player.arguments = ["-s", "--limit-rate", "2M", "--max-time", "8", "-o", "/dev/null", proxy.url(origin.url("endless"))]
+        try player.run()
+        defer { if player.isRunning { player.terminate() } }
+        // Once the budget is spent and every buffer on the way is full, the origin is read at
+        // the player's pace: 2 MB/s, 6 MB in 3 s (before, as fast as the origin sends).
+        try await Task.sleep(for: .seconds(4))
+        let before = try await origin.endlessBytes()
+        try await Task.sleep(for: .seconds(3))
+        let after = try await origin.endlessBytes()
+        #expect(after - before <= 12 << 20, "the origin sent \(after - before) bytes in 3 s to a 2 MB/s player")
+        let peak = try residentPeak(of: proxy.process)
+        #expect(peak < 200 << 20, "serve's resident memory peaked at \(peak) bytes")
+        try await proxy.stop()
+    }
+
+    /// `VmHWM` of a running process, in bytes.
+    private func residentPeak(of process: Process) throws -> Int64 {
+        let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
+        let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
+        return (Int64(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024
+    }
+}

@@ -33,7 +33,7 @@ public struct ByteStream: AsyncSequence, Sendable {
         private let revalidates: Bool
         private var reader: ReaderRegistration?
         /// The rest of the read straight from the origin, once the disk was too full to cache it.
-        private var uncached: AsyncThrowingStream<[UInt8], Error>.AsyncIterator?
+        private var uncached: PassThrough.AsyncIterator?
         private var failures = 0
         /// Whether bytes were delivered since the last transient failure.
         private var progressed = false

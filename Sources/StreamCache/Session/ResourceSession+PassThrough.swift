@@ -2,17 +2,12 @@ import Foundation
 
 extension ResourceSession {
     /// Bytes `[position, end)` straight from the origin, written nowhere: how a read goes on when
-    /// the cache's disk is full. The answer must be of the version the reader has been reading.
+    /// the cache's disk is full, the resource outgrew the budget, or the origin's version moved
+    /// under the reader. The answer must be of the version the reader has been reading.
     ///
-    /// The stream owns the task that fetches; ending or dropping the stream cancels it.
-    nonisolated func uncached(
-        from position: Int64,
-        end: Int64?,
-        known: ContentInfo
-    ) -> AsyncThrowingStream<
-        [UInt8], Error
-    > {
-        let (stream, continuation) = AsyncThrowingStream.makeStream(of: [UInt8].self)
+    /// The origin is read at the reader's pace (see ``PassThrough``); dropping the sequence
+    /// cancels the fetch.
+    nonisolated func uncached(from position: Int64, end: Int64?, known: ContentInfo) -> PassThrough {
         let request = OriginRequest(
             url: url,
             range: (position, end.map { $0 - 1 }),
@@ -20,53 +15,47 @@ extension ResourceSession {
         )
         let origin = origin
         let headers = headers
-        let task = Task {
-            do {
-                try await origin.fetch(request, headers: headers) { head, body in
-                    var skip: Int64
-                    switch try OriginAnswer.judge(head, first: position, last: end.map { $0 - 1 }) {
-                    case .partial(_, let info):
-                        guard known.length == nil || !known.isDifferentVersion(from: info) else {
-                            throw StreamCacheError(
-                                .resourceChanged,
-                                "the resource changed at the origin during the read"
-                            )
-                        }
-                        skip = 0
-                    case .full(let info):
-                        guard known.length == nil || !known.isDifferentVersion(from: info) else {
-                            throw StreamCacheError(
-                                .resourceChanged,
-                                "the resource changed at the origin during the read"
-                            )
-                        }
-                        skip = position
-                    case .endOfResource:
-                        return
-                    case .notModified:
-                        // Nothing conditional was asked for bytes: a 304 is no answer to this.
+        return PassThrough { send in
+            try await origin.fetch(request, headers: headers) { head, body in
+                var skip: Int64
+                switch try OriginAnswer.judge(head, first: position, last: end.map { $0 - 1 }) {
+                case .partial(_, let info):
+                    guard known.length == nil || !known.isDifferentVersion(from: info) else {
                         throw StreamCacheError(
-                            .originProtocolViolation,
-                            "origin \(head.url.host ?? "") answered 304 Not Modified to a range request"
+                            .resourceChanged,
+                            "the resource changed at the origin during the read"
                         )
                     }
-                    var remaining = end.map { $0 - position } ?? Int64.max
-                    var chunks = body.makeAsyncIterator()
-                    while remaining > 0, let chunk = try await chunks.next() {
-                        let dropped = Int(min(skip, Int64(chunk.count)))
-                        skip -= Int64(dropped)
-                        let take = Int(min(Int64(chunk.count - dropped), remaining))
-                        guard take > 0 else { continue }
-                        remaining -= Int64(take)
-                        continuation.yield(Array(chunk[dropped..<dropped + take]))
+                    skip = 0
+                case .full(let info):
+                    guard known.length == nil || !known.isDifferentVersion(from: info) else {
+                        throw StreamCacheError(
+                            .resourceChanged,
+                            "the resource changed at the origin during the read"
+                        )
                     }
+                    skip = position
+                case .endOfResource:
+                    return
+                case .notModified:
+                    // Nothing conditional was asked for bytes: a 304 is no answer to this.
+                    throw StreamCacheError(
+                        .originProtocolViolation,
+                        "origin \(head.url.host ?? "") answered 304 Not Modified to a range request"
+                    )
                 }
-                continuation.finish()
-            } catch {
-                continuation.finish(throwing: error)
+                var remaining = end.map { $0 - position } ?? Int64.max
+                var chunks = body.makeAsyncIterator()
+                while remaining > 0, let chunk = try await chunks.next() {
+                    let dropped = Int(min(skip, Int64(chunk.count)))
+                    skip -= Int64(dropped)
+                    let take = Int(min(Int64(chunk.count - dropped), remaining))
+                    guard take > 0 else { continue }
+                    remaining -= Int64(take)
+                    await send(Array(chunk[dropped..<dropped + take]))
+                    try Task.checkCancellation()
+                }
             }
         }
-        continuation.onTermination = { _ in task.cancel() }
-        return stream
     }
 }
