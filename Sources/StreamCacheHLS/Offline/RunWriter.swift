@@ -30,11 +30,10 @@ struct RunWriter {
         let count = entries[position].item.length.map { Int(min(Int64(bytes.count), $0 - consumed)) } ?? bytes.count
         let mine = bytes.prefix(count)
         consumed += Int64(count)
-        if var running = decryptor {
-            defer { decryptor = running }
-            do { try file.write(try running.decrypt(mine)[...]) } catch is DecryptionFailure { throw failure() }
-        } else {
-            try file.write(mine)
+        do {
+            if let clear = try decryptor?.decrypt(mine) { try file.write(clear[...]) } else { try file.write(mine) }
+        } catch is DecryptionFailure {
+            throw failure()
         }
         return bytes.dropFirst(count)
     }
@@ -58,9 +57,10 @@ struct RunWriter {
     }
 
     private mutating func commitAndAdvance(_ current: PackageFile) async throws -> (index: Int, bytes: Int64) {
-        if var running = decryptor {
-            defer { decryptor = running }
-            do { try current.write(try running.finish()[...]) } catch is DecryptionFailure { throw failure() }
+        do {
+            if let last = try decryptor?.finish() { try current.write(last[...]) }
+        } catch is DecryptionFailure {
+            throw failure()
         }
         try await current.commit()
         let finished = (entries[position].index, current.written)
