@@ -19,14 +19,8 @@ public actor CacheEngine {
     public nonisolated var configuration: CacheConfiguration { environment.configuration }
     private nonisolated var logger: Logger { environment.logger }
 
-    private enum Entry {
-        case opening(Task<ResourceSession, Error>)
-        case open(ResourceSession)
-    }
-    private var sessions: [String: Entry] = [:]
-    private var leases: [String: Int] = [:]
-    /// When the last lease of a key was released, for keys whose session lingers open.
-    private var releasedAt: [String: ContinuousClock.Instant] = [:]
+    /// The sessions by key and where each is in its life (leased, opening, open, lingering).
+    private var sessions = SessionTable<ResourceSession, Task<ResourceSession, Error>>()
     private var eviction: Task<Void, Never>?
     /// When room was last made on a full disk.
     private var lastMadeRoom: ContinuousClock.Instant?
@@ -102,7 +96,7 @@ public actor CacheEngine {
     public func open(_ url: URL, originHeaders headers: OriginHeaders) async throws -> CachedResource {
         try Self.validate(url, configuration: configuration)
         let key = configuration.key(url)
-        leases[key, default: 0] += 1
+        sessions.lease(key)
         opened += 1
         let session: ResourceSession
         do {
@@ -168,15 +162,13 @@ public actor CacheEngine {
     }
 
     private func session(key: String, url: URL, headers: OriginHeaders) async throws -> ResourceSession {
-        if case .open(let session) = sessions[key], await session.isBroken,
-            case .open(let current) = sessions[key], current === session
-        {
+        if case .open(let session) = sessions.state(key), await session.isBroken, sessions.isCurrent(key, session) {
             // A failure stays with the requests that met it: the next one starts from the index.
-            sessions[key] = nil
+            sessions.forget(key)
             await session.withdrawWarm()
             await session.cancelFetches()
         }
-        switch sessions[key] {
+        switch sessions.state(key) {
         case .open(let session):
             return session
         case .opening(let task):
@@ -193,26 +185,21 @@ public actor CacheEngine {
                     chores.post(.sessionMayBeIdle(key: key))
                 }
             }
-            sessions[key] = .opening(task)
+            sessions.startOpening(key, task)
             do {
                 let session = try await task.value
-                sessions[key] = .open(session)
+                sessions.opened(key, session)
                 return session
             } catch {
-                sessions[key] = nil
+                sessions.forget(key)
                 throw error
             }
         }
     }
 
     private func releaseLease(_ key: String) {
-        leases[key, default: 1] -= 1
-        guard leases[key] == 0 else { return }
-        leases[key] = nil
         // One closer per lingering key; a later release only moves the time it waits for.
-        let lingering = releasedAt[key] != nil
-        releasedAt[key] = .now
-        if !lingering { chores.post(.linger(key: key)) }
+        if sessions.release(key, now: .now) { chores.post(.linger(key: key)) }
     }
 
     deinit {
@@ -250,17 +237,19 @@ public actor CacheEngine {
     /// Waits until `key` has gone unused for ``CacheConfiguration/idleLinger``, then closes its
     /// session if nobody uses it.
     private func closeAfterLinger(_ key: String) async {
-        while let released = releasedAt[key] {
-            guard leases[key] == nil else {
-                releasedAt[key] = nil  // in use again: its next release starts another closer
-                return
+        while true {
+            let step = sessions.lingerStep(
+                key,
+                now: .now,
+                linger: configuration.idleLinger,
+                stopping: Task.isCancelled
+            )
+            switch step {
+            case .wait(let due): try? await Task.sleep(until: due)
+            case .inUse: return
+            case .close: return await sessionMayBeIdle(key)
             }
-            let due = released.advanced(by: configuration.idleLinger)
-            if due <= .now || Task.isCancelled { break }
-            try? await Task.sleep(until: due)
         }
-        releasedAt[key] = nil
-        await sessionMayBeIdle(key)
     }
 
     /// Whether every byte of `url` is in the cache (its length known and all of it recorded).
@@ -284,10 +273,9 @@ public actor CacheEngine {
     ///
     /// - Returns: whether it was closed.
     private func closeIfIdle(_ key: String) async -> Bool {
-        guard leases[key] == nil, releasedAt[key] == nil, case .open(let session) = sessions[key] else { return false }
-        guard await session.isIdle else { return false }
-        guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { return false }
-        sessions[key] = nil
+        guard let session = sessions.closable(key), await session.isIdle, sessions.close(key, session) else {
+            return false
+        }
         await session.withdrawWarm()
         _ = await session.discardIfEmpty()
         return true
@@ -300,7 +288,7 @@ public actor CacheEngine {
         chores.close()
         await housekeeping?.value
         housekeeping = nil
-        releasedAt = [:]
+        for key in sessions.entries.keys { sessions.stopLingering(key) }
         await closeSessions()
         try? await index.releaseClaims(owner: environment.mark.token)
         // The closed sessions hold no file locks any more: eviction can cut what they read.
@@ -310,9 +298,7 @@ public actor CacheEngine {
     /// Waits for the fetches of every session, cancelling those that outlast the grace, and
     /// closes the sessions nobody uses.
     private func closeSessions() async {
-        let open = sessions.compactMap { key, entry in
-            if case .open(let session) = entry { (key, session) } else { nil }
-        }
+        let open = sessions.openSessions
         // Owned by this call: fetches still running after the grace (a slow origin) are
         // cancelled, so shutdown ends whatever the origins do; cancelled once the drain is done.
         let deadline = Task { [grace = configuration.shutdownGrace] in
@@ -322,8 +308,7 @@ public actor CacheEngine {
         }
         for (key, session) in open {
             await session.drain()
-            guard leases[key] == nil, case .open(let current) = sessions[key], current === session else { continue }
-            sessions[key] = nil
+            guard sessions.close(key, session) else { continue }
             await session.withdrawWarm()
             _ = await session.discardIfEmpty()
         }
@@ -334,9 +319,7 @@ public actor CacheEngine {
     /// Ids of the resources this engine has open sessions on.
     private func resourcesInUse() async -> Set<Int64> {
         var ids = Set<Int64>()
-        for entry in sessions.values {
-            if case .open(let session) = entry { ids.insert(await session.record.id) }
-        }
+        for (_, session) in sessions.openSessions { ids.insert(await session.record.id) }
         return ids
     }
 
@@ -347,8 +330,8 @@ public actor CacheEngine {
         if !now, let last = lastMadeRoom, last.duration(to: .now) < .seconds(5) { return }
         lastMadeRoom = .now
         // Sessions lingering unused hold their files: close them so they can go too.
-        for key in sessions.keys where leases[key] == nil {
-            releasedAt[key] = nil
+        for key in sessions.unleasedKeys {
+            sessions.stopLingering(key)
             _ = await closeIfIdle(key)
         }
         // Bytes the index never recorded (the disk filled first) count on disk, not in the index.
