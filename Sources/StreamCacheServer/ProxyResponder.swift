@@ -122,43 +122,30 @@ struct ProxyResponder: HTTPResponder {
             let whole = read.flatMap { $0.offset == 0 && $0.length == nil ? $0 : nil }
             return try await servePlaylist(resource, info: info, started: whole, exchange: &exchange)
         }
-        let plan = ranges.plan(for: info)
-
+        let decision = ResponseDecision(
+            info: info,
+            range: request.headers[.range],
+            ifRange: request.headers[.ifRange],
+            ifNoneMatch: request.headers[.ifNoneMatch],
+            ifModifiedSince: request.headers[.ifModifiedSince]
+        )
         var fields = HTTPFields()
-        fields[.acceptRanges] = "bytes"
-        fields[.contentType] = info.contentType ?? "application/octet-stream"
-        if let etag = info.etag { fields[.eTag] = etag }
-        if let lastModified = info.lastModified { fields[.lastModified] = lastModified }
-        for field in CachedResponseFields.replayed(info) {
+        for field in decision.fields {
             if let name = HTTPField.Name(field.name) { fields.append(HTTPField(name: name, value: field.value)) }
         }
-        if CachedResponseFields.playerHasIt(
-            ifNoneMatch: request.headers[.ifNoneMatch],
-            ifModifiedSince: request.headers[.ifModifiedSince],
-            info: info
-        ) {
-            // The player holds this version already: no body (RFC 9110 §13.1.2).
-            fields[.contentType] = nil
-            fields[.acceptRanges] = nil
+        let status: HTTPResponse.Status
+        let range: ByteRange?
+        switch decision.outcome {
+        case .notModified:
             exchange.status = .notModified
             await logs.record(exchange)
             return Response(status: .notModified, headers: fields, body: ResponseBody())
+        case .unsatisfiable(let length):
+            return await refuseRange(of: length, exchange: &exchange)
+        case .send(let partial, let sent):
+            status = partial ? .partialContent : .ok
+            range = sent
         }
-
-        let status: HTTPResponse.Status
-        let range: ByteRange?
-        switch plan {
-        case .unsatisfiable:
-            return await refuseRange(of: info.length ?? 0, exchange: &exchange)
-        case .whole:
-            status = .ok
-            range = info.length.map { ByteRange(0, $0) }
-        case .partial(let partial):
-            status = .partialContent
-            range = partial
-            fields[.contentRange] = "bytes \(partial.lowerBound)-\(partial.upperBound - 1)/\(info.length ?? 0)"
-        }
-        if let range { fields[.contentLength] = String(range.count) }
         exchange.status = status
 
         if request.method == .head {

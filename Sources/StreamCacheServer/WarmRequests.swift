@@ -80,19 +80,15 @@ struct WarmRequests: Sendable {
             length > 0, target?.isPlaylist(resource.info.contentType) == false
         else { return nil }
 
-        let info = resource.info
+        let decision = ResponseDecision(
+            info: resource.info,
+            range: fields.first(name: "range"),
+            ifRange: fields.first(name: "if-range")
+        )
+        guard case .send(let partial, let range?) = decision.outcome, resource.covers(range) else { return nil }
         var headers = HTTPHeaders()
-        headers.reserveCapacity(8)
-        headers.add(name: "Accept-Ranges", value: "bytes")
-        headers.add(name: "Content-Type", value: info.contentType ?? "application/octet-stream")
-        if let etag = info.etag { headers.add(name: "ETag", value: etag) }
-        if let lastModified = info.lastModified { headers.add(name: "Last-Modified", value: lastModified) }
-        for field in CachedResponseFields.replayed(info) { headers.add(name: field.name, value: field.value) }
-        let ranges = RangeRequest(range: fields.first(name: "range"), ifRange: fields.first(name: "if-range"))
-        guard let (range, contentRange) = ranges.plan(for: info).bytes(of: length) else { return nil }
-        if let contentRange { headers.add(name: "Content-Range", value: contentRange) }
-        guard resource.covers(range) else { return nil }
-        headers.add(name: "Content-Length", value: String(range.count))
+        headers.reserveCapacity(decision.fields.count + 1)
+        for field in decision.fields { headers.add(name: field.name, value: field.value) }
         if !head.isKeepAlive {
             headers.add(name: "Connection", value: "close")
         } else if head.version == .http1_0 {
@@ -100,7 +96,7 @@ struct WarmRequests: Sendable {
             headers.add(name: "Connection", value: "keep-alive")
         }
         return Answer(
-            status: contentRange == nil ? .ok : .partialContent,
+            status: partial ? .partialContent : .ok,
             headers: headers,
             resource: resource,
             range: range

@@ -1,0 +1,81 @@
+import Foundation
+import StreamCache
+
+/// The head of the proxy's answer to a `GET` or `HEAD` of a resource whose content information
+/// is known: its status, its fields and which bytes it carries. One pure decision (RFC 9110 §13
+/// and §14, RFC 9111 §4) that both executors carry out: the responder, and the warm path on the
+/// event loop (``WarmRequests``).
+struct ResponseDecision: Equatable {
+    enum Outcome: Equatable {
+        /// `200` (`partial == false`) or `206` with these bytes; a `nil` range is the whole of a
+        /// resource whose length is not known yet (sent chunked).
+        case send(partial: Bool, range: ByteRange?)
+        /// `304 Not Modified`: the player holds this version already.
+        case notModified
+        /// `416`: the range starts at or past the end of a `length`-byte representation.
+        case unsatisfiable(length: Int64)
+    }
+
+    struct Field: Equatable {
+        let name: String
+        let value: String
+    }
+
+    let outcome: Outcome
+    /// The response's fields, in the order they are sent.
+    let fields: [Field]
+
+    /// Decides the answer for `info` from the request's `Range`, `If-Range`, `If-None-Match` and
+    /// `If-Modified-Since` (one value each).
+    init(
+        info: ContentInfo,
+        range: String?,
+        ifRange: String?,
+        ifNoneMatch: String? = nil,
+        ifModifiedSince: String? = nil,
+        now: Date = Date()
+    ) {
+        var fields: [Field] = []
+        let notModified = CachedResponseFields.playerHasIt(
+            ifNoneMatch: ifNoneMatch,
+            ifModifiedSince: ifModifiedSince,
+            info: info
+        )
+        if !notModified {
+            fields.append(Field(name: "Accept-Ranges", value: "bytes"))
+            fields.append(Field(name: "Content-Type", value: info.contentType ?? "application/octet-stream"))
+        }
+        if let etag = info.etag { fields.append(Field(name: "ETag", value: etag)) }
+        if let lastModified = info.lastModified { fields.append(Field(name: "Last-Modified", value: lastModified)) }
+        fields += CachedResponseFields.replayed(info, at: now).map { Field(name: $0.name, value: $0.value) }
+        if notModified {
+            self.outcome = .notModified
+            self.fields = fields
+            return
+        }
+        switch RangeRequest(range: range, ifRange: ifRange).plan(for: info) {
+        case .unsatisfiable:
+            outcome = .unsatisfiable(length: info.length ?? 0)
+            self.fields = [Field(name: "Content-Range", value: "bytes */\(info.length ?? 0)")]
+            return
+        case .whole:
+            outcome = .send(partial: false, range: info.length.map { ByteRange(0, $0) })
+        case .partial(let part):
+            outcome = .send(partial: true, range: part)
+            fields.append(
+                Field(name: "Content-Range", value: "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(info.length ?? 0)")
+            )
+        }
+        if case .send(_, let range?) = outcome { fields.append(Field(name: "Content-Length", value: String(range.count))) }
+        self.fields = fields
+    }
+
+    /// The status code.
+    var status: Int {
+        switch outcome {
+        case .send(let partial, _): partial ? 206 : 200
+        case .notModified: 304
+        case .unsatisfiable: 416
+        }
+    }
+}
