@@ -275,7 +275,7 @@ final class ScriptedOrigin: Sendable {
 
     /// Stops the origin (SIGKILL) and waits until it is gone.
     func stop() async throws {
-        kill(process.processIdentifier, SIGKILL)
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
         let process = process
         _ = try await onOwnThread {
             for _ in 0..<500 where process.isRunning { usleep(10_000) }

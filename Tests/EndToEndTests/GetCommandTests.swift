@@ -46,7 +46,8 @@ import Testing
                 cacheDir: workspace.cacheDirectory
             )
             try await Task.sleep(for: .milliseconds(Int.random(in: 30...700, using: &random)))
-            kill(process.processIdentifier, SIGKILL)
+            // Only a process not yet reaped: its pid may belong to another one after.
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             try await onOwnThread { process.waitUntilExit() }
         }
         let list = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)

@@ -36,10 +36,12 @@ import Testing
             return true
         }
         let running = process.isRunning
-        kill(process.processIdentifier, SIGKILL)
+        if running { kill(process.processIdentifier, SIGKILL) }
         if !running {
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            Issue.record("the download ended before it could be killed: \(message)")
+            process.waitUntilExit()
+            let how = process.terminationReason == .uncaughtSignal ? "signal" : "status"
+            Issue.record("the download ended (\(how) \(process.terminationStatus)) before it could be killed: \(message)")
             return
         }
         process.waitUntilExit()

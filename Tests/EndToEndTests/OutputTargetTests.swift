@@ -65,7 +65,7 @@ import Testing
                 if !seen { usleep(50_000) }
             }
             usleep(800_000)
-            kill(process.processIdentifier, SIGINT)
+            if process.isRunning { kill(process.processIdentifier, SIGINT) }
             return seen
         }
         #expect(sawPartialFile, "no partial file while downloading")

@@ -183,7 +183,7 @@ final class ListeningProcess: Sendable {
             return hasEnded(process) ? ContinuousClock.now - start : nil
         }
         guard let elapsed else {
-            kill(process.processIdentifier, SIGKILL)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
             return nil
         }
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
@@ -198,7 +198,7 @@ final class ListeningProcess: Sendable {
             for _ in 0..<1000 where process.isRunning { usleep(10_000) }
             return !process.isRunning
         }
-        if !exited { kill(process.processIdentifier, SIGKILL) }
+        if !exited, process.isRunning { kill(process.processIdentifier, SIGKILL) }
         #expect(exited, "streamcache did not stop on SIGTERM")
     }
 

@@ -104,7 +104,7 @@ import Testing
         async let survivor = CLI.run(["get", url, "-o", workspace.output("b")], cacheDir: workspace.cacheDirectory)
         let delay = Int.random(in: 200...1500, using: &random)
         try await Task.sleep(for: .milliseconds(delay))
-        kill(victim.processIdentifier, SIGKILL)
+        if victim.isRunning { kill(victim.processIdentifier, SIGKILL) }
         let result = try await survivor
 
         #expect(result.status == 0, "killed after \(delay) ms: \(result.stderr)")

@@ -61,7 +61,7 @@ import Glibc
         )
         try await Task.sleep(for: .seconds(1))
         #expect(process.isRunning)
-        kill(process.processIdentifier, signal)
+        if process.isRunning { kill(process.processIdentifier, signal) }
         let status = try await onOwnThread {
             process.waitUntilExit()
             return process.terminationStatus
