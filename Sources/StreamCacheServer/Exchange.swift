@@ -22,6 +22,9 @@ struct Exchange: Sendable {
     /// How the response ended when that is no failure of the proxy: `client-went-away` for a
     /// player that hung up (to seek, as players do).
     var outcome: String?
+    /// Whether the response's body writes the log entry once it has ended (a streamed body);
+    /// otherwise the responder writes it when the response is made.
+    var recordedByBody = false
 
     /// The client's connection going away.
     private let hangUp: ClientHangUp

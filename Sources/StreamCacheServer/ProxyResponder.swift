@@ -21,47 +21,54 @@ struct ProxyResponder: HTTPResponder {
     let webPages: WebPagePolicy
     let offline: OfflineFiles
 
+    /// Answers `request`; its access-log entry is written once, here or by a streamed body at
+    /// its end.
     func respond(to request: Request, context: Context) async throws -> Response {
         var exchange = Exchange(request: request, context: context)
+        let response: Response
         do {
-            if let reason = request.headers[Self.refusal] {
-                throw ProxyRefusal(.badRequest, reason)
-            }
-            guard let host = request.head.authority else {
-                throw ProxyRefusal(.badRequest, "the request has no Host header")
-            }
-            guard authority.accepts(host, port: context.localPort ?? -1, localAddress: context.localIP) else {
-                throw ProxyRefusal(.forbidden, "the Host header does not name this server")
-            }
-            let verdict = webPages.judge(
-                origin: request.headers[.origin],
-                fetchSite: request.headers[Self.secFetchSite],
-                referer: request.headers[.referer],
-                isThisServer: { authority.accepts($0, port: context.localPort ?? -1, localAddress: context.localIP) }
-            )
-            switch verdict {
-            case .serve:
-                return try await answer(request, exchange: &exchange)
-            case .refuse(let reason):
-                throw ProxyRefusal(.forbidden, reason)
-            case .serveTo(let origin):
-                var response = try await answer(request, exchange: &exchange)
-                response.headers[.accessControlAllowOrigin] = origin
-                response.headers[.accessControlExposeHeaders] = "Content-Range, Content-Length, Accept-Ranges, ETag"
-                response.headers[.vary] = "Origin"
-                if request.method == .options {
-                    response.headers[.accessControlAllowMethods] = "GET, HEAD"
-                    response.headers[.accessControlAllowHeaders] = "Range, If-Range"
-                }
-                return response
-            }
+            response = try await decide(request, context: context, exchange: &exchange)
         } catch let refusal as ProxyRefusal {
-            let response = exchange.refuse(refusal)
-            await logs.record(exchange)
-            return response
+            response = exchange.refuse(refusal)
         } catch let error as StreamCacheError {
-            let response = exchange.fail(error)
-            await logs.record(exchange)
+            response = exchange.fail(error)
+        }
+        if !exchange.recordedByBody { await logs.record(exchange) }
+        return response
+    }
+
+    /// The Host check and the web-page policy, then the answer, with CORS fields for an allowed
+    /// web player.
+    private func decide(_ request: Request, context: Context, exchange: inout Exchange) async throws -> Response {
+        if let reason = request.headers[Self.refusal] {
+            throw ProxyRefusal(.badRequest, reason)
+        }
+        guard let host = request.head.authority else {
+            throw ProxyRefusal(.badRequest, "the request has no Host header")
+        }
+        guard authority.accepts(host, port: context.localPort ?? -1, localAddress: context.localIP) else {
+            throw ProxyRefusal(.forbidden, "the Host header does not name this server")
+        }
+        let verdict = webPages.judge(
+            origin: request.headers[.origin],
+            fetchSite: request.headers[Self.secFetchSite],
+            referer: request.headers[.referer],
+            isThisServer: { authority.accepts($0, port: context.localPort ?? -1, localAddress: context.localIP) }
+        )
+        switch verdict {
+        case .serve:
+            return try await answer(request, exchange: &exchange)
+        case .refuse(let reason):
+            throw ProxyRefusal(.forbidden, reason)
+        case .serveTo(let origin):
+            var response = try await answer(request, exchange: &exchange)
+            response.headers[.accessControlAllowOrigin] = origin
+            response.headers[.accessControlExposeHeaders] = "Content-Range, Content-Length, Accept-Ranges, ETag"
+            response.headers[.vary] = "Origin"
+            if request.method == .options {
+                response.headers[.accessControlAllowMethods] = "GET, HEAD"
+                response.headers[.accessControlAllowHeaders] = "Range, If-Range"
+            }
             return response
         }
     }
@@ -74,20 +81,16 @@ struct ProxyResponder: HTTPResponder {
         if request.method == .options, request.headers[.origin] != nil {
             // The preflight of an allowed web player.
             exchange.status = .noContent
-            await logs.record(exchange)
             return Response(status: .noContent)
         }
         guard request.method == .get || request.method == .head else {
             var response = exchange.refuse(ProxyRefusal(.methodNotAllowed, "only GET and HEAD are served"))
             response.headers[.allow] = "GET, HEAD"
-            await logs.record(exchange)
             return response
         }
         let path = request.head.path ?? ""
         if path.hasPrefix(OfflineFiles.prefix) {
-            let response = try await offline.respond(to: path, exchange: &exchange)
-            await logs.record(exchange)
-            return response
+            return try await offline.respond(to: path, exchange: &exchange)
         }
         let target = try ProxyTarget(requestTarget: path)
         return try await serve(target, exchange: &exchange)
@@ -138,10 +141,9 @@ struct ProxyResponder: HTTPResponder {
         switch decision.outcome {
         case .notModified:
             exchange.status = .notModified
-            await logs.record(exchange)
             return Response(status: .notModified, headers: fields, body: ResponseBody())
         case .unsatisfiable(let length):
-            return await refuseRange(of: length, exchange: &exchange)
+            return refuseRange(of: length, exchange: &exchange)
         case .send(let partial, let sent):
             status = partial ? .partialContent : .ok
             range = sent
@@ -149,7 +151,6 @@ struct ProxyResponder: HTTPResponder {
         exchange.status = status
 
         if request.method == .head {
-            await logs.record(exchange)
             return Response(status: status, headers: fields, body: ResponseBody())
         }
         // The read started before the length was known is used only if it reads what the plan
@@ -165,16 +166,16 @@ struct ProxyResponder: HTTPResponder {
         }
         let allocator = ByteBufferAllocator()
         if let range, let whole = try body.whole(count: range.count, allocator: allocator, exchange: &exchange) {
-            await logs.record(exchange)
             return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: whole))
         }
-        let exchange = exchange
+        exchange.recordedByBody = true
+        let streamed = exchange
         let logs = logs
         return Response(
             status: status,
             headers: fields,
             body: ResponseBody(contentLength: range.map { Int($0.count) }) { writer in
-                var exchange = exchange
+                var exchange = streamed
                 do {
                     try await body.stream(allocator: allocator, exchange: &exchange) {
                         try await writer.write($0)
@@ -242,7 +243,7 @@ struct ProxyResponder: HTTPResponder {
         let body: ByteBuffer
         switch ranges.plan(for: ContentInfo(length: Int64(rewritten.readableBytes))) {
         case .unsatisfiable:
-            return await refuseRange(of: Int64(rewritten.readableBytes), exchange: &exchange)
+            return refuseRange(of: Int64(rewritten.readableBytes), exchange: &exchange)
         case .whole:
             exchange.status = .ok
             body = rewritten
@@ -254,7 +255,6 @@ struct ProxyResponder: HTTPResponder {
         fields[.contentLength] = String(body.readableBytes)
         let isHead = exchange.request.method == .head
         exchange.sentBytes = isHead ? 0 : Int64(body.readableBytes)
-        await logs.record(exchange)
         return Response(
             status: exchange.status,
             headers: fields,
@@ -296,10 +296,9 @@ struct ProxyResponder: HTTPResponder {
     }
 
     /// `416` for a range that starts at or past the end of a `length`-byte representation.
-    private func refuseRange(of length: Int64, exchange: inout Exchange) async -> Response {
+    private func refuseRange(of length: Int64, exchange: inout Exchange) -> Response {
         var response = exchange.refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
         response.headers[.contentRange] = "bytes */\(length)"
-        await logs.record(exchange)
         return response
     }
 }

@@ -63,10 +63,15 @@ struct ResponseDecision: Equatable {
         case .partial(let part):
             outcome = .send(partial: true, range: part)
             fields.append(
-                Field(name: "Content-Range", value: "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(info.length ?? 0)")
+                Field(
+                    name: "Content-Range",
+                    value: "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(info.length ?? 0)"
+                )
             )
         }
-        if case .send(_, let range?) = outcome { fields.append(Field(name: "Content-Length", value: String(range.count))) }
+        if case .send(_, let range?) = outcome {
+            fields.append(Field(name: "Content-Length", value: String(range.count)))
+        }
         self.fields = fields
     }
 

@@ -103,7 +103,10 @@ import Testing
         let busy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
         let cases: [([String], String)] = [
             (["serve", "--port", "\(busy.port)"], "port \(busy.port) is in use"),
-            (["gte", "http://127.0.0.1:1/a"], "unexpected arguments: 'gte', 'http://127.0.0.1:1/a' (see 'streamcache --help')"),
+            (
+                ["gte", "http://127.0.0.1:1/a"],
+                "unexpected arguments: 'gte', 'http://127.0.0.1:1/a' (see 'streamcache --help')"
+            ),
             (["get", "example.com/a.mp3"], "add http:// or https://"),
             (["ls", "--cache-dir", workspace.originDirectory + "/file"], "is a file, not a directory"),
             (["get", "http://127.0.0.1:1/a", "--cache-dir", workspace.originDirectory + "/file"], "is a file"),

@@ -41,7 +41,9 @@ import Testing
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             let how = process.terminationReason == .uncaughtSignal ? "signal" : "status"
-            Issue.record("the download ended (\(how) \(process.terminationStatus)) before it could be killed: \(message)")
+            Issue.record(
+                "the download ended (\(how) \(process.terminationStatus)) before it could be killed: \(message)"
+            )
             return
         }
         process.waitUntilExit()

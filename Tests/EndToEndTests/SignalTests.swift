@@ -27,7 +27,8 @@ import Glibc
         // A client that sent one request on its connection and keeps it open.
         let keepAlive = try RawSocket.connect(host: "127.0.0.1", port: proxy.port)
         defer { close(keepAlive.descriptor) }
-        let request = "GET \(origin.url("slow.bin")) HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\nRange: bytes=0-9\r\n\r\n"
+        let request =
+            "GET \(origin.url("slow.bin")) HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\nRange: bytes=0-9\r\n\r\n"
         _ = request.withCString { send(keepAlive.descriptor, $0, strlen($0), 0) }
         let player = Process()
         player.executableURL = URL(fileURLWithPath: "/usr/bin/curl")

@@ -23,9 +23,11 @@ import Testing
         var contentRange: String? = nil
 
         var testDescription: String {
-            [range, ifRange.map { "If-Range \($0)" }, ifNoneMatch.map { "If-None-Match \($0)" },
-             ifModifiedSince.map { "If-Modified-Since \($0)" }]
-                .compactMap { $0 }.joined(separator: ", ")
+            [
+                range, ifRange.map { "If-Range \($0)" }, ifNoneMatch.map { "If-None-Match \($0)" },
+                ifModifiedSince.map { "If-Modified-Since \($0)" },
+            ]
+            .compactMap { $0 }.joined(separator: ", ")
         }
     }
 

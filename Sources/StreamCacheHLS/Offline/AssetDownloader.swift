@@ -92,7 +92,8 @@ struct AssetDownloader: Sendable {
                 PackagePlan.Media(kind: entry.kind, rendition: entry.rendition, url: mediaURL, playlist: mediaPlaylist)
             )
         }
-        let plan = try await measured(PackagePlan(
+        let plan = try await measured(
+            PackagePlan(
                 multivariant: playlist,
                 selection: selection,
                 media: media,
