@@ -46,6 +46,14 @@ public final class HTTPOriginClient: OriginClient {
         try await client.shutdown()
     }
 
+    /// A client dropped without ``shutdown()`` (its owner failed first) closes its connections
+    /// on its own instead of leaking them; AsyncHTTPClient stops a debug build when a client is
+    /// dropped open. After ``shutdown()`` this does nothing.
+    deinit {
+        let client = client
+        client.shutdown().whenComplete { _ in withExtendedLifetime(client) {} }
+    }
+
     public func fetch<Result: Sendable>(
         _ request: OriginRequest,
         _ handle: @Sendable (OriginResponseHead, OriginBody) async throws -> Result

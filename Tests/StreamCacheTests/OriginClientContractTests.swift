@@ -39,6 +39,21 @@ import Testing
         }
     }
 
+    /// An owner that fails before it shuts its client down (a test that throws, an app that
+    /// drops its engine) loses nothing but the connections: the process goes on.
+    @Test func aClientDroppedWithoutShutdownClosesItself() async throws {
+        let origin = try await TestOrigin()
+        defer { Task { await origin.shutdown() } }
+        origin.setResource(TestData.bytes(count: 1000, seed: 7), at: "/a.bin")
+        var client: HTTPOriginClient? = HTTPOriginClient()
+        let (head, _) = try await collect(client!, OriginRequest(url: origin.url("/a.bin")))
+        #expect(head.status == 200)
+        client = nil
+        // Had the drop stopped the process, nothing after it would run.
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(client == nil)
+    }
+
     @Test(arguments: Kind.allCases)
     func fetchesRangesWithHeaders(kind: Kind) async throws {
         let origin = try await TestOrigin()
