@@ -31,7 +31,8 @@ stop_ms() {
 # player PORT PATH : curl reading PATH through the server on PORT, in the background.
 player() { curl -s -o /dev/null "http://127.0.0.1:$1/$2" & echo $! > "$work/player.pid"; }
 
-median() { sort -n | awk '{ v[NR] = $1 } END { printf "%d ms (%d-%d)", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
+# ms FILE : the median and range of the milliseconds in FILE.
+ms() { echo "$(spread $(cat "$1")) ms"; }
 
 : > "$work/serve-idle"; : > "$work/serve-busy"; : > "$work/nginx-idle"; : > "$work/nginx-busy"
 for rep in $(seq "$reps"); do
@@ -56,5 +57,5 @@ for rep in $(seq "$reps"); do
 done
 
 printf '%-32s %-22s %s\n' "stop on SIGINT (median, range)" "streamcache serve" "nginx proxy_cache"
-printf '%-32s %-22s %s\n' "idle" "$(median < "$work/serve-idle")" "$(median < "$work/nginx-idle")"
-printf '%-32s %-22s %s\n' "a player mid-stream (200 kB/s)" "$(median < "$work/serve-busy")" "$(median < "$work/nginx-busy")"
+printf '%-32s %-22s %s\n' "idle" "$(ms "$work/serve-idle")" "$(ms "$work/nginx-idle")"
+printf '%-32s %-22s %s\n' "a player mid-stream (200 kB/s)" "$(ms "$work/serve-busy")" "$(ms "$work/nginx-busy")"

@@ -285,13 +285,8 @@ struct PlaylistParser {
         try require(attributes, "METHOD", of: tag, line: line)
         let key = Key(attributes: attributes)
         if key.method != "NONE" { try require(attributes, "URI", of: tag, line: line) }
-        if let iv = key.iv {
-            let digits = iv.dropFirst(2)
-            guard iv.lowercased().hasPrefix("0x"), !digits.isEmpty, digits.count <= 32,
-                digits.allSatisfy(\.isHexDigit)
-            else {
-                throw HLSParseError(line: line, "\(tag) has an invalid IV '\(iv.prefix(40))'")
-            }
+        if let iv = key.iv, key.ivBytes == nil {
+            throw HLSParseError(line: line, "\(tag) has an invalid IV '\(iv.prefix(40))'")
         }
         return key
     }

@@ -52,6 +52,13 @@ struct Exchange: Sendable {
         if !chunk.fromOrigin { cacheBytes += Int64(chunk.count) }
     }
 
+    /// `416` for a range that starts at or past the end of a `length`-byte representation.
+    mutating func refuseRange(of length: Int64) -> Response {
+        var response = refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
+        response.headers[.contentRange] = "bytes */\(length)"
+        return response
+    }
+
     /// A response that refuses the request with a one-line reason.
     mutating func refuse(_ refusal: ProxyRefusal) -> Response {
         status = refusal.status

@@ -49,7 +49,7 @@ struct OfflineFiles: Sendable {
         }
         let file = OpenFile(descriptor: descriptor)
         guard let (status, range, fields) = plan(length: Int64(stats.st_size), name: path, exchange: &exchange) else {
-            return try refuseRange(Int64(stats.st_size), exchange: &exchange)
+            return exchange.refuseRange(of: Int64(stats.st_size))
         }
         exchange.status = status
         if exchange.request.method == .head { return Response(status: status, headers: fields, body: ResponseBody()) }
@@ -90,7 +90,7 @@ struct OfflineFiles: Sendable {
         }
         guard let total else { throw ProxyRefusal(.badGateway, "the origin did not say how long \(name) is") }
         guard let (status, range, fields) = plan(length: total, name: name, exchange: &exchange) else {
-            return try refuseRange(total, exchange: &exchange)
+            return exchange.refuseRange(of: total)
         }
         exchange.status = status
         if exchange.request.method == .head { return Response(status: status, headers: fields, body: ResponseBody()) }
@@ -111,28 +111,20 @@ struct OfflineFiles: Sendable {
         )
     }
 
-    /// The status, range and headers for a file of `length` bytes; `nil` for a range past its end.
+    /// The status, range and headers for a file of `length` bytes (see ``ResponseDecision``;
+    /// `If-Range` is not honoured: a package file never changes); `nil` for a range past its end.
     private func plan(
         length: Int64,
         name: String,
         exchange: inout Exchange
     ) -> (HTTPResponse.Status, ByteRange, HTTPFields)? {
-        let request = RangeRequest(range: exchange.request.headers[.range], ifRange: nil)
-        var fields = HTTPFields()
-        fields[.acceptRanges] = "bytes"
-        fields[.contentType] = Self.contentType(name)
-        guard let (range, contentRange) = request.plan(for: ContentInfo(length: length)).bytes(of: length) else {
-            return nil
-        }
-        if let contentRange { fields[.contentRange] = contentRange }
-        fields[.contentLength] = String(range.count)
-        return (contentRange == nil ? .ok : .partialContent, range, fields)
-    }
-
-    private func refuseRange(_ length: Int64, exchange: inout Exchange) throws -> Response {
-        var response = exchange.refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
-        response.headers[.contentRange] = "bytes */\(length)"
-        return response
+        let decision = ResponseDecision(
+            info: ContentInfo(length: length, contentType: Self.contentType(name)),
+            range: exchange.request.headers[.range],
+            ifRange: nil
+        )
+        guard case .send(let partial, let range?) = decision.outcome else { return nil }
+        return (partial ? .partialContent : .ok, range, decision.httpFields)
     }
 
     static func contentType(_ name: String) -> String {

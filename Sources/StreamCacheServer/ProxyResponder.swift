@@ -132,10 +132,7 @@ struct ProxyResponder: HTTPResponder {
             ifNoneMatch: request.headers[.ifNoneMatch],
             ifModifiedSince: request.headers[.ifModifiedSince]
         )
-        var fields = HTTPFields()
-        for field in decision.fields {
-            if let name = HTTPField.Name(field.name) { fields.append(HTTPField(name: name, value: field.value)) }
-        }
+        let fields = decision.httpFields
         let status: HTTPResponse.Status
         let range: ByteRange?
         switch decision.outcome {
@@ -143,7 +140,7 @@ struct ProxyResponder: HTTPResponder {
             exchange.status = .notModified
             return Response(status: .notModified, headers: fields, body: ResponseBody())
         case .unsatisfiable(let length):
-            return refuseRange(of: length, exchange: &exchange)
+            return exchange.refuseRange(of: length)
         case .send(let partial, let sent):
             status = partial ? .partialContent : .ok
             range = sent
@@ -235,24 +232,22 @@ struct ProxyResponder: HTTPResponder {
             throw ProxyRefusal(.badGateway, "invalid playlist from the origin: \(error)")
         }
         let rewritten = text.map { ByteBuffer(string: $0) } ?? ByteBuffer(bytes: original)
-        let ranges = RangeRequest(range: exchange.request.headers[.range], ifRange: exchange.request.headers[.ifRange])
-        var fields = HTTPFields()
-        fields[.acceptRanges] = "bytes"
-        fields[.contentType] = text == nil ? info.contentType ?? "audio/x-mpegurl" : "application/vnd.apple.mpegurl"
-        fields[.cacheControl] = "no-cache"
-        let body: ByteBuffer
-        switch ranges.plan(for: ContentInfo(length: Int64(rewritten.readableBytes))) {
-        case .unsatisfiable:
-            return refuseRange(of: Int64(rewritten.readableBytes), exchange: &exchange)
-        case .whole:
-            exchange.status = .ok
-            body = rewritten
-        case .partial(let range):
-            exchange.status = .partialContent
-            body = rewritten.getSlice(at: Int(range.lowerBound), length: Int(range.count)) ?? rewritten
-            fields[.contentRange] = "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(rewritten.readableBytes)"
+        let decision = ResponseDecision(
+            info: ContentInfo(
+                length: Int64(rewritten.readableBytes),
+                contentType: text == nil ? info.contentType ?? "audio/x-mpegurl" : "application/vnd.apple.mpegurl"
+            ),
+            range: exchange.request.headers[.range],
+            ifRange: exchange.request.headers[.ifRange]
+        )
+        // With the length known and no conditional field, the one other answer is a 416.
+        guard case .send(let partial, let range?) = decision.outcome else {
+            return exchange.refuseRange(of: Int64(rewritten.readableBytes))
         }
-        fields[.contentLength] = String(body.readableBytes)
+        var fields = decision.httpFields
+        fields[.cacheControl] = "no-cache"
+        exchange.status = partial ? .partialContent : .ok
+        let body = rewritten.getSlice(at: Int(range.lowerBound), length: Int(range.count)) ?? rewritten
         let isHead = exchange.request.method == .head
         exchange.sentBytes = isHead ? 0 : Int64(body.readableBytes)
         return Response(
@@ -293,12 +288,5 @@ struct ProxyResponder: HTTPResponder {
     private static func learnLength(of resource: CachedResource) async throws -> ContentInfo {
         for try await _ in resource.read(from: 0) {}
         return try await resource.info()
-    }
-
-    /// `416` for a range that starts at or past the end of a `length`-byte representation.
-    private func refuseRange(of length: Int64, exchange: inout Exchange) -> Response {
-        var response = exchange.refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
-        response.headers[.contentRange] = "bytes */\(length)"
-        return response
     }
 }

@@ -11,21 +11,6 @@ public enum ResponsePlan: Hashable, Sendable {
     case unsatisfiable
 }
 
-extension ResponsePlan {
-    /// The bytes to send of a representation of `length` bytes, with the `Content-Range` value
-    /// of a part (`nil`: the whole, `200`); `nil` if the plan is `416`.
-    func bytes(of length: Int64) -> (range: ByteRange, contentRange: String?)? {
-        switch self {
-        case .unsatisfiable:
-            return nil
-        case .whole:
-            return (ByteRange(0, length), nil)
-        case .partial(let range):
-            return (range, "bytes \(range.lowerBound)-\(range.upperBound - 1)/\(length)")
-        }
-    }
-}
-
 /// A request's `Range` and `If-Range` headers, judged by RFC 9110 §14: one range is honoured; an
 /// invalid `Range` is ignored; several ranges get the whole body; an `If-Range` that does not
 /// match the current validator gets the whole body.

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import StreamCache
 
 /// The head of the proxy's answer to a `GET` or `HEAD` of a resource whose content information
@@ -73,6 +74,15 @@ struct ResponseDecision: Equatable {
             fields.append(Field(name: "Content-Length", value: String(range.count)))
         }
         self.fields = fields
+    }
+
+    /// The fields as HTTPTypes carries them.
+    var httpFields: HTTPFields {
+        var fields = HTTPFields()
+        for field in self.fields {
+            if let name = HTTPField.Name(field.name) { fields.append(HTTPField(name: name, value: field.value)) }
+        }
+        return fields
     }
 
     /// The status code.

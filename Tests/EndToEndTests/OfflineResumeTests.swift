@@ -23,7 +23,8 @@ import Testing
         // Killed once about 300 KB of the file are in the cache (durable batches every second);
         // watched on a thread of its own, so a busy test pool cannot make it late.
         let dataFolder = setup.workspace.cacheDirectory + "/data"
-        _ = try await onOwnThread {
+        // The kill is sent from that thread too: a test task resumed late would find it done.
+        let killed = try await onOwnThread {
             func written() -> Int {
                 let files = (try? FileManager.default.contentsOfDirectory(atPath: dataFolder)) ?? []
                 return files.map { name in
@@ -33,11 +34,11 @@ import Testing
             }
             let deadline = Date().addingTimeInterval(30)
             while Date() < deadline, process.isRunning, written() < 300_000 { usleep(10_000) }
+            guard process.isRunning else { return false }
+            kill(process.processIdentifier, SIGKILL)
             return true
         }
-        let running = process.isRunning
-        if running { kill(process.processIdentifier, SIGKILL) }
-        if !running {
+        if !killed {
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
             process.waitUntilExit()
             let how = process.terminationReason == .uncaughtSignal ? "signal" : "status"

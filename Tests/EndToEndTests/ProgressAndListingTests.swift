@@ -44,23 +44,20 @@ import Testing
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory + "/show"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        var playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
-        for segment in 0..<3 {
-            try Data(TestData.bytes(count: 1000, seed: UInt64(601 + segment))).write(
-                to: URL(fileURLWithPath: "\(folder)/s\(segment).ts")
-            )
-            playlist += "#EXTINF:2,\ns\(segment).ts\n"
+        /// A media playlist `name` of `count` segments `PREFIX0.ts`… of `size` bytes each.
+        func writePlaylist(_ name: String, segments prefix: String, count: Int, size: Int, seed: UInt64) throws {
+            var playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
+            for segment in 0..<count {
+                try Data(TestData.bytes(count: size, seed: seed + UInt64(segment))).write(
+                    to: URL(fileURLWithPath: "\(folder)/\(prefix)\(segment).ts")
+                )
+                playlist += "#EXTINF:2,\n\(prefix)\(segment).ts\n"
+            }
+            try (playlist + "#EXT-X-ENDLIST\n").write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
         }
-        try (playlist + "#EXT-X-ENDLIST\n").write(toFile: folder + "/index.m3u8", atomically: true, encoding: .utf8)
+        try writePlaylist("index.m3u8", segments: "s", count: 3, size: 1000, seed: 601)
         // Another variant's playlist in the same folder, with segments of its own.
-        var other = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n"
-        for segment in 0..<2 {
-            try Data(TestData.bytes(count: 500, seed: UInt64(611 + segment))).write(
-                to: URL(fileURLWithPath: "\(folder)/o\(segment).ts")
-            )
-            other += "#EXTINF:2,\no\(segment).ts\n"
-        }
-        try (other + "#EXT-X-ENDLIST\n").write(toFile: folder + "/other.m3u8", atomically: true, encoding: .utf8)
+        try writePlaylist("other.m3u8", segments: "o", count: 2, size: 500, seed: 611)
         try setup.workspace.write(TestData.bytes(count: 5000, seed: 604), as: "ep.mp3")
         for path in [
             "show/index.m3u8", "show/s0.ts", "show/s1.ts", "show/s2.ts", "show/other.m3u8", "show/o0.ts", "show/o1.ts",

@@ -9,6 +9,20 @@ import Testing
 @Suite struct PackagePlanTests {
     static let base = URL(string: "https://cdn.example/show/")!
 
+    /// The plan of a package made from the one media playlist `playlist` at `url`.
+    static func plan(
+        _ playlist: MediaPlaylist,
+        at url: URL,
+        keepingEncryption: Bool = false
+    ) throws(OfflineError) -> PackagePlan {
+        try PackagePlan(
+            multivariant: nil,
+            selection: nil,
+            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
+            keepingEncryption: keepingEncryption
+        )
+    }
+
     static func media(_ text: String) throws -> MediaPlaylist {
         guard case .media(let playlist) = try Playlist(parsing: text) else { throw HLSParseError(line: 0, "not media") }
         return playlist
@@ -38,12 +52,7 @@ import Testing
             """
         )
         let url = Self.base.appendingPathComponent("video.m3u8")
-        let plan = try PackagePlan(
-            multivariant: nil,
-            selection: nil,
-            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
-            keepingEncryption: true
-        )
+        let plan = try Self.plan(playlist, at: url, keepingEncryption: true)
         #expect(plan.mainPlaylist == "master.m3u8")
         #expect(plan.playlists["master.m3u8"] == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1858\nvideo/index.m3u8\n")
         #expect(plan.items.map(\.kind) == [.key, .initialization, .segment, .segment, .segment])
@@ -88,11 +97,7 @@ import Testing
             """
         )
         let url = Self.base.appendingPathComponent("video.m3u8")
-        let plan = try PackagePlan(
-            multivariant: nil,
-            selection: nil,
-            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
-        )
+        let plan = try Self.plan(playlist, at: url)
         #expect(plan.items.map(\.kind) == [.initialization, .segment, .segment, .segment])
         let k1 = Self.base.appendingPathComponent("k1").absoluteString
         let k2 = Self.base.appendingPathComponent("k2").absoluteString
@@ -115,11 +120,7 @@ import Testing
         for index in 0..<30 { lines += ["#EXTINF:\(index == 29 ? 2 : 4),", "s\(index).m4s"] }
         let playlist = try Self.media((lines + ["#EXT-X-ENDLIST"]).joined(separator: "\n"))
         let url = Self.base.appendingPathComponent("video.m3u8")
-        var plan = try PackagePlan(
-            multivariant: nil,
-            selection: nil,
-            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)]
-        )
+        var plan = try Self.plan(playlist, at: url)
         #expect(plan.estimatedBytes == nil)
         #expect(plan.playlists["master.m3u8"]?.contains("BANDWIDTH=1000000") == true)
         let probes = plan.sizeProbes
@@ -208,18 +209,10 @@ import Testing
     func refusesWhatCannotPlayOffline(text: String, kind: OfflineError.Kind) throws {
         let playlist = try Self.media(text)
         #expect(throws: OfflineError.self) {
-            _ = try PackagePlan(
-                multivariant: nil,
-                selection: nil,
-                media: [PackagePlan.Media(kind: .video, rendition: nil, url: Self.base, playlist: playlist)]
-            )
+            _ = try Self.plan(playlist, at: Self.base)
         }
         do {
-            _ = try PackagePlan(
-                multivariant: nil,
-                selection: nil,
-                media: [PackagePlan.Media(kind: .video, rendition: nil, url: Self.base, playlist: playlist)]
-            )
+            _ = try Self.plan(playlist, at: Self.base)
         } catch {
             #expect(error.kind == kind)
         }

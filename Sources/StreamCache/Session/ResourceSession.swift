@@ -256,9 +256,10 @@ actor ResourceSession {
     ///
     /// - Returns: whether any were.
     private func forgetMissingBytes() async -> Bool {
-        guard !file.isUnlinked, let size = try? file.size(), let end = machine.written.ranges.last?.upperBound,
-            end > size
+        guard let status = file.status(), !status.isUnlinked, let end = machine.written.ranges.last?.upperBound,
+            end > status.size
         else { return false }
+        let size = status.size
         logger.warning(
             "the cache file is shorter than its index says; fetching the missing bytes again",
             metadata: ["key": "\(key)", "file": "\(file.path)", "size": "\(size)"]

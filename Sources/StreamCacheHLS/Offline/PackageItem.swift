@@ -40,25 +40,16 @@ struct Decryption: Codable, Hashable, Sendable {
     var iv: String
 
     /// The IV of `key` for the segment with media sequence number `sequence`: the key's `IV`
-    /// attribute, else the sequence number as a 128-bit big-endian integer (RFC 8216 §5.2).
+    /// attribute, else the sequence number as a 128-bit big-endian integer (RFC 8216 §5.2);
+    /// `nil` for an `IV` that is not hexadecimal.
     static func iv(of key: Key, sequence: Int64) -> String? {
-        guard let text = key.iv else { return String(repeating: "0", count: 16) + String(format: "%016llx", sequence) }
-        var digits = text.lowercased()
-        guard digits.hasPrefix("0x") else { return nil }
-        digits.removeFirst(2)
-        guard !digits.isEmpty, digits.count <= 32, digits.allSatisfy(\.isHexDigit) else { return nil }
-        return String(repeating: "0", count: 32 - digits.count) + digits
+        guard key.iv != nil else { return String(repeating: "0", count: 16) + String(format: "%016llx", sequence) }
+        return key.ivBytes.map { $0.map { String(format: "%02x", $0) }.joined() }
     }
 
     /// The IV's 16 bytes.
     var ivBytes: [UInt8] {
-        var bytes: [UInt8] = []
-        var index = iv.startIndex
-        while index < iv.endIndex, let next = iv.index(index, offsetBy: 2, limitedBy: iv.endIndex) {
-            bytes.append(UInt8(iv[index..<next], radix: 16) ?? 0)
-            index = next
-        }
-        return bytes
+        Key.ivBytes(hexadecimal: Substring(iv)) ?? []
     }
 }
 
