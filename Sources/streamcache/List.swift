@@ -80,13 +80,21 @@ extension StreamCacheCommand {
             return info.stored.cacheControl.noStore ? "Cache-Control: no-store" : nil
         }
 
+        /// `2026-11-24T19:48:09Z`: Foundation's Swift formatter (an `ISO8601DateFormatter` per line
+        /// was most of the time `ls` took).
+        static let timestamp = Date.ISO8601FormatStyle()
+
+        static func padded(_ text: String, to width: Int) -> String {
+            String(repeating: " ", count: max(0, width - text.count)) + text
+        }
+
         /// `[####....]  50.0%  9.5 MiB of 19.1 MiB  audio/mpeg  last used …`.
         static func line(_ record: ResourceRecord, _ ranges: RangeSet) -> String {
             let length = record.info.length
             let percent = length.map { $0 > 0 ? Double(ranges.count) * 100 / Double($0) : 100 } ?? 0
-            return "\(RangeBar.render(ranges, length: length)) \(String(format: "%5.1f%%", percent))  "
+            return "\(RangeBar.render(ranges, length: length)) \(Self.padded(ByteSize.oneDecimal(percent), to: 5))%  "
                 + "\(ByteCount.format(ranges.count)) of \(length.map(ByteCount.format) ?? "unknown size")"
-                + "  \(record.info.contentType ?? "-")  last used \(ISO8601DateFormatter().string(from: record.lastAccess))"
+                + "  \(record.info.contentType ?? "-")  last used \(record.lastAccess.formatted(Self.timestamp))"
                 + (record.pinned ? "  pinned" : "")
                 + (record.info.byteRangeAccess ? "" : "  origin ignores ranges")
                 + (Self.notStoredReason(record.info).map { "  not stored: \($0)" } ?? "")
@@ -162,7 +170,19 @@ struct ListingGroups {
     }
 
     static func isPlaylist(_ url: String) -> Bool {
-        (url.split(separator: "?").first ?? "").lowercased().hasSuffix(".m3u8")
+        let suffix = path(url).utf8.suffix(5)
+        return suffix.count == 5 && zip(suffix, ".m3u8".utf8).allSatisfy { $0 | 0x20 == $1 }
+    }
+
+    /// The URL without its query.
+    static func path(_ url: String) -> Substring {
+        Substring(url.utf8[..<(url.utf8.firstIndex(of: UInt8(ascii: "?")) ?? url.utf8.endIndex)])
+    }
+
+    /// The URL's path up to its last `/`, without it.
+    static func folder(_ url: String) -> String {
+        let path = path(url)
+        return String(path.utf8[..<(path.utf8.lastIndex(of: UInt8(ascii: "/")) ?? path.utf8.startIndex)]) ?? ""
     }
 
     /// The resources, each segment counted under the media playlist that lists it (`listed`:
@@ -178,21 +198,22 @@ struct ListingGroups {
             entries.enumerated().map { ($1.record.url, $0) },
             uniquingKeysWith: { first, _ in first }
         )
-        func folder(_ url: String) -> String {
-            let path = url.split(separator: "?", maxSplits: 1).first.map(String.init) ?? url
-            return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
-        }
         var playlistOfFolder: [String: Int] = [:]
         for (position, entry) in entries.enumerated() where isPlaylist(entry.record.url) {
-            playlistOfFolder[folder(entry.record.url)] = playlistOfFolder[folder(entry.record.url)] ?? position
+            let folder = folder(entry.record.url)
+            playlistOfFolder[folder] = playlistOfFolder[folder] ?? position
+        }
+        /// The playlist in the folder of a URL whose extension is a segment's.
+        func playlistInFolder(of url: String) -> Int? {
+            let name = path(url)
+            let ext = name[(name.lastIndex(of: ".").map(name.index(after:)) ?? name.startIndex)...].lowercased()
+            return segmentExtensions.contains(ext) ? playlistOfFolder[folder(url)] : nil
         }
         var grouped = Set<Int>()
         for (position, entry) in entries.enumerated() where !isPlaylist(entry.record.url) {
-            let name = entry.record.url.split(separator: "?").first ?? ""
-            let ext = name.split(separator: ".").last.map { $0.lowercased() } ?? ""
             guard
                 let owner = listed[entry.record.url].flatMap({ positionOf[$0] })
-                    ?? (segmentExtensions.contains(ext) ? playlistOfFolder[folder(entry.record.url)] : nil)
+                    ?? (playlistOfFolder.isEmpty ? nil : playlistInFolder(of: entry.record.url))
             else { continue }
             entries[owner].segmentCount += 1
             entries[owner].segmentBytes += entry.ranges.count

@@ -60,12 +60,10 @@ import Testing
             mentions: "header"
         )
 
-        // An origin that is not there: a closed port.
-        let closed = try await OriginProcess(directory: workspace.originDirectory)
-        let closedURL = closed.url("a.mp3")
-        try await closed.stop()
+        // An origin that is not there: a port that refuses connections.
+        let refusing = try RefusingPort()
         try await expectCleanFailure(
-            ["get", closedURL, "-o", output],
+            ["get", refusing.url("a.mp3"), "-o", output],
             cacheDir: cache,
             mentions: "connect",
             output: output

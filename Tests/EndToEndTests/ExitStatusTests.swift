@@ -14,13 +14,6 @@ import Testing
         var testDescription: String { name }
     }
 
-    /// A port nothing listens on: bound, then closed.
-    static func closedPort() throws -> Int {
-        let socket = try RawSocket.listening()
-        defer { close(socket.descriptor) }
-        return socket.port
-    }
-
     @Test func eachFailureHasItsStatusAndOneLine() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
@@ -28,6 +21,7 @@ import Testing
         let origin = try await OriginProcess(directory: workspace.originDirectory)
         let slow = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--latency", "3000"])
         let output = workspace.output("a.bin")
+        let refusing = try RefusingPort()
         let cases = [
             Case(
                 name: "a name that does not resolve",
@@ -37,7 +31,7 @@ import Testing
             ),
             Case(
                 name: "a refused port",
-                arguments: ["get", "http://127.0.0.1:\(try Self.closedPort())/a.mp3", "-o", output],
+                arguments: ["get", refusing.url("a.mp3"), "-o", output],
                 status: 7,
                 says: ["cannot connect to 127.0.0.1:", "connection refused"]
             ),

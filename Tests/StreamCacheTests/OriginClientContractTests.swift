@@ -121,9 +121,8 @@ import Testing
 
     @Test(arguments: Kind.allCases)
     func reportsAnUnreachableOriginAsOneClearError(kind: Kind) async throws {
-        let origin = try await TestOrigin()
-        let url = origin.url("/gone.mp3")
-        await origin.shutdown()
+        let refusing = try RefusingPort()
+        let url = try #require(URL(string: refusing.url("gone.mp3")))
         try await withClient(kind) { client in
             do {
                 _ = try await collect(client, OriginRequest(url: url, range: (0, 1)))

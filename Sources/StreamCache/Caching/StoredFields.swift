@@ -34,7 +34,7 @@ public struct StoredFields: Hashable, Sendable {
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
-        fields.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        fields.filter { $0.hasName(name) }.map(\.value)
     }
 
     /// The first value of `name`.

@@ -23,9 +23,7 @@ public struct OriginReply: Hashable, Sendable {
         } catch {
             // A body cut short is passed on as far as it came.
         }
-        let fields = StoredFields(fields: head.headers).fields.filter {
-            $0.name.caseInsensitiveCompare("Content-Encoding") != .orderedSame
-        }
+        let fields = StoredFields(fields: head.headers).fields.filter { !$0.hasName("Content-Encoding") }
         return OriginReply(status: head.status, fields: fields, body: bytes)
     }
 }

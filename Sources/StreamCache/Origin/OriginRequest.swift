@@ -71,6 +71,14 @@ public struct HeaderField: Hashable, Sendable {
         self.value = value
     }
 
+    /// Whether the field is named `other`, in any case (field names are ASCII tokens).
+    public func hasName(_ other: String) -> Bool {
+        name.utf8.count == other.utf8.count
+            && zip(name.utf8, other.utf8).allSatisfy { a, b in
+                a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))
+            }
+    }
+
     /// Parses `Name: value`; `nil` for a missing colon, a name that is not an HTTP token, or a
     /// value with CR, LF or NUL (header injection).
     public init?(parsing line: String) {

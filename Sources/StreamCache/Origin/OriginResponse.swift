@@ -18,7 +18,7 @@ public struct OriginResponseHead: Sendable, Hashable {
 
     /// The value of header `name` (case-insensitive); repeated fields are joined with `, `.
     public subscript(_ name: String) -> String? {
-        let values = headers.filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        let values = headers.filter { $0.hasName(name) }.map(\.value)
         return values.isEmpty ? nil : values.joined(separator: ", ")
     }
 

@@ -10,6 +10,14 @@ package enum ByteSize {
             value /= 1024
             unit += 1
         }
-        return unit == 0 ? "\(bytes) B" : String(format: "%.1f %@", value, units[unit])
+        return unit == 0 ? "\(bytes) B" : "\(oneDecimal(value)) \(units[unit])"
+    }
+
+    /// `value` with one decimal (`12.3`), as `%.1f` writes it but without a format string: `ls`
+    /// writes two per resource.
+    package static func oneDecimal(_ value: Double) -> String {
+        guard value.isFinite, abs(value) < 1e15 else { return "\(value)" }
+        let tenths = Int64((abs(value) * 10).rounded())
+        return (value < 0 && tenths > 0 ? "-" : "") + "\(tenths / 10).\(tenths % 10)"
     }
 }

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Benchmarks `streamcache serve` with many small resources (HLS segments), against nginx side by
+# side, and prints ratios (above 1: StreamCache is faster).
+#
+#   bench/many.sh [COUNT] [REPETITIONS]   (defaults 50000 and 5; needs curl, nginx-light and
+#                                          GNU time)
+#
+# The origin is nginx serving COUNT files of 2 KB, fresh for a day (`Cache-Control: max-age`, as
+# a CDN serves the segments of a recorded stream). The cases:
+# * cold: 8 clients (curl --parallel) fetch distinct resources through `serve` and through
+#   nginx proxy_cache, a slice of COUNT/REPETITIONS each per repetition, one after the other:
+#   requests per second;
+# * cached: a new `serve` process on the filled cache; 8 clients fetch 2,000 distinct resources
+#   it has not touched yet, against nginx serving the same files from disk: requests per
+#   second; then the time to first byte of 20 untouched resources one at a time, against nginx;
+# * memory: the new process's RSS at start, after touching every resource, and after its
+#   sessions have closed;
+# * `streamcache ls` of the cache: seconds for the summary.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-50000}
+reps=${2:-5}
+source bench/lib.sh
+
+echo "making $count files of 2 KB"
+python3 - "$work/origin/seg" "$count" <<'PY'
+import os, sys
+folder, count = sys.argv[1], int(sys.argv[2])
+os.makedirs(folder)
+block = os.urandom(2048)
+for i in range(count):
+    with open(f"{folder}/{i}.ts", "wb") as f:
+        f.write(i.to_bytes(4, "big") + block[4:])
+PY
+
+origin=$(run_nginx nginx "sendfile on;" "root $work/origin; expires 1d;")
+nginx_cache=$(start_nginx_cache "$origin")
+serve() { start_listener "$1" "$bin" serve --port 0 --max-size 20G --cache-dir "$work/cache"; }
+proxy=$(serve proxy)
+
+# urls FILE PREFIX FIRST LAST : a curl config fetching resources FIRST..LAST under PREFIX.
+urls() {
+    seq "$3" "$4" | awk -v p="$2" '{ printf "url = \"%s/seg/%d.ts\"\noutput = \"/dev/null\"\n", p, $1 }' > "$1"
+}
+# rate FILE : fetches the config's URLs with 8 connections; prints requests per second and
+# fails on any answer but 200.
+rate() {
+    local started ended codes
+    started=$(date +%s.%N)
+    codes=$(curl -s --no-progress-meter -Z --parallel-max 8 -K "$1" -w '%{http_code}\n')
+    ended=$(date +%s.%N)
+    if grep -qv '^200$' <<< "$codes"; then echo "a request failed: $(grep -v '^200$' <<< "$codes" | sort | uniq -c)" >&2; exit 1; fi
+    awk -v n="$(wc -l <<< "$codes")" -v a="$started" -v b="$ended" 'BEGIN { printf "%.0f\n", n / (b - a) }'
+}
+rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
+
+slice=$((count / reps))
+n_cold=() p_cold=()
+for rep in $(seq 0 $((reps - 1))); do
+    first=$((rep * slice)) last=$(((rep + 1) * slice - 1))
+    urls "$work/nginx.list" "http://127.0.0.1:$nginx_cache" "$first" "$last"
+    urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" "$first" "$last"
+    n_cold+=("$(rate "$work/nginx.list")")
+    p_cold+=("$(rate "$work/proxy.list")")
+done
+kill "$(cat "$work/proxy.pid")"
+while kill -0 "$(cat "$work/proxy.pid")" 2>/dev/null; do sleep 0.1; done
+
+proxy=$(serve proxy2)
+proxy_pid=$(cat "$work/proxy2.pid")
+rss_start=$(rss_mib "$proxy_pid")
+# 2,000 resources per repetition, fewer for a small COUNT; 20 more are left for the first byte.
+touched=$(( count / reps / 2 < 2000 ? count / reps / 2 : 2000 ))
+n_warm=() p_warm=()
+for rep in $(seq 0 $((reps - 1))); do
+    first=$((rep * touched)) last=$(((rep + 1) * touched - 1))
+    urls "$work/nginx.list" "http://127.0.0.1:$origin" "$first" "$last"
+    urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" "$first" "$last"
+    n_warm+=("$(rate "$work/nginx.list")")
+    p_warm+=("$(rate "$work/proxy.list")")
+done
+first_byte() { curl -s -o /dev/null -w '%{time_starttransfer}\n' "$1" | awk '{ printf "%.3f\n", $1 * 1000 }'; }
+n_ttfb=() p_ttfb=()
+for i in $(seq $((reps * touched)) $((reps * touched + 19))); do
+    n_ttfb+=("$(first_byte "http://127.0.0.1:$origin/seg/$i.ts")")
+    p_ttfb+=("$(first_byte "http://127.0.0.1:$proxy/http://127.0.0.1:$origin/seg/$i.ts")")
+done
+urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" 0 $((count - 1))
+rate "$work/proxy.list" > /dev/null
+rss_touched=$(rss_mib "$proxy_pid")
+sleep 5
+rss_settled=$(rss_mib "$proxy_pid")
+kill "$proxy_pid"
+while kill -0 "$proxy_pid" 2>/dev/null; do sleep 0.1; done
+
+ls_s=()
+for _ in $(seq "$reps"); do ls_s+=("$(measure "$bin" ls --cache-dir "$work/cache" | awk '{ print $1 }')"); done
+summary=$("$bin" ls --cache-dir "$work/cache" | tail -1)
+
+table_format="%-52s %-30s %-28s %s\n"
+table_row case peer "streamcache serve" ratio
+rate_row() {
+    local peer=($3) ours=($4)
+    table_row "$1" "$2 $(spread "${peer[@]}")" "$(spread "${ours[@]}")" \
+        "$(ratio "$(median_of "${peer[@]}")" "$(median_of "${ours[@]}")")"
+}
+rate_row "cold 2 KB resources, req/s, 8 clients" "nginx proxy_cache" "${n_cold[*]}" "${p_cold[*]}"
+rate_row "cached, first touch of each, req/s, 8 clients" nginx "${n_warm[*]}" "${p_warm[*]}"
+table_row "first byte of an untouched cached resource, ms" "nginx $(spread "${n_ttfb[@]}")" \
+    "$(spread "${p_ttfb[@]}")" "$(ratio "$(median_of "${p_ttfb[@]}")" "$(median_of "${n_ttfb[@]}")")"
+echo "serve RSS MiB: at start $rss_start, after touching all $count resources $rss_touched, 5 s later $rss_settled"
+echo "streamcache ls of $count resources: $(spread "${ls_s[@]}") s ($summary)"
