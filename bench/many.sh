@@ -13,8 +13,8 @@
 # * cached: a new `serve` process on the filled cache; 8 clients fetch 2,000 distinct resources
 #   it has not touched yet, against nginx serving the same files from disk: requests per
 #   second; then the time to first byte of 20 untouched resources one at a time, against nginx;
-# * memory: the new process's RSS at start, after touching every resource, and after its
-#   sessions have closed;
+# * memory: the new process's RSS at start, after touching every resource, and 12 s later
+#   (its sessions closed, freed memory handed back);
 # * `streamcache ls` of the cache: seconds for the summary.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -88,7 +88,8 @@ done
 urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" 0 $((count - 1))
 rate "$work/proxy.list" > /dev/null
 rss_touched=$(rss_mib "$proxy_pid")
-sleep 5
+# Sessions close 2 s after their last reader; `serve` hands freed memory back every 10 s.
+sleep 12
 rss_settled=$(rss_mib "$proxy_pid")
 kill "$proxy_pid"
 while kill -0 "$proxy_pid" 2>/dev/null; do sleep 0.1; done
@@ -108,5 +109,5 @@ rate_row "cold 2 KB resources, req/s, 8 clients" "nginx proxy_cache" "${n_cold[*
 rate_row "cached, first touch of each, req/s, 8 clients" nginx "${n_warm[*]}" "${p_warm[*]}"
 table_row "first byte of an untouched cached resource, ms" "nginx $(spread "${n_ttfb[@]}")" \
     "$(spread "${p_ttfb[@]}")" "$(ratio "$(median_of "${p_ttfb[@]}")" "$(median_of "${n_ttfb[@]}")")"
-echo "serve RSS MiB: at start $rss_start, after touching all $count resources $rss_touched, 5 s later $rss_settled"
+echo "serve RSS MiB: at start $rss_start, after touching all $count resources $rss_touched, 12 s later $rss_settled"
 echo "streamcache ls of $count resources: $(spread "${ls_s[@]}") s ($summary)"

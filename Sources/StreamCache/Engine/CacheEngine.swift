@@ -21,6 +21,10 @@ public actor CacheEngine {
 
     /// The sessions by key and where each is in its life (leased, opening, open, lingering).
     private var sessions = SessionTable<ResourceSession, Task<ResourceSession, Error>>()
+    /// The keys whose linger the closer waits out, in the order they started lingering.
+    private var lingering = LingerQueue()
+    /// Whether the closer task runs (it ends when nothing lingers).
+    private var isCloserRunning = false
     private var eviction: Task<Void, Never>?
     /// When room was last made on a full disk.
     private var lastMadeRoom: ContinuousClock.Instant?
@@ -198,8 +202,14 @@ public actor CacheEngine {
     }
 
     private func releaseLease(_ key: String) {
-        // One closer per lingering key; a later release only moves the time it waits for.
-        if sessions.release(key, now: .now) { chores.post(.linger(key: key)) }
+        // A key starts lingering once; a later release only moves the time it waits for.
+        let now = ContinuousClock.now
+        guard sessions.release(key, now: now) else { return }
+        lingering.append(key, due: now.advanced(by: configuration.idleLinger))
+        if !isCloserRunning {
+            isCloserRunning = true
+            chores.post(.closeLingering)
+        }
     }
 
     deinit {
@@ -222,8 +232,8 @@ public actor CacheEngine {
                         group.addTask { await session.removeReader(reader) }
                     case .sessionMayBeIdle(let key):
                         group.addTask { await self?.sessionMayBeIdle(key) }
-                    case .linger(let key):
-                        group.addTask { await self?.closeAfterLinger(key) }
+                    case .closeLingering:
+                        group.addTask { await self?.closeLingering() }
                     case .diskFull:
                         group.addTask { await self?.makeRoom() }
                     }
@@ -234,10 +244,12 @@ public actor CacheEngine {
         }
     }
 
-    /// Waits until `key` has gone unused for ``CacheConfiguration/idleLinger``, then closes its
-    /// session if nobody uses it.
-    private func closeAfterLinger(_ key: String) async {
-        while true {
+    /// Closes the session of each lingering key once it has gone unused for
+    /// ``CacheConfiguration/idleLinger``, oldest first, until none lingers: one closer for every
+    /// key (a task each meant thousands of sleeping tasks with many small resources).
+    private func closeLingering() async {
+        defer { isCloserRunning = false }
+        while let (key, queuedDue) = lingering.first {
             let step = sessions.lingerStep(
                 key,
                 now: .now,
@@ -245,9 +257,17 @@ public actor CacheEngine {
                 stopping: Task.isCancelled
             )
             switch step {
-            case .wait(let due): try? await Task.sleep(until: due)
-            case .inUse: return
-            case .close: return await sessionMayBeIdle(key)
+            case .wait(let due) where due > queuedDue:
+                // Leased and released again since it was queued: back in line with its new time.
+                lingering.removeFirst()
+                lingering.append(key, due: due)
+            case .wait(let due):
+                try? await Task.sleep(until: due)
+            case .inUse:
+                lingering.removeFirst()
+            case .close:
+                lingering.removeFirst()
+                await sessionMayBeIdle(key)
             }
         }
     }

@@ -13,8 +13,8 @@ enum EngineChore: Sendable {
     case readerAbandoned(ResourceSession, reader: Int)
     /// The session of `key` may have nothing left to do.
     case sessionMayBeIdle(key: String)
-    /// The last lease of `key` went; close its session once it has lingered unused.
-    case linger(key: String)
+    /// A key started lingering and the closer is not running: start it.
+    case closeLingering
     /// Writing to the cache failed for lack of space: evict to make room.
     case diskFull
 }
