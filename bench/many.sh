@@ -35,7 +35,9 @@ PY
 
 origin=$(run_nginx nginx "sendfile on;" "root $work/origin; expires 1d;")
 nginx_cache=$(start_nginx_cache "$origin")
-serve() { start_listener "$1" "$bin" serve --port 0 --max-size 20G --cache-dir "$work/cache"; }
+serve() {
+    start_listener "$1" "$bin" serve --port 0 --max-size 20G --cache-dir "$work/cache" --error-log "$work/$1-errors.log"
+}
 proxy=$(serve proxy)
 
 # urls FILE PREFIX FIRST LAST : a curl config fetching resources FIRST..LAST under PREFIX.
@@ -49,7 +51,11 @@ rate() {
     started=$(date +%s.%N)
     codes=$(curl -s --no-progress-meter -Z --parallel-max 8 -K "$1" -w '%{http_code}\n')
     ended=$(date +%s.%N)
-    if grep -qv '^200$' <<< "$codes"; then echo "a request failed: $(grep -v '^200$' <<< "$codes" | sort | uniq -c)" >&2; exit 1; fi
+    if grep -qv '^200$' <<< "$codes"; then
+        echo "a request of $1 failed: $(grep -v '^200$' <<< "$codes" | sort | uniq -c)" >&2
+        tail -n 5 "$work"/*.err "$work"/*-errors.log >&2
+        exit 1
+    fi
     awk -v n="$(wc -l <<< "$codes")" -v a="$started" -v b="$ended" 'BEGIN { printf "%.0f\n", n / (b - a) }'
 }
 rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }

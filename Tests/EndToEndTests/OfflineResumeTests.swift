@@ -177,8 +177,7 @@ import Testing
     }
 
     @Test func anAssetPlaysThroughServeWhileItDownloads() async throws {
-        // 15 KB/s: the 10 s stream takes several seconds to download, one file at a time, even
-        // when a loaded machine is slow to start the proxy.
+        // 15 KB/s: the 10 s stream takes several seconds to download, one file at a time.
         let setup = try await OfflineSetup(originArguments: ["--rate", "15K"])
         defer { setup.remove() }
         try await TestStreams.make(.ts, in: setup.workspace.originDirectory, seconds: 10)
@@ -195,15 +194,20 @@ import Testing
             id = names.first { FileManager.default.fileExists(atPath: setup.library + "/\($0)/video/index.m3u8") }
         }
         let asset = try #require(id)
+        // Held mid-way while the player plays, so that a loaded machine slow to start the proxy
+        // cannot let the download finish first: the package stays part-downloaded, its lock held.
+        try #require(download.isRunning, "the download ended before its package could be played")
+        kill(download.processIdentifier, SIGSTOP)
         let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
         let listed = try await setup.assets()
-        #expect(download.isRunning && listed.first?.state == "downloading", "\(listed.map(\.state))")
+        #expect(listed.first?.state == "downloading", "\(listed.map(\.state))")
         #expect((listed.first?.progress ?? 1) < 1)
         let served = try await TestStreams.frames(proxy.url("offline/\(asset)/video/index.m3u8"))
         let original = try await TestStreams.frames(setup.workspace.originDirectory + "/ts/index.m3u8")
         let same = served == original
         #expect(same, "\(served.count) frames while downloading, \(original.count) in the stream")
         try await proxy.stop()
+        kill(download.processIdentifier, SIGCONT)
         let finished = try await onOwnThread {
             download.waitUntilExit()
             return download.terminationStatus

@@ -245,29 +245,32 @@ public actor CacheEngine {
     }
 
     /// Closes the session of each lingering key once it has gone unused for
-    /// ``CacheConfiguration/idleLinger``, oldest first, until none lingers: one closer for every
-    /// key (a task each meant thousands of sleeping tasks with many small resources).
+    /// ``CacheConfiguration/idleLinger``, oldest first, until none lingers: one waiting task for
+    /// every key (a task each meant thousands of sleeping tasks with many small resources). The
+    /// closes themselves run side by side, so they keep up with the opens.
     private func closeLingering() async {
         defer { isCloserRunning = false }
-        while let (key, queuedDue) = lingering.first {
-            let step = sessions.lingerStep(
-                key,
-                now: .now,
-                linger: configuration.idleLinger,
-                stopping: Task.isCancelled
-            )
-            switch step {
-            case .wait(let due) where due > queuedDue:
-                // Leased and released again since it was queued: back in line with its new time.
-                lingering.removeFirst()
-                lingering.append(key, due: due)
-            case .wait(let due):
-                try? await Task.sleep(until: due)
-            case .inUse:
-                lingering.removeFirst()
-            case .close:
-                lingering.removeFirst()
-                await sessionMayBeIdle(key)
+        await withDiscardingTaskGroup { closes in
+            while let (key, queuedDue) = lingering.first {
+                let step = sessions.lingerStep(
+                    key,
+                    now: .now,
+                    linger: configuration.idleLinger,
+                    stopping: Task.isCancelled
+                )
+                switch step {
+                case .wait(let due) where due > queuedDue:
+                    // Leased and released again since it was queued: back in line with its new time.
+                    lingering.removeFirst()
+                    lingering.append(key, due: due)
+                case .wait(let due):
+                    try? await Task.sleep(until: due)
+                case .inUse:
+                    lingering.removeFirst()
+                case .close:
+                    lingering.removeFirst()
+                    closes.addTask { await self.sessionMayBeIdle(key) }
+                }
             }
         }
     }

@@ -106,7 +106,7 @@ package final class CacheIndex: Sendable {
     }
 
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let schemaVersion = 4
+    static let schemaVersion = 5
 
     /// Brings the schema up to ``schemaVersion`` in one immediate transaction, so processes
     /// opening a new cache directory at the same moment create it once, not race to.
@@ -157,6 +157,7 @@ package final class CacheIndex: Sendable {
                         ) WITHOUT ROWID;
                         """
                 )
+                try createTotals(db)
                 // Columns later versions added to the resource table of an older index.
                 let columns = Set(try Row.fetchAll(db, sql: "PRAGMA table_info(resource)").map { $0["name"] as String })
                 let added = [
@@ -171,6 +172,32 @@ package final class CacheIndex: Sendable {
                 return .commit
             }
         }
+    }
+
+    /// The cache's total of cached bytes, kept by triggers as rows change (version 5): eviction
+    /// asks for it after every session closes, and summing 100,000 rows each time cost more
+    /// than serving a segment. Triggers run in SQLite, so every process that writes the index
+    /// keeps it, an older `streamcache` too.
+    private static func createTotals(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE IF NOT EXISTS cacheTotals (
+                    id INTEGER PRIMARY KEY CHECK (id = 0),
+                    cachedBytes INTEGER NOT NULL
+                );
+                INSERT OR IGNORE INTO cacheTotals (id, cachedBytes)
+                    SELECT 0, COALESCE(SUM(cachedBytes), 0) FROM resource;
+                CREATE TRIGGER IF NOT EXISTS resource_added AFTER INSERT ON resource BEGIN
+                    UPDATE cacheTotals SET cachedBytes = cachedBytes + NEW.cachedBytes WHERE id = 0;
+                END;
+                CREATE TRIGGER IF NOT EXISTS resource_removed AFTER DELETE ON resource BEGIN
+                    UPDATE cacheTotals SET cachedBytes = cachedBytes - OLD.cachedBytes WHERE id = 0;
+                END;
+                CREATE TRIGGER IF NOT EXISTS resource_resized AFTER UPDATE OF cachedBytes ON resource BEGIN
+                    UPDATE cacheTotals SET cachedBytes = cachedBytes + NEW.cachedBytes - OLD.cachedBytes WHERE id = 0;
+                END;
+                """
+        )
     }
 
     func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
@@ -342,7 +369,7 @@ package final class CacheIndex: Sendable {
     /// The bytes all resources hold together.
     package func totalCachedBytes() async throws -> Int64 {
         try await read { db in
-            try Int64.fetchOne(db, sql: "SELECT COALESCE(SUM(cachedBytes), 0) FROM resource") ?? 0
+            try Int64.fetchOne(db.cachedStatement(sql: "SELECT cachedBytes FROM cacheTotals WHERE id = 0")) ?? 0
         }
     }
 
