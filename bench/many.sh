@@ -102,7 +102,7 @@ while kill -0 "$proxy_pid" 2>/dev/null; do sleep 0.1; done
 
 ls_s=()
 for _ in $(seq "$reps"); do ls_s+=("$(measure "$bin" ls --cache-dir "$work/cache" | awk '{ print $1 }')"); done
-summary=$("$bin" ls --cache-dir "$work/cache" | tail -1)
+summary=$("$bin" ls --cache-dir "$work/cache" | head -1)
 
 table_format="%-52s %-30s %-28s %s\n"
 table_row case peer "streamcache serve" ratio

@@ -15,11 +15,15 @@ import NIOHTTP1
 /// queue fills only while the origin sends faster than the cache writes; a reader that comes
 /// that far ahead of so fast a fetch waits for it rather than start its own (the engine's join
 /// distance grows with the rate), so cuts there are rare. 2 MiB saved no more CPU than 1 MiB.
+/// Past `minimum` the queue holds more only while its client's ``QueueBudget`` lasts, so many
+/// fetches at once hold the budget between them, not 1 MiB each.
 final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
     typealias Response = Void
 
     private let limit: Int
+    private let minimum: Int
     private let runLimit: Int
+    private let budget: QueueBudget
     // Everything below is guarded by `lock`.
     private let lock = NSLock()
     private var head: HTTPResponseHead?
@@ -32,9 +36,16 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
     /// The event loop's wait for room in the queue.
     private var room: EventLoopPromise<Void>?
 
-    init(limit: Int = 1 << 20, runLimit: Int = 512 << 10) {
+    init(budget: QueueBudget, limit: Int = 1 << 20, minimum: Int = 64 << 10, runLimit: Int = 512 << 10) {
+        self.budget = budget
         self.limit = limit
+        self.minimum = minimum
         self.runLimit = runLimit
+    }
+
+    /// What the queue still holds is given back to the budget (a response given up).
+    deinit {
+        budget.add(-queued)
     }
 
     // MARK: The fetch's side
@@ -61,7 +72,7 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
     func nextRun() async throws -> [UInt8]? {
         try await withCheckedThrowingContinuation { continuation in
             let (outcome, freed) = lock.withLock { () -> (Result<[UInt8]?, Error>?, EventLoopPromise<Void>?) in
-                if !parts.isEmpty { return (.success(takeRun()), freeRoomIfBelowLimit()) }
+                if !parts.isEmpty { return (.success(takeRun()), freeRoomIfNotFull()) }
                 switch end {
                 case .success: return (.success(nil), nil)
                 case .failure(let error): return (.failure(error), nil)
@@ -86,13 +97,20 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
         }
         parts.removeFirst(taken)
         queued -= run.count
+        budget.add(-run.count)
         return run
     }
 
-    private func freeRoomIfBelowLimit() -> EventLoopPromise<Void>? {
-        guard queued < limit, let waiting = room else { return nil }
+    private func freeRoomIfNotFull() -> EventLoopPromise<Void>? {
+        guard let waiting = room, !isFull else { return nil }
         room = nil
         return waiting
+    }
+
+    /// Whether the event loop waits before it receives more: the queue holds its limit, or its
+    /// minimum while the client's budget is spent.
+    private var isFull: Bool {
+        queued >= limit || (queued >= minimum && budget.isSpent)
     }
 
     // MARK: AsyncHTTPClient's side, on its event loop
@@ -115,7 +133,8 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
             }
             parts.append(buffer)
             queued += buffer.readableBytes
-            guard queued >= limit else { return (nil, nil) }
+            budget.add(buffer.readableBytes)
+            guard isFull else { return (nil, nil) }
             let promise = task.eventLoop.makePromise(of: Void.self)
             room = promise
             return (nil, promise.futureResult)

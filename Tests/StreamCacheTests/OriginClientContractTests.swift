@@ -54,6 +54,46 @@ import Testing
         #expect(client == nil)
     }
 
+    /// Many bodies received at once, each faster than its reader takes it, share the client's
+    /// queue budget: after readers that gave up mid-body, every one still arrives whole and none
+    /// waits on another's reader.
+    @Test func manyBodiesAtOnceAllArriveWholeAfterReadersThatGaveUp() async throws {
+        let origin = try await TestOrigin()
+        defer { Task { await origin.shutdown() } }
+        let data = TestData.bytes(count: 3 << 20, seed: 41)
+        for index in 0..<24 { origin.setResource(data, at: "/\(index).bin") }
+        let client = HTTPOriginClient()
+        // Half give up after their first run, holding whatever was queued for them.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for index in 0..<12 {
+                group.addTask {
+                    try await client.fetch(OriginRequest(url: origin.url("/\(index).bin"))) { _, body in
+                        for try await _ in body { break }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let sums = try await withThrowingTaskGroup(of: Bool.self) { group in
+            for index in 0..<24 {
+                group.addTask {
+                    try await client.fetch(OriginRequest(url: origin.url("/\(index).bin"))) { _, body in
+                        var bytes: [UInt8] = []
+                        for try await chunk in body {
+                            bytes += chunk
+                            // A reader slower than the origin: the queues fill.
+                            try await Task.sleep(for: .milliseconds(5))
+                        }
+                        return bytes == data
+                    }
+                }
+            }
+            return try await group.reduce(into: [Bool]()) { $0.append($1) }
+        }
+        try await client.shutdown()
+        #expect(sums.count == 24 && sums.allSatisfy { $0 })
+    }
+
     @Test(arguments: Kind.allCases)
     func fetchesRangesWithHeaders(kind: Kind) async throws {
         let origin = try await TestOrigin()

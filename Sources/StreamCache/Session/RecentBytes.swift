@@ -1,5 +1,7 @@
 /// The chunks a session's fetches wrote last, kept in memory so that a reader at the edge of a
-/// fetch gets them without reading the cache file back.
+/// fetch gets them without reading the cache file back. The session keeps a chunk only if a
+/// reader waits for its bytes, and forgets them all once none does: 200 players each behind its
+/// own fetch would otherwise hold 1 MiB apiece for nobody.
 ///
 /// Each chunk holds the bytes written at its offset in the cache file of version `generation`;
 /// bytes in the file never change within a version, so a chunk is as good as the file until the

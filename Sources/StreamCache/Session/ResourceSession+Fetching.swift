@@ -180,9 +180,14 @@ extension ResourceSession {
             for piece in pieces {
                 let bytes = chunk[piece.skip..<piece.skip + piece.count]
                 try bytes.withUnsafeBytes { try file.write($0, at: piece.offset) }
-                if file === self.file {
+                guard file === self.file else { continue }
+                if machine.isAwaited(ByteRange(piece.offset, piece.offset + Int64(piece.count))) {
                     let kept = piece.count == chunk.count ? chunk : Array(bytes)
                     recent.add(kept, at: piece.offset, generation: machine.generation)
+                } else {
+                    // Its readers are behind (a player at its own pace): they read the file, and
+                    // a thousand such sessions hold no memory for it.
+                    recent.removeAll()
                 }
             }
             let batch = machine.wrote(id, now: .now)

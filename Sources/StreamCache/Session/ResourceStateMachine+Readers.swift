@@ -57,6 +57,12 @@ extension ResourceStateMachine {
         }.map(\.id)
     }
 
+    /// Whether a reader wants a byte of `range` next: bytes a fetch has just written there are
+    /// worth keeping in memory for it (``RecentBytes``); a reader further behind reads the file.
+    func isAwaited(_ range: ByteRange) -> Bool {
+        readers.values.contains { range.lowerBound <= $0.position && $0.position < range.upperBound }
+    }
+
     /// Reader `id` wants the bytes at `position`.
     mutating func read(_ id: Int, at position: Int64, now: Instant) -> ReadAction {
         guard var reader = readers[id] else { return .cancelled }
