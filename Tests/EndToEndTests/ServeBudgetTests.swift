@@ -51,10 +51,10 @@ import Testing
         let received = Int64(player.output.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0
         let sent = try await origin.endlessBytes()
         // What the player took, what the cache kept (the budget) and what the buffers on the way
-        // hold (up to about 50 MB with loopback's autotuning); before, the origin was read as
-        // fast as it sends (0.4-1.6 GB in those 8 s).
+        // hold (about 50 MB with loopback's autotuning, 79 MB seen in a loaded test run); before,
+        // the origin was read as fast as it sends (0.4-1.6 GB in those 8 s).
         #expect(received > 4 << 20, "the player got \(received) bytes")
-        #expect(sent <= received + (20 << 20) + (64 << 20), "the origin sent \(sent) bytes for \(received) taken")
+        #expect(sent <= received + (20 << 20) + (96 << 20), "the origin sent \(sent) bytes for \(received) taken")
         let peak = try residentPeak(of: proxy.process)
         #expect(peak < 200 << 20, "serve's resident memory peaked at \(peak) bytes")
         try await proxy.stop()

@@ -177,17 +177,18 @@ extension ResourceSession {
                     "the cache's disk has less than \(environment.reserve.reserve) bytes free"
                 )
             }
+            let last = pieces[pieces.count - 1]
+            let span = ByteRange(pieces[0].offset, last.offset + Int64(last.count))
+            let keep = file === self.file && machine.isAwaited(span)
+            // Readers behind the fetch (players at their own pace) read the file: a thousand such
+            // sessions hold no memory for them.
+            if !keep { recent.removeAll() }
             for piece in pieces {
                 let bytes = chunk[piece.skip..<piece.skip + piece.count]
                 try bytes.withUnsafeBytes { try file.write($0, at: piece.offset) }
-                guard file === self.file else { continue }
-                if machine.isAwaited(ByteRange(piece.offset, piece.offset + Int64(piece.count))) {
+                if keep {
                     let kept = piece.count == chunk.count ? chunk : Array(bytes)
                     recent.add(kept, at: piece.offset, generation: machine.generation)
-                } else {
-                    // Its readers are behind (a player at its own pace): they read the file, and
-                    // a thousand such sessions hold no memory for it.
-                    recent.removeAll()
                 }
             }
             let batch = machine.wrote(id, now: .now)
