@@ -60,15 +60,21 @@ rate() {
 }
 rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
-slice=$((count / reps))
-n_cold=() p_cold=()
-for rep in $(seq 0 $((reps - 1))); do
-    first=$((rep * slice)) last=$(((rep + 1) * slice - 1))
-    urls "$work/nginx.list" "http://127.0.0.1:$nginx_cache" "$first" "$last"
-    urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" "$first" "$last"
-    n_cold+=("$(rate "$work/nginx.list")")
-    p_cold+=("$(rate "$work/proxy.list")")
-done
+# side_by_side PEER STEP : per repetition the next STEP resources, through PEER (a URL prefix)
+# and then through `serve`; their rates go to peer_rates and proxy_rates.
+side_by_side() {
+    peer_rates=() proxy_rates=()
+    for rep in $(seq 0 $((reps - 1))); do
+        local first=$((rep * $2)) last=$(((rep + 1) * $2 - 1))
+        urls "$work/peer.list" "$1" "$first" "$last"
+        urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" "$first" "$last"
+        peer_rates+=("$(rate "$work/peer.list")")
+        proxy_rates+=("$(rate "$work/proxy.list")")
+    done
+}
+
+side_by_side "http://127.0.0.1:$nginx_cache" $((count / reps))
+n_cold=("${peer_rates[@]}") p_cold=("${proxy_rates[@]}")
 kill "$(cat "$work/proxy.pid")"
 while kill -0 "$(cat "$work/proxy.pid")" 2>/dev/null; do sleep 0.1; done
 
@@ -77,14 +83,8 @@ proxy_pid=$(cat "$work/proxy2.pid")
 rss_start=$(rss_mib "$proxy_pid")
 # 2,000 resources per repetition, fewer for a small COUNT; 20 more are left for the first byte.
 touched=$(( count / reps / 2 < 2000 ? count / reps / 2 : 2000 ))
-n_warm=() p_warm=()
-for rep in $(seq 0 $((reps - 1))); do
-    first=$((rep * touched)) last=$(((rep + 1) * touched - 1))
-    urls "$work/nginx.list" "http://127.0.0.1:$origin" "$first" "$last"
-    urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" "$first" "$last"
-    n_warm+=("$(rate "$work/nginx.list")")
-    p_warm+=("$(rate "$work/proxy.list")")
-done
+side_by_side "http://127.0.0.1:$origin" "$touched"
+n_warm=("${peer_rates[@]}") p_warm=("${proxy_rates[@]}")
 first_byte() { curl -s -o /dev/null -w '%{time_starttransfer}\n' "$1" | awk '{ printf "%.3f\n", $1 * 1000 }'; }
 n_ttfb=() p_ttfb=()
 for i in $(seq $((reps * touched)) $((reps * touched + 19))); do

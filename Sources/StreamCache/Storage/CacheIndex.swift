@@ -226,6 +226,8 @@ package final class CacheIndex: Sendable {
         }
     }
 
+    /// GRDB's synchronous `read`: from this synchronous function the compiler picks it, where
+    /// an `async` caller would get the asynchronous one.
     private func readOnThisThread<T>(_ body: (Database) throws -> T) throws -> T {
         try pool.read(body)
     }
