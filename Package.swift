@@ -74,7 +74,9 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
         .target(name: "StreamCacheAVFoundation", dependencies: ["StreamCache", "StreamCacheResourceLoader"]),
@@ -90,7 +92,7 @@ let package = Package(
         ),
         .target(
             name: "StreamCacheResourceLoaderTesting",
-            dependencies: ["StreamCache", "StreamCacheResourceLoader", "StreamCacheTesting"]
+            dependencies: ["StreamCache", "StreamCacheHLS", "StreamCacheResourceLoader", "StreamCacheTesting"]
         ),
         .executableTarget(
             name: "streamcache",
@@ -135,7 +137,9 @@ let package = Package(
             dependencies: [
                 "streamcache",
                 "StreamCache",
+                "StreamCacheHLS",
                 "StreamCacheHTTP",
+                "StreamCacheServer",
                 "StreamCacheResourceLoader",
                 "StreamCacheResourceLoaderTesting",
                 "StreamCacheTesting",

@@ -4,7 +4,9 @@ import StreamCache
 /// Does the work of an `AVAssetResourceLoaderDelegate` on the cache engine: content information
 /// from the cache or a `bytes=0-1` fetch, data requests answered progressively from the resource
 /// session, each request finished exactly once, cancellation that stops only that request's
-/// work. Every call into a request happens on ``queue`` (give AVFoundation the same queue).
+/// work. Every call into a request happens on ``queue``: give AVFoundation the same queue; a
+/// delegate call that arrives on another queue is carried out on ``queue`` (synchronously), so a
+/// cancellation never races the work on a request.
 ///
 /// A request moves `loading → finished` or `loading → cancelled`; once it has left `loading`
 /// nothing more is handed to it.
@@ -15,10 +17,17 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
     public let queue: DispatchQueue
     private let lock = NSLock()
     private var loads: [ObjectIdentifier: Task<Void, Never>] = [:]
+    /// Set on ``queue``, to tell whether a call runs on it.
+    private let queueKey = DispatchSpecificKey<Void>()
+
+    /// How much of a resource whose origin sends no length is read to learn it before giving up
+    /// (a live stream never ends; AVPlayer needs a length for a progressive file).
+    public static let lengthLearningLimit: Int64 = 1 << 30
 
     public init(engine: CacheEngine, queue: DispatchQueue = DispatchQueue(label: "StreamCache.ResourceLoader")) {
         self.engine = engine
         self.queue = queue
+        queue.setSpecific(key: queueKey, value: ())
     }
 
     /// How many requests are loading now (for tests and diagnostics).
@@ -28,6 +37,23 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
     /// `true` for a custom-scheme URL (``CustomSchemeURL``); `false` for anything else and for a
     /// request already cancelled.
     public func shouldWaitForLoading(_ request: any ResourceLoadingRequest) -> Bool {
+        onLoaderQueue { startLoading(request) }
+    }
+
+    /// `resourceLoader(_:didCancel:)`: stops that request's work; it is never finished after this.
+    public func didCancel(_ request: any ResourceLoadingRequest) {
+        onLoaderQueue {
+            let task = lock.withLock { loads.removeValue(forKey: ObjectIdentifier(request)) }
+            task?.cancel()
+        }
+    }
+
+    /// Runs `body` on ``queue``: at once when called there, else waiting for it.
+    private func onLoaderQueue<Result>(_ body: () -> Result) -> Result {
+        DispatchQueue.getSpecific(key: queueKey) != nil ? body() : queue.sync(execute: body)
+    }
+
+    private func startLoading(_ request: any ResourceLoadingRequest) -> Bool {
         guard let url = request.request.url, let origin = CustomSchemeURL.origin(of: url), !request.isCancelled else {
             return false
         }
@@ -40,28 +66,25 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
         return true
     }
 
-    /// `resourceLoader(_:didCancel:)`: stops that request's work; it is never finished after this.
-    public func didCancel(_ request: any ResourceLoadingRequest) {
-        let task = lock.withLock { loads.removeValue(forKey: ObjectIdentifier(request)) }
-        task?.cancel()
-    }
-
     // MARK: Loading
 
     private func load(_ handle: RequestHandle, from url: URL) async {
         do {
             // One open per loading request: content information and bytes from one session.
             let resource = try await engine.open(url)
-            if try await onQueue(handle, { $0.contentInformationRequest != nil }) == true {
-                let known = try await resource.info()
-                let complete = await resource.isComplete()
+            let asked = try await onQueue(handle) { request in
+                request.contentInformationRequest.map { ContentQuestion(allowedTypes: $0.allowedContentTypes ?? []) }
+            }
+            if let question = asked ?? nil {
+                let answer = try await Self.contentAnswer(of: resource, question: question)
                 try await onQueue(handle) { request in
                     guard let content = request.contentInformationRequest else { return }
-                    content.contentType = UniformType.identifier(mimeType: known.contentType, url: url)
-                    content.contentLength = known.length ?? 0
-                    content.isByteRangeAccessSupported = known.byteRangeAccess
+                    content.contentType = answer.type
+                    content.contentLength = answer.length
+                    // The engine serves any range itself, from an origin that ignores ranges too.
+                    content.isByteRangeAccessSupported = true
                     // All of it on disk: AVPlayer may read it as fast as it likes.
-                    content.isEntireLengthAvailableOnDemand = complete
+                    content.isEntireLengthAvailableOnDemand = answer.complete
                 }
             }
             if let wanted = try await onQueue(handle, { Self.wantedBytes(of: $0.dataRequest) }) ?? nil {
@@ -73,6 +96,63 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
         } catch {
             try? await finish(handle, error: error)
         }
+    }
+
+    /// What a content information request allows.
+    private struct ContentQuestion: Sendable {
+        let allowedTypes: [String]
+    }
+
+    /// The content information of `resource`. An origin that sends no length has it learned (the
+    /// resource read to its end, into the cache), never reported as 0, which AVPlayer takes for
+    /// an empty file; a type that neither the origin nor the URL tell is sniffed from the first
+    /// bytes.
+    ///
+    /// - Throws: ``StreamCacheError`` when the length or the type cannot be told, or the type is
+    ///   not one AVPlayer allows here (`finishLoading` would raise an exception).
+    private static func contentAnswer(
+        of resource: CachedResource,
+        question: ContentQuestion
+    ) async throws -> (type: String, length: Int64, complete: Bool) {
+        var known = try await resource.info()
+        if known.length == nil {
+            var read: Int64 = 0
+            for try await chunk in resource.read(from: 0) {
+                read += Int64(chunk.count)
+                guard read <= lengthLearningLimit else {
+                    throw StreamCacheError(
+                        .originProtocolViolation,
+                        "\(resource.url.absoluteString) sends no length and had not ended after \(read) bytes "
+                            + "(a live stream plays through the in-app server, not the resource loader)"
+                    )
+                }
+            }
+            known = try await resource.info()
+        }
+        guard let length = known.length else {
+            throw StreamCacheError(.originProtocolViolation, "\(resource.url.absoluteString) sends no length")
+        }
+        var type = UniformType.identifier(mimeType: known.contentType, url: resource.url)
+        if type == nil, length > 0 {
+            var leading: [UInt8] = []
+            for try await chunk in resource.read(from: 0, length: min(length, Int64(UniformType.sniffedLength))) {
+                leading += chunk
+            }
+            type = UniformType.identifier(leadingBytes: leading)
+        }
+        guard let type else {
+            throw StreamCacheError(
+                .originProtocolViolation,
+                "cannot tell the media type of \(resource.url.absoluteString) (\(known.contentType ?? "no type"))"
+            )
+        }
+        guard question.allowedTypes.isEmpty || question.allowedTypes.contains(type) else {
+            throw StreamCacheError(
+                .originProtocolViolation,
+                "\(resource.url.absoluteString) is \(type), which the player does not allow here"
+            )
+        }
+        return (type, length, await resource.isComplete())
     }
 
     /// The bytes a data request still wants: from `currentOffset` to its end (`nil`: to the end
@@ -113,7 +193,10 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
     private func finish(_ handle: RequestHandle, error: (any Error)?) async throws {
         try await onQueue(handle) { request in
             // Leaving `loading` under the lock: a cancellation after this finds nothing to cancel.
-            guard self.lock.withLock({ self.loads.removeValue(forKey: handle.id) }) != nil else { return }
+            // AVFoundation marks a request cancelled before it tells the delegate: one marked so
+            // is never finished.
+            guard self.lock.withLock({ self.loads.removeValue(forKey: handle.id) }) != nil, !request.isCancelled
+            else { return }
             if let error { request.finishLoading(with: error) } else { request.finishLoading() }
         }
     }

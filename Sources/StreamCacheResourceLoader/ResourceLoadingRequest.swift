@@ -25,6 +25,8 @@ public protocol ResourceLoadingRequest: AnyObject {
 public protocol ResourceLoadingContentInformationRequest: AnyObject {
     /// A uniform type identifier (`public.mp3`), not a MIME type.
     var contentType: String? { get set }
+    /// The types the player accepts here, if it says (`contentType` must be one of them).
+    var allowedContentTypes: [String]? { get }
     var contentLength: Int64 { get set }
     var isByteRangeAccessSupported: Bool { get set }
     var isEntireLengthAvailableOnDemand: Bool { get set }

@@ -87,6 +87,8 @@ public final class SimulatedContentInformationRequest: ResourceLoadingContentInf
     // Set only on the loader's queue; read by the test after the request finished.
     weak var parent: SimulatedLoadingRequest?
     public var contentType: String? { didSet { parent?.check("contentType") } }
+    /// What AVPlayer allows; empty or `nil` for anything.
+    public var allowedContentTypes: [String]?
     public var contentLength: Int64 = 0 { didSet { parent?.check("contentLength") } }
     public var isByteRangeAccessSupported = false { didSet { parent?.check("isByteRangeAccessSupported") } }
     public var isEntireLengthAvailableOnDemand = false

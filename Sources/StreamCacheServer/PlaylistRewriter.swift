@@ -4,8 +4,9 @@ import StreamCacheHLS
 /// Rewrites an HLS playlist so that everything it points to (variants, renditions, segments,
 /// keys, init sections) is fetched through the proxy too, and so cached.
 ///
-/// Every URI is resolved against the playlist's URL and written as `/<absolute URL>`, which the
-/// player resolves against the proxy's own address. URIs of other schemes (`file:`, `data:`, …)
+/// Every URI is resolved against the playlist's URL and written as `/<absolute URL>` (after the
+/// access key of a server that has one: `/<key>/<absolute URL>`), which the player resolves
+/// against the proxy's own address. URIs of other schemes (`file:`, `data:`, …)
 /// become proxy paths as well, which the proxy refuses: a playlist never makes a player read a
 /// local file.
 enum PlaylistRewriter {
@@ -30,14 +31,14 @@ enum PlaylistRewriter {
     /// text without `#EXTM3U` (a plain M3U list of links), which is passed on as it is.
     ///
     /// - Throws: ``HLSParseError`` if the bytes are a broken playlist or not text.
-    static func rewrite(_ bytes: [UInt8], from url: URL) throws(HLSParseError) -> String? {
+    static func rewrite(_ bytes: [UInt8], from url: URL, pathPrefix: String = "") throws(HLSParseError) -> String? {
         let playlist: Playlist
         do {
             playlist = try Playlist(parsing: bytes, url: url.absoluteString)
         } catch  where error.isMissingHeader {
             return nil
         }
-        return playlist.mappingURIs { proxyPath(for: $0, relativeTo: url) }.text
+        return playlist.mappingURIs { pathPrefix + proxyPath(for: $0, relativeTo: url) }.text
     }
 
     /// Whether the playlist `bytes` may change at the origin: a media playlist without

@@ -19,6 +19,7 @@ struct ProxyChannel: HTTPChannelHandler {
     let idleTimeout: Duration
     let warm: WarmRequests
     let logs: ProxyLogs
+    let accessKey: String?
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
@@ -29,7 +30,7 @@ struct ProxyChannel: HTTPChannelHandler {
                 withOutboundHeaderValidation: false  // HTTPTypes validates fields already
             )
             try pipeline.addHandler(HTTP10KeepAliveHandler())
-            try pipeline.addHandler(RequestHeadCheck(authority: warm.authority))
+            try pipeline.addHandler(RequestHeadCheck(authority: warm.authority, accessKey: accessKey))
             try pipeline.addHandler(HangUpHandler())
             try pipeline.addHandler(ConnectionLifecycleHandler(idleTimeout: idleTimeout))
             try pipeline.addHandler(WarmRangeHandler(requests: warm, logs: logs))

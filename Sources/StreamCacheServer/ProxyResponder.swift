@@ -20,6 +20,9 @@ struct ProxyResponder: HTTPResponder {
     let logs: ProxyLogs
     let webPages: WebPagePolicy
     let offline: OfflineFiles
+    /// What the paths of this server begin with before `/<URL>`: `/<key>` on a server with an
+    /// access key, else nothing. Rewritten playlists point at paths that begin with it.
+    let pathPrefix: String
 
     /// Answers `request`; its access-log entry is written once, here or by a streamed body at
     /// its end.
@@ -40,8 +43,9 @@ struct ProxyResponder: HTTPResponder {
     /// The Host check and the web-page policy, then the answer, with CORS fields for an allowed
     /// web player.
     private func decide(_ request: Request, context: Context, exchange: inout Exchange) async throws -> Response {
-        if let reason = request.headers[Self.refusal] {
-            throw ProxyRefusal(.badRequest, reason)
+        if let value = request.headers[Self.refusal] {
+            let (status, reason) = RequestHeadCheck.parseRefusal(value)
+            throw ProxyRefusal(HTTPResponse.Status(code: status), reason)
         }
         guard let host = request.head.authority else {
             throw ProxyRefusal(.badRequest, "the request has no Host header")
@@ -227,7 +231,7 @@ struct ProxyResponder: HTTPResponder {
         }
         let text: String?
         do {
-            text = try PlaylistRewriter.rewrite(original, from: resource.url)
+            text = try PlaylistRewriter.rewrite(original, from: resource.url, pathPrefix: pathPrefix)
         } catch {
             throw ProxyRefusal(.badGateway, "invalid playlist from the origin: \(error)")
         }

@@ -2,9 +2,11 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import Logging
+import NIOCore
 import ServiceLifecycle
 import StreamCache
 import StreamCacheHLS
+import UnixSignals
 
 /// How the proxy listens and what it adds to origin requests.
 public struct ProxyConfiguration: Sendable {
@@ -25,6 +27,9 @@ public struct ProxyConfiguration: Sendable {
     public var shutdownGracePeriod: Duration = .milliseconds(250)
     /// The offline library `/offline/<id>/…` is served from (default: the cache directory's).
     public var offlineLibrary: OfflineLibrary?
+    /// When set, every path must begin with `/<accessKey>` (`/<key>/https://…`); others get `403`.
+    /// Other apps on a device can reach a loopback port: ``InAppServer`` sets a new key at each launch.
+    public var accessKey: String?
 
     public init() {}
 }
@@ -51,9 +56,26 @@ public struct ProxyServer: Sendable {
     /// - Parameter onListening: called once the listener is bound, with its host and port.
     /// - Throws: if the address cannot be bound.
     public func run(onListening: @escaping @Sendable (String, Int) async -> Void) async throws {
+        try await run(shutdownSignals: [.sigterm, .sigint]) { host, channel in
+            await onListening(host, channel.localAddress?.port ?? 0)
+        }
+    }
+
+    /// Serves until one of `shutdownSignals`, a graceful shutdown of its service group, the
+    /// task's cancellation or the listener's close.
+    ///
+    /// - Parameters:
+    ///   - willRun: called with the service group before it runs, to shut it down gracefully.
+    ///   - onListening: called once the listener is bound, with its host and channel.
+    func run(
+        shutdownSignals: [UnixSignal],
+        willRun: @Sendable (ServiceGroup) async -> Void = { _ in },
+        onListening: @escaping @Sendable (String, any Channel) async -> Void
+    ) async throws {
         let authority = ListenerAuthority(boundHost: configuration.host)
         let webPages = WebPagePolicy(allowedOrigins: configuration.allowedOrigins)
         let warm = WarmRequests(engine: engine, authority: authority, webPages: webPages)
+        let accessKey = configuration.accessKey
         let responder = ProxyResponder(
             engine: engine,
             authority: authority,
@@ -63,27 +85,28 @@ public struct ProxyServer: Sendable {
             offline: OfflineFiles(
                 library: configuration.offlineLibrary ?? OfflineLibrary(cache: engine.directory),
                 engine: engine
-            )
+            ),
+            pathPrefix: accessKey.map { "/" + $0 } ?? ""
         )
         let host = configuration.host
         let idleTimeout = configuration.idleTimeout
         let application = Application(
             responder: responder,
             server: HTTPServerBuilder { [logs] responder in
-                ProxyChannel(responder: responder, idleTimeout: idleTimeout, warm: warm, logs: logs)
+                ProxyChannel(responder: responder, idleTimeout: idleTimeout, warm: warm, logs: logs, accessKey: accessKey)
             },
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.host, port: configuration.port),
                 serverName: nil
             ),
             onServerRunning: { channel in
-                await onListening(host, channel.localAddress?.port ?? 0)
+                await onListening(host, channel)
             },
             logger: logger
         )
         var group = ServiceGroupConfiguration(
             services: [.init(service: application)],
-            gracefulShutdownSignals: [.sigterm, .sigint],
+            gracefulShutdownSignals: shutdownSignals,
             logger: logger
         )
         // Responses that outlast the grace period (a slow origin, a stalled client) are cut.
@@ -93,7 +116,9 @@ public struct ProxyServer: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { tasks in
             tasks.addTask { [logs] in await logs.writePosted() }
             defer { logs.finishPosting() }
-            try await ServiceGroup(configuration: group).run()
+            let services = ServiceGroup(configuration: group)
+            await willRun(services)
+            try await services.run()
         }
     }
 }

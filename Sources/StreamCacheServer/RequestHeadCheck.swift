@@ -5,9 +5,12 @@ import NIOHTTP1
 /// `HTTPRequest` that keeps one `Host` and no absolute-form target: a request whose framing or
 /// addressing is ambiguous is refused with `400`, and its connection closed.
 ///
-/// The verdict travels with the request in ``refusalField`` (any value the client sent under
-/// that name is dropped first), so the responder answers it in its turn and logs it like every
-/// other refusal.
+/// A server with an access key (``InAppServer``) also serves only paths that begin with
+/// `/<key>`, which it removes here: everything after this handler sees `/<URL>` as without a key.
+///
+/// The verdict travels with the request in ``refusalField`` as `<status> <reason>` (any value the
+/// client sent under that name is dropped first), so the responder answers it in its turn and
+/// logs it like every other refusal.
 final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -16,10 +19,13 @@ final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
     static let refusalField = "StreamCache-Refusal"
 
     private let authority: ListenerAuthority
+    /// `/<key>` when paths must begin with an access key.
+    private let keyPrefix: String?
     private var local = ConnectionAddress(nil)
 
-    init(authority: ListenerAuthority) {
+    init(authority: ListenerAuthority, accessKey: String? = nil) {
         self.authority = authority
+        self.keyPrefix = accessKey.map { "/" + $0 }
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -44,17 +50,39 @@ final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
             default: break
             }
         }
-        let reason = refusal(uri: head.uri, hosts: hosts, codings: codings)
-        guard forged || reason != nil else {
+        var reason = refusal(uri: head.uri, hosts: hosts, codings: codings).map { "400 " + $0 }
+        var unkeyed: String?
+        if let keyPrefix, reason == nil {
+            unkeyed = Self.removing(keyPrefix, from: head.uri)
+            if unkeyed == nil { reason = "403 the request does not carry this server's access key" }
+        }
+        guard forged || reason != nil || unkeyed != nil else {
             context.fireChannelRead(data)
             return
         }
+        if let unkeyed { head.uri = unkeyed }
         head.headers.remove(name: Self.refusalField)
         if let reason {
             head.headers.add(name: Self.refusalField, value: reason)
             head.headers.replaceOrAdd(name: "Connection", value: "close")
         }
         context.fireChannelRead(wrapInboundOut(.head(head)))
+    }
+
+    /// `uri` without its leading `/<key>` (`/<key>/https://…` → `/https://…`); `nil` when it does
+    /// not begin with it.
+    static func removing(_ keyPrefix: String, from uri: String) -> String? {
+        guard uri.hasPrefix(keyPrefix) else { return nil }
+        let rest = uri.dropFirst(keyPrefix.count)
+        guard rest.first == "/" else { return nil }
+        return String(rest)
+    }
+
+    /// The status and reason of a refusal carried in ``refusalField``.
+    static func parseRefusal(_ value: String) -> (status: Int, reason: String) {
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, let status = Int(parts[0]), (400..<500).contains(status) else { return (400, value) }
+        return (status, String(parts[1]))
     }
 
     /// Why a request for `uri` with `hosts` Host fields and these transfer codings is refused, or `nil`.

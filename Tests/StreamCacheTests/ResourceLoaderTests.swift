@@ -235,6 +235,87 @@ import Testing
         #expect(CustomSchemeURL.origin(of: url) == nil)
         #expect(UniformType.identifier(mimeType: "audio/mp4; codecs=mp4a", url: url) == "com.apple.m4a-audio")
         #expect(UniformType.identifier(mimeType: "application/octet-stream", url: url) == "public.mp3")
-        #expect(UniformType.identifier(mimeType: nil, url: URL(string: "https://x/y")!) == "public.data")
+        // Nothing AVPlayer plays is `public.data`: an unknown type is unknown, and sniffed.
+        #expect(UniformType.identifier(mimeType: nil, url: URL(string: "https://x/y")!) == nil)
+        #expect(UniformType.identifier(mimeType: nil, url: URL(string: "https://x/book.m4b")!) == "public.mpeg-4-audio")
+        #expect(UniformType.identifier(leadingBytes: Array("ID3\u{4}".utf8)) == "public.mp3")
+        #expect(UniformType.identifier(leadingBytes: [0, 0, 0, 32] + Array("ftypM4B ".utf8)) == "com.apple.m4a-audio")
+        #expect(UniformType.identifier(leadingBytes: [0, 0, 0, 32] + Array("ftypisom".utf8)) == "public.mpeg-4")
+        #expect(UniformType.identifier(leadingBytes: [0xFF, 0xF1, 0x50]) == "public.aac-audio")
+        #expect(UniformType.identifier(leadingBytes: [0xFF, 0xFB, 0x90]) == "public.mp3")
+        #expect(UniformType.identifier(leadingBytes: Array("<html>".utf8)) == nil)
+    }
+
+    @Test func anUnknownLengthIsLearnedNeverReportedAsEmpty() async throws {
+        var conditions = OriginConditions(bytesPerSecond: 64 << 20)
+        conditions.faults = [.noLength]
+        let setup = try await Setup(conditions: conditions)
+        let simulator = try setup.simulator()
+        let open = try await simulator.openAsset(setup.url)
+        #expect(open.error == nil, "\(String(describing: open.error))")
+        #expect(open.contentInformationRequest?.contentLength == Int64(Self.size))
+        #expect(open.received == Array(setup.data[0..<2]))
+        // Learning it cached the episode: it plays with each byte sent once.
+        #expect(try await simulator.load(setup.url, data: (0, nil)).received == setup.data)
+        #expect(setup.fixture.origin.statistics.bodyBytes == Int64(Self.size))
+        await setup.fixture.tearDown()
+    }
+
+    @Test func rangesAreOfferedForAnOriginThatIgnoresThem() async throws {
+        var conditions = OriginConditions(bytesPerSecond: 64 << 20)
+        conditions.faults = [.ignoreRange]
+        let setup = try await Setup(conditions: conditions)
+        let simulator = try setup.simulator()
+        let open = try await simulator.openAsset(setup.url)
+        #expect(open.contentInformationRequest?.isByteRangeAccessSupported == true)
+        let middle = try await simulator.load(setup.url, data: (3_000_000, 100_000))
+        #expect(middle.received == Array(setup.data[3_000_000..<3_100_000]))
+        await setup.fixture.tearDown()
+    }
+
+    @Test func aTypeNoOneTellsIsSniffedOrRefusedClearly() async throws {
+        let setup = try await Setup()
+        let simulator = try setup.simulator()
+        // No extension, a generic type: the first bytes tell.
+        setup.fixture.origin.setResource(Array("ID3\u{4}\u{0}".utf8) + setup.data.prefix(5000), at: "/episode")
+        let sniffed = try await simulator.openAsset(setup.fixture.origin.url("/episode"))
+        #expect(sniffed.contentInformationRequest?.contentType == "public.mp3")
+        // Nothing tells: a clear error, not `public.data`, which AVPlayer would fail on later.
+        setup.fixture.origin.setResource(Array("<html></html>".utf8), at: "/page")
+        let unknown = try await simulator.openAsset(setup.fixture.origin.url("/page"))
+        #expect(unknown.finishCount == 1 && "\(unknown.error.map { "\($0)" } ?? "")".contains("media type"))
+        // A type the player does not allow here: an error, never the exception AVFoundation raises.
+        let request = SimulatedLoadingRequest(
+            url: CustomSchemeURL.wrapping(setup.url)!,
+            contentInformation: true,
+            data: nil
+        )
+        request.contentInformationRequest?.allowedContentTypes = ["public.mpeg-4"]
+        #expect(simulator.loader.shouldWaitForLoading(request))
+        for _ in 0..<500 where !request.isFinished { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(request.finishCount == 1 && request.error != nil && request.contentInformationRequest?.contentType == nil)
+        await setup.fixture.tearDown()
+    }
+
+    @Test func delegateCallsOnAnotherQueueAreCarriedOutOnTheLoaderQueue() async throws {
+        let setup = try await Setup()
+        let simulator = try setup.simulator()
+        _ = try await simulator.openAsset(setup.url)
+        // An app that gave `setDelegate` its own queue: every call arrives there.
+        let appQueue = DispatchQueue(label: "app's resource loader queue")
+        let url = setup.url
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            appQueue.async {
+                simulator.cancellationStorm(url, count: 200, length: 64 << 10, span: ResourceLoaderTests.size, step: 40_000)
+                done.resume()
+            }
+        }
+        for _ in 0..<500 where simulator.loader.activeLoads > 0 { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(simulator.loader.activeLoads == 0)
+        for request in simulator.requests where request.isCancelled {
+            #expect(request.finishCount == 0, "a cancelled request was finished")
+        }
+        setup.checkFinishedRequests(simulator)
+        await setup.fixture.tearDown()
     }
 }

@@ -1,0 +1,187 @@
+import Foundation
+import StreamCache
+import StreamCacheHLS
+import StreamCacheHTTP
+import StreamCacheResourceLoader
+import StreamCacheResourceLoaderTesting
+import StreamCacheTesting
+@testable import StreamCacheServer
+import Testing
+
+/// The in-app server and the routing of `StreamCacheAssets`, in this process as an app has them:
+/// HLS played as AVPlayer plays it (``HLSPlayerSimulator``) and by ffmpeg, against streams made
+/// by ffmpeg on `streamcache origin`; offline packages with the origin stopped; the access key.
+@Suite(.timeLimit(.minutes(5))) struct InAppServerTests {
+    /// An engine and its in-app server over a fresh cache, with an origin serving a folder.
+    struct App {
+        let workspace = Workspace()
+        let origin: OriginProcess
+        let client = HTTPOriginClient()
+        let engine: CacheEngine
+        let server: InAppServer
+        let library: OfflineLibrary
+
+        init(_ kind: TestStreams.Kind) async throws {
+            try await TestStreams.make(kind, in: workspace.originDirectory)
+            origin = try await OriginProcess(directory: workspace.originDirectory)
+            engine = try CacheEngine(directory: CacheDirectory(path: workspace.cacheDirectory), origin: client)
+            library = OfflineLibrary(directory: workspace.outputDirectory + "/library")
+            server = InAppServer(engine: engine, offlineLibrary: library)
+        }
+
+        func originURL(_ name: String) -> URL { URL(string: origin.url(name))! }
+
+        /// The origin file a URL of the server stands for: `/<key>/http://127.0.0.1:PORT/<name>`.
+        func originFile(of url: URL, key: String) -> String? {
+            let prefix = "/\(key)/" + origin.url("")
+            guard url.path.isEmpty == false, let range = url.absoluteString.range(of: prefix) else { return nil }
+            return workspace.originDirectory + "/" + url.absoluteString[range.upperBound...]
+        }
+
+        func close() async throws {
+            await server.stop()
+            await engine.shutdown()
+            try await client.shutdown()
+            workspace.remove()
+        }
+    }
+
+    @Test func hlsPlaysThroughTheServerByteForByteWithASeekAndAVariantSwitchAndEachByteOnce() async throws {
+        let app = try await App(.variants)
+        await #expect(throws: InAppServerNotStarted.self) {
+            try await app.server.url(for: app.originURL(TestStreams.Kind.variants.playlist))
+        }
+        let router = PlaybackRouter(server: app.server)
+        guard case .server(let url) = try await router.route(app.originURL(TestStreams.Kind.variants.playlist)) else {
+            Issue.record("an .m3u8 URL is not routed to the in-app server")
+            return try await app.close()
+        }
+        #expect(url.absoluteString.hasPrefix("http://127.0.0.1:\(try #require(await app.server.port))/\(app.server.accessKey)/"))
+
+        let player = HLSPlayerSimulator()
+        let played =
+            try await player.play(url, variant: 0, segments: 0..<2)  // start
+            + player.play(url, variant: 0, segments: 2..<3)  // a seek ahead
+            + player.play(url, variant: 1, segments: 1..<3)  // a switch to the smaller variant
+        var segments = 0
+        for fetch in played {
+            // Every URI a rewritten playlist names keeps the key, so AVPlayer can follow it.
+            #expect(fetch.url.path.hasPrefix("/\(app.server.accessKey)/"), "\(fetch.url)")
+            guard !fetch.url.path.hasSuffix(".m3u8") else { continue }
+            let file = try #require(app.originFile(of: fetch.url, key: app.server.accessKey))
+            var expected = try #require(app.workspace.read(file))
+            if let range = fetch.range {
+                expected = Array(expected[Int(range.offset)..<Int(range.offset + range.length)])
+            }
+            #expect(fetch.bytes == expected, "\(fetch.url): \(fetch.bytes.count) bytes, the origin has \(expected.count)")
+            segments += 1
+        }
+        #expect(segments >= 10, "\(played.map(\.url))")
+
+        // ffmpeg decodes the same frames through the server as from the origin's files.
+        let origin = try await TestStreams.frames(app.workspace.originDirectory + "/" + TestStreams.Kind.variants.playlist)
+        let through = try await TestStreams.frames(url.absoluteString)
+        #expect(through.count > 10 && through == origin, "\(through.count) frames through the server, \(origin.count)")
+        let stats = try await app.origin.settledStats()
+        #expect(stats.duplicateBytes == 0, "the origin sent \(stats.duplicateBytes) bytes twice")
+        try await app.close()
+    }
+
+    @Test func aRequestWithoutTheKeyIsRefused() async throws {
+        let app = try await App(.ts)
+        try await app.server.start()
+        let port = try #require(await app.server.port)
+        let origin = app.origin.url(TestStreams.Kind.ts.playlist)
+        let keyed = try await app.server.url(for: URL(string: origin)!)
+        #expect(try await Curl.fetch(keyed.absoluteString).status == 200)
+        for path in [origin, "0123456789abcdef0123456789abcdef/" + origin, "offline/x/master.m3u8", ""] {
+            let reply = try await Curl.fetch("http://127.0.0.1:\(port)/" + path)
+            #expect(reply.status == 403, "/\(path): \(reply.status)")
+        }
+        // Another app guessing the key gets nothing either: the key is new at each launch.
+        let other = InAppServer(engine: app.engine)
+        #expect(other.accessKey != app.server.accessKey && other.accessKey.count == 32)
+        try await app.close()
+    }
+
+    @Test func theServerListensAgainOnItsPortAfterTheSystemClosesItsListener() async throws {
+        let app = try await App(.ts)
+        try await app.server.start()
+        let port = try #require(await app.server.port)
+        let url = try await app.server.url(for: app.originURL(TestStreams.Kind.ts.playlist))
+        #expect(try await Curl.fetch(url.absoluteString).status == 200)
+
+        // As iOS does to a suspended app, then the app comes back to the foreground.
+        await app.server.closeListenerAsTheSystemWould()
+        NotificationCenter.default.post(name: Notification.Name("UIApplicationWillEnterForegroundNotification"), object: nil)
+        var status = 0
+        for _ in 0..<50 {
+            status = (try? await Curl.fetch(url.absoluteString))?.status ?? 0
+            if status == 200 { break }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        #expect(status == 200, "the URL given before the suspension answers \(status)")
+        #expect(await app.server.port == port)
+        await app.server.resumeIfNeeded()
+        #expect(try await Curl.fetch(url.absoluteString).status == 200)
+
+        await app.server.stop()
+        #expect((try? await Curl.fetch(url.absoluteString)) == nil, "a stopped server still answers")
+        try await app.server.start()
+        #expect(try await Curl.fetch(url.absoluteString).status == 200, "a restarted server forgot its URLs")
+        try await app.close()
+    }
+
+    @Test func anOfflinePackagePlaysThroughTheServerWithTheOriginStopped() async throws {
+        let app = try await App(.ts)
+        let playlist = app.originURL(TestStreams.Kind.ts.playlist)
+        let original = try await TestStreams.frames(app.workspace.originDirectory + "/" + TestStreams.Kind.ts.playlist)
+        var id: String?
+        for await event in app.library.download(playlist, engine: app.engine) {
+            if case .finished(let finished, _) = event { id = finished }
+            if case .failed(let error) = event { Issue.record("the download failed: \(error)") }
+        }
+        let package = try #require(id)
+        try await app.origin.stop()
+
+        let router = PlaybackRouter(server: app.server)
+        guard case .server(let url) = try await router.route(offlinePackage: package) else {
+            Issue.record("an offline package is not routed to the in-app server")
+            return try await app.close()
+        }
+        let offline = try await TestStreams.frames(url.absoluteString)
+        #expect(offline.count > 10 && offline == original, "\(offline.count) frames offline, \(original.count) online")
+        try await app.close()
+    }
+
+    @Test func progressiveMediaGoesThroughTheResourceLoaderAndPlaylistsThroughTheServer() async throws {
+        let app = try await App(.ts)
+        let episode = TestData.bytes(count: 300_000, seed: 7)
+        try app.workspace.write(episode, as: "ep.mp3")
+        try app.workspace.write(
+            [UInt8](try #require(app.workspace.read(app.workspace.originDirectory + "/" + TestStreams.Kind.ts.playlist))),
+            as: "feed-item"
+        )
+        let router = PlaybackRouter(server: app.server)
+
+        let mp3 = app.originURL("ep.mp3")
+        #expect(try await router.route(mp3) == .resourceLoader(mp3))
+        let file = URL(fileURLWithPath: "/tmp/ep.mp3")
+        #expect(try await router.route(file) == .direct(file))
+        #expect(await app.server.port == nil, "the server started for progressive media")
+        // A playlist whose URL does not say so: by the type the app's feed gives.
+        let item = app.originURL("feed-item")
+        guard case .server = try await router.route(item, contentType: "application/vnd.apple.mpegurl") else {
+            Issue.record("a playlist typed by the app is not routed to the server")
+            return try await app.close()
+        }
+
+        // The progressive route plays through the resource loader as AVPlayer drives it.
+        let simulator = AVPlayerSimulator(loader: ResourceLoaderEngine(engine: app.engine))
+        let opened = try await simulator.openAsset(mp3)
+        let info = try #require(opened.contentInformationRequest)
+        #expect(info.contentLength == Int64(episode.count) && info.isByteRangeAccessSupported)
+        #expect(try await simulator.load(mp3, data: (0, nil)).received == episode)
+        try await app.close()
+    }
+}
