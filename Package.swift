@@ -79,7 +79,10 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ]
         ),
-        .target(name: "StreamCacheAVFoundation", dependencies: ["StreamCache", "StreamCacheResourceLoader"]),
+        .target(
+            name: "StreamCacheAVFoundation",
+            dependencies: ["StreamCache", "StreamCacheHLS", "StreamCacheResourceLoader", "StreamCacheServer"]
+        ),
         .target(
             name: "StreamCacheTesting",
             dependencies: [

@@ -58,6 +58,15 @@ enum Curl {
     }
 }
 
+/// What some tests need that a Linux machine with `.ci/run`'s packages has, so the suite runs on
+/// macOS too with those tests skipped.
+enum LinuxTools {
+    /// nginx where Debian puts it.
+    static let nginx = FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx")
+    /// A process's memory figures in `/proc`.
+    static let proc = FileManager.default.fileExists(atPath: "/proc/self/status")
+}
+
 /// nginx serving a directory on 127.0.0.1: the reference for HTTP range semantics. One process
 /// (no master and worker), so killing it leaves nothing behind.
 final class NginxProcess: Sendable {

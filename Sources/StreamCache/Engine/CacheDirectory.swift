@@ -11,14 +11,27 @@ public struct CacheDirectory: Sendable, Hashable {
         self.path = (path as NSString).standardizingPath
     }
 
-    /// The default directory: `$STREAMCACHE_DIR`, else `$XDG_CACHE_HOME/streamcache`,
-    /// else `~/.cache/streamcache`.
-    public static func `default`(environment: [String: String] = ProcessInfo.processInfo.environment) -> CacheDirectory
-    {
+    /// The default directory: `$STREAMCACHE_DIR`, else `$XDG_CACHE_HOME/streamcache`, else in an
+    /// app `StreamCache` in its Caches directory (not backed up, and purgeable when the device runs
+    /// short of space), else `~/.cache/streamcache` (the command-line tool, macOS included).
+    ///
+    /// - Parameter platformCaches: the app's Caches directory (the default:
+    ///   ``platformCachesDirectory``).
+    public static func `default`(
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        platformCaches: String? = platformCachesDirectory
+    ) -> CacheDirectory {
         if let dir = environment["STREAMCACHE_DIR"], !dir.isEmpty { return CacheDirectory(path: dir) }
         if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty { return CacheDirectory(path: xdg + "/streamcache") }
+        if let platformCaches { return CacheDirectory(path: platformCaches + "/StreamCache") }
         let home = environment["HOME"] ?? NSHomeDirectory()
         return CacheDirectory(path: home + "/.cache/streamcache")
+    }
+
+    /// The app's Caches directory: on iOS, tvOS, visionOS and watchOS, and in a sandboxed macOS
+    /// app; `nil` elsewhere, where XDG applies.
+    public static var platformCachesDirectory: String? {
+        AppContainer.directory(for: .cachesDirectory)
     }
 
     /// The file that holds the directory's settings (its byte budget).

@@ -162,13 +162,9 @@ package final class CacheFile: Sendable {
         return copy
     }
 
-    /// Makes every byte written so far durable (`fdatasync`).
+    /// Makes every byte written so far durable (``FileSync``).
     private func synchronize() throws {
-        #if canImport(Darwin)
-        let result = fsync(descriptor)
-        #else
-        let result = fdatasync(descriptor)
-        #endif
+        let result = FileSync.data(of: descriptor)
         guard result == 0 else { throw StreamCacheError.storage("cannot sync", path: path, errno: errno) }
     }
 

@@ -28,6 +28,10 @@ package final class CacheIndex: Sendable {
             // it even on a disk too full for new files.
             var persist: Int32 = 1
             sqlite3_file_control(db.sqliteConnection, nil, SQLITE_FCNTL_PERSIST_WAL, &persist)
+            #if canImport(Darwin)
+            // A commit reaches the drive, not only its cache (see FileSync).
+            try db.execute(sql: "PRAGMA fullfsync = ON; PRAGMA checkpoint_fullfsync = ON")
+            #endif
         }
         do {
             let pool = try Self.openPool(path: path, configuration: configuration)

@@ -24,22 +24,28 @@ public struct OfflineLibrary: Sendable {
     }
 
     /// The user's library, where XDG puts data a user keeps (cache cleaners leave it alone):
-    /// `$STREAMCACHE_LIBRARY`, else `$XDG_DATA_HOME/streamcache/hls`, else
-    /// `~/.local/share/streamcache/hls`.
+    /// `$STREAMCACHE_LIBRARY`, else `$XDG_DATA_HOME/streamcache/hls`, else in an app
+    /// `StreamCache/hls` in its Application Support directory (kept when the system purges
+    /// Caches; an app may exclude it from backups), else `~/.local/share/streamcache/hls`.
     ///
     /// A library made before in the cache directory's `hls` folder is moved there the first
     /// time, or, if it cannot be moved (another filesystem), still used where it is.
     ///
+    /// - Parameter platformSupport: the app's Application Support directory (the default: the
+    ///   container's in an app, none elsewhere).
     /// - Returns: the library, and one line for the user if it was moved.
     public static func userDefault(
         cache: CacheDirectory,
-        environment: [String: String] = ProcessInfo.processInfo.environment
+        environment: [String: String] = ProcessInfo.processInfo.environment,
+        platformSupport: String? = AppContainer.directory(for: .applicationSupportDirectory)
     ) -> (library: OfflineLibrary, note: String?) {
         let path: String
         if let library = environment["STREAMCACHE_LIBRARY"], !library.isEmpty {
             path = library
         } else if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
             path = data + "/streamcache/hls"
+        } else if let platformSupport {
+            path = platformSupport + "/StreamCache/hls"
         } else {
             path = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/streamcache/hls"
         }

@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 
 #if canImport(Glibc)
 import Glibc
@@ -58,11 +59,7 @@ final class PackageFile {
     private static let syncQueue = DispatchQueue(label: "StreamCacheHLS.PackageFile.sync", attributes: .concurrent)
 
     private static func synchronize(_ descriptor: Int32) -> Int32 {
-        #if canImport(Darwin)
-        fsync(descriptor)
-        #else
-        fdatasync(descriptor)
-        #endif
+        FileSync.data(of: descriptor)
     }
 
     /// Writes `data` to `path` through a durable temporary file and a rename.
