@@ -184,4 +184,47 @@ import Testing
         #expect(try await simulator.load(mp3, data: (0, nil)).received == episode)
         try await app.close()
     }
+
+    @Test func anAppRestoresUnfinishedDownloadsAndKeepsATitleAndArtworkWithEachPackage() async throws {
+        let app = try await App(.ts)
+        let playlist = app.originURL(TestStreams.Kind.ts.playlist)
+        var options = OfflineDownloadOptions()
+        options.title = "Episode 12"
+        options.artwork = Data([0x89, 0x50, 0x4E, 0x47, 1, 2, 3])
+        options.jobs = 1
+        // The app is suspended mid-download: iteration stops after the first file.
+        var files = 0
+        for await event in app.library.download(playlist, options: options, engine: app.engine) {
+            if case .progress(let progress) = event, progress.filesDone > 0 {
+                files = progress.filesDone
+                break
+            }
+        }
+        #expect(files > 0)
+        var paused = try #require(app.library.assets().first)
+        for _ in 0..<100 where paused.state == .downloading {
+            // The stopped download lets go of its package as its task ends.
+            try await Task.sleep(for: .milliseconds(50))
+            paused = try #require(app.library.asset(paused.id))
+        }
+        #expect(paused.state == .incomplete && paused.title == "Episode 12")
+        #expect(paused.artworkPath.flatMap { FileManager.default.contents(atPath: $0) } == options.artwork)
+
+        // At the next launch the app restores it, with what it got so far.
+        var restored = app.library.restorePendingDownloads(engine: app.engine)
+        #expect(restored.map(\.id) == [paused.id])
+        var finished = false
+        for await event in restored.removeFirst().events {
+            if case .finished = event { finished = true }
+        }
+        #expect(finished)
+        let done = try #require(app.library.asset(paused.id))
+        #expect(done.state == .complete && done.title == "Episode 12")
+        #expect(app.library.restorePendingDownloads(engine: app.engine).isEmpty)
+
+        try app.library.describe(paused.id, title: "Episode 12: the sequel", artwork: nil)
+        #expect(app.library.asset(paused.id)?.title == "Episode 12: the sequel")
+        #expect(throws: OfflineError.self) { try app.library.describe("nope", title: "x", artwork: nil) }
+        try await app.close()
+    }
 }

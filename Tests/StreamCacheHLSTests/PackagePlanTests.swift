@@ -218,3 +218,39 @@ import Testing
         }
     }
 }
+
+/// Apple's variant qualifiers: a codec or a dynamic range the device cannot play is skipped.
+@Suite struct VariantQualifierTests {
+    static let master: MultivariantPlaylist = {
+        let text = """
+            #EXTM3U
+            #EXT-X-STREAM-INF:BANDWIDTH=9000000,RESOLUTION=3840x2160,CODECS="dvh1.05.06,ec-3",VIDEO-RANGE=PQ
+            dv.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=6000000,RESOLUTION=1920x1080,CODECS="hvc1.2.4.L123.B0,mp4a.40.2",VIDEO-RANGE=HLG
+            hevc-hdr.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=5000000,RESOLUTION=1920x1080,CODECS="hvc1.1.6.L120.90,mp4a.40.2",VIDEO-RANGE=SDR
+            hevc.m3u8
+            #EXT-X-STREAM-INF:BANDWIDTH=4000000,RESOLUTION=1920x1080,CODECS="avc1.640028,mp4a.40.2"
+            avc.m3u8
+            """
+        guard case .multivariant(let master) = try? Playlist(parsing: text) else { fatalError("not multivariant") }
+        return master
+    }()
+
+    @Test(arguments: [
+        (MediaSelectionCriteria(), "dv.m3u8"),
+        (MediaSelectionCriteria(videoRanges: .sdrOnly), "hevc.m3u8"),
+        (MediaSelectionCriteria(excludedCodecs: ["dvh1"]), "hevc-hdr.m3u8"),
+        (MediaSelectionCriteria(excludedCodecs: ["HVC1", "hev1", "dvh1"]), "avc.m3u8"),
+        (MediaSelectionCriteria(excludedCodecs: ["hvc1", "dvh1"], videoRanges: .sdrOnly), "avc.m3u8"),
+    ])
+    func theHighestVariantTheDeviceCanPlayIsChosen(criteria: MediaSelectionCriteria, expected: String) throws {
+        #expect(try MediaSelection.resolve(Self.master, criteria: criteria).variant.uri == expected)
+    }
+
+    @Test func noPlayableVariantSaysWhatThereIs() {
+        let criteria = MediaSelectionCriteria(excludedCodecs: ["hvc1", "dvh1", "avc1"])
+        let error = #expect(throws: OfflineError.self) { try MediaSelection.resolve(Self.master, criteria: criteria) }
+        #expect("\(error.map { "\($0)" } ?? "")".contains("avc1.640028"))
+    }
+}

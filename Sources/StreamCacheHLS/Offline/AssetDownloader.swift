@@ -193,6 +193,8 @@ struct AssetDownloader: Sendable {
         defer { withExtendedLifetime(lock) {} }
         manifest.state = .downloading
         manifest.failure = nil
+        if let title = options.title { manifest.title = title }
+        if let artwork = options.artwork { try library.writeArtwork(artwork, id: manifest.id) }
         try library.writePlaylistsAndManifest(manifest)
         // The origin's playlists stay in the streaming cache with the files (one store).
         for url in manifest.sourcePlaylists ?? [] {

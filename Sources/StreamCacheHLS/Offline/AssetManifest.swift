@@ -27,6 +27,11 @@ struct AssetManifest: Codable, Sendable {
     /// The URLs of the origin's playlists the package was planned from (absent in manifests
     /// written before the streaming cache kept them).
     var sourcePlaylists: [String]?
+    /// The title the app gave the package.
+    var title: String?
+
+    /// The file of the package's artwork, when the app gave one.
+    static let artworkFileName = "artwork"
 
     /// Every origin URL the asset is made of: its playlists and its files. The streaming cache
     /// keeps them pinned while the asset exists.

@@ -42,6 +42,7 @@ public struct MediaSelection: Hashable, Sendable {
                 return size.width <= limit.width && size.height <= limit.height
             }
         }
+        candidates = candidates.filter { criteria.allows(codecs: $0.codecs, videoRange: $0.attributes["VIDEO-RANGE"]) }
         let chosen: Variant?
         switch criteria.bitrate {
         case .highest:
@@ -54,6 +55,7 @@ public struct MediaSelection: Hashable, Sendable {
         guard let chosen else {
             let listed = variants.map { variant in
                 Bitrate.text(variant.bandwidth) + (variant.resolution.map { " \($0)" } ?? "")
+                    + (variant.codecs.map { " \($0)" } ?? "") + (variant.attributes["VIDEO-RANGE"].map { " \($0)" } ?? "")
             }
             throw OfflineError(
                 .noMatchingVariant,

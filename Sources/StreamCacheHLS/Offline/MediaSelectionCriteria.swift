@@ -43,22 +43,54 @@ public struct MediaSelectionCriteria: Hashable, Sendable {
         }
     }
 
+    /// The dynamic ranges a device shows (`VIDEO-RANGE`), as Apple's variant qualifiers filter them.
+    public enum VideoRanges: Hashable, Sendable {
+        /// Any range.
+        case any
+        /// `SDR` only: variants marked `PQ` or `HLG` (HDR) are not chosen.
+        case sdrOnly
+    }
+
     public var bitrate: Bitrate
     /// Variants larger than this (width or height) are not chosen; `nil`: any size.
     public var maxResolution: Resolution?
+    /// Variants whose `CODECS` hold one of these (by prefix: `hvc1` matches `hvc1.2.4.L123.B0`)
+    /// are not chosen: a codec the device cannot decode, as `["hvc1", "hev1", "dvh1"]` skips HEVC
+    /// and Dolby Vision.
+    public var excludedCodecs: [String]
+    /// Which video ranges may be chosen.
+    public var videoRanges: VideoRanges
     public var audio: Languages
     public var subtitles: Languages
 
-    /// The defaults: the highest-bandwidth variant, its default audio, no subtitles.
+    /// The defaults: the highest-bandwidth variant of any codec and range, its default audio, no
+    /// subtitles.
     public init(
         bitrate: Bitrate = .highest,
         maxResolution: Resolution? = nil,
+        excludedCodecs: [String] = [],
+        videoRanges: VideoRanges = .any,
         audio: Languages = .default,
         subtitles: Languages = .none
     ) {
         self.bitrate = bitrate
         self.maxResolution = maxResolution
+        self.excludedCodecs = excludedCodecs
+        self.videoRanges = videoRanges
         self.audio = audio
         self.subtitles = subtitles
+    }
+}
+
+extension MediaSelectionCriteria {
+    /// Whether a variant with these `CODECS` and `VIDEO-RANGE` may be chosen (a variant that
+    /// does not say may).
+    func allows(codecs: String?, videoRange: String?) -> Bool {
+        if videoRanges == .sdrOnly, let range = videoRange?.uppercased(), range == "PQ" || range == "HLG" {
+            return false
+        }
+        guard let codecs, !excludedCodecs.isEmpty else { return true }
+        let listed = codecs.split(separator: ",").map { String($0).trimmingSpaces().lowercased() }
+        return !listed.contains { codec in excludedCodecs.contains { codec.hasPrefix($0.lowercased()) } }
     }
 }

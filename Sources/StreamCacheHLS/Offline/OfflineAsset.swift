@@ -40,6 +40,10 @@ public struct OfflineAsset: Codable, Sendable, Hashable {
     public var created: String
     /// Why its last download failed.
     public var failure: String?
+    /// The title the app gave it.
+    public var title: String?
+    /// Its artwork, an absolute path in the package folder, when the app gave one.
+    public var artworkPath: String?
 
     /// Whether it plays with no network.
     public var isPlayableOffline: Bool { state == .complete }

@@ -1,3 +1,4 @@
+import Foundation
 import StreamCache
 
 /// How an offline download runs.
@@ -20,6 +21,12 @@ public struct OfflineDownloadOptions: Sendable {
     public var keepsEncryption = false
     /// Refuse to start when the expected size does not fit on the library's disk.
     public var checksFreeSpace = true
+    /// The title to keep with the package, for the app's downloads list
+    /// (`AVAssetDownloadConfiguration.artworkData`'s companion); `nil` keeps the one it has.
+    public var title: String?
+    /// Artwork to keep with the package (JPEG or PNG bytes, as `AVAssetDownloadConfiguration.artworkData`);
+    /// `nil` keeps the one it has.
+    public var artwork: Data?
 
     public init() {}
 }

@@ -144,8 +144,59 @@ public struct OfflineLibrary: Sendable {
             subtitles: manifest.subtitles,
             path: folder + "/" + manifest.mainPlaylist,
             created: ISO8601DateFormatter().string(from: manifest.created),
-            failure: manifest.state == .failed ? manifest.failure : nil
+            failure: manifest.state == .failed ? manifest.failure : nil,
+            title: manifest.title,
+            artworkPath: FileManager.default.fileExists(atPath: folder + "/" + AssetManifest.artworkFileName)
+                ? folder + "/" + AssetManifest.artworkFileName : nil
         )
+    }
+
+    /// Keeps `title` and `artwork` with the asset `id` (`nil` leaves each as it is), as an app's
+    /// downloads list shows them.
+    ///
+    /// - Throws: ``OfflineError`` `unknownAsset`, `busy` while a download of it runs, `storage`.
+    public func describe(_ id: String, title: String?, artwork: Data?) throws(OfflineError) {
+        let folder = folder(id)
+        guard AssetID.isValid(id), var manifest = try? AssetManifest.load(from: folder) else {
+            throw OfflineError(.unknownAsset, "no asset \(id) in \(directory)")
+        }
+        guard let lock = try PackageLock(folder: folder) else {
+            throw OfflineError(.busy, "asset \(id) is being downloaded; describe it when that download ends")
+        }
+        defer { withExtendedLifetime(lock) {} }
+        if let artwork { try writeArtwork(artwork, id: id) }
+        if let title {
+            manifest.title = title
+            do {
+                try manifest.save(in: folder)
+            } catch {
+                throw (error as? OfflineError) ?? OfflineError(.storage, "cannot write the record of \(folder): \(error)")
+            }
+        }
+    }
+
+    /// Writes `artwork` into the package of `id`, durably.
+    func writeArtwork(_ artwork: Data, id: String) throws(OfflineError) {
+        let path = folder(id) + "/" + AssetManifest.artworkFileName
+        do {
+            try PackageFile.writeAtomically(artwork, to: path)
+        } catch {
+            throw (error as? OfflineError) ?? OfflineError(.storage, "cannot write \(path): \(error)")
+        }
+    }
+
+    /// Resumes every download that has not finished (AVAssetDownloadURLSession's
+    /// `getAllTasks` at launch, the seed's `restorePendingDownloads`): call it once when the app
+    /// starts, and iterate each stream to run its download.
+    ///
+    /// - Returns: each unfinished asset's id and its events.
+    public func restorePendingDownloads(
+        options: OfflineDownloadOptions = OfflineDownloadOptions(),
+        engine: CacheEngine
+    ) -> [(id: String, events: AsyncStream<DownloadEvent>)] {
+        unfinished().filter { $0.state != .downloading }.map { asset in
+            (asset.id, resume(id: asset.id, options: options, engine: engine))
+        }
     }
 
     /// The origin URLs asset `id` is made of that no other asset of the library uses: what the
