@@ -135,6 +135,17 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),
+        // The DocC articles' code, compiled and run.
+        .testTarget(
+            name: "DocSnippetTests",
+            dependencies: [
+                "StreamCache",
+                "StreamCacheHLS",
+                "StreamCacheServer",
+                "StreamCacheTesting",
+                "StreamCacheURLSession",
+            ]
+        ),
         .testTarget(
             name: "EndToEndTests",
             dependencies: [
