@@ -167,8 +167,9 @@ public actor InAppServer {
                 }
             } catch {
                 bound.fail(error)
-                logger.notice("the in-app server stopped: \(error)")
+                if !bound.hasResumed, !Task.isCancelled { logger.notice("the in-app server stopped: \(error)") }
             }
+            // A first start that could not listen is reported by start(); a stop ends the loop.
             guard !Task.isCancelled, first.hasResumed else { return }
             failures = bound.hasResumed ? 1 : failures + 1
             guard failures <= Self.restartAttempts else {
@@ -187,7 +188,10 @@ public actor InAppServer {
         configuration.offlineLibrary = library
         configuration.shutdownGracePeriod = .milliseconds(100)
         let logs = try ProxyLogs(accessLogPath: nil, errorLogPath: nil, logger: logger)
-        return ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: logger)
+        // Hummingbird reports the connections a stop cuts as errors: routine for an app.
+        var framework = logger
+        framework.logLevel = .critical
+        return ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: framework)
     }
 
     private func running(_ services: ServiceGroup) {
