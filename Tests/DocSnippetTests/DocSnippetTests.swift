@@ -96,6 +96,13 @@ import FoundationNetworking
         let id = try #require(finishedID)
         #expect(played.count == 1 && !shown.isEmpty && library.asset(id)?.title == "Episode 12")
 
+        // Add a language to a package (this stream has none to add: the failure names what there is).
+        var messages: [String] = []
+        for await event in library.addMediaSelection(to: id, audio: .only(["de"]), subtitles: .all, engine: engine) {
+            if case .failed(let error) = event { messages.append(error.message) }
+        }
+        #expect(messages.count == 1 && messages[0].contains("no audio"), "\(messages)")
+
         // Playing a package, and an HLS stream, through the in-app server.
         let server = InAppServer(engine: engine, offlineLibrary: library)
         try await server.start()

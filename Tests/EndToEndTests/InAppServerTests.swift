@@ -227,4 +227,63 @@ import Testing
         #expect(throws: OfflineError.self) { try app.library.describe("nope", title: "x", artwork: nil) }
         try await app.close()
     }
+
+    @Test func anotherLanguageAndSubtitlesAreAddedToAPackageWithoutFetchingItsFilesAgain() async throws {
+        let app = try await App(.multi)
+        let master = app.originURL(TestStreams.Kind.multi.playlist)
+        let english = MediaSelectionCriteria(audio: .only(["en"]), subtitles: .none)
+        var id: String?
+        for await event in app.library.download(master, criteria: english, engine: app.engine) {
+            if case .finished(let finished, _) = event { id = finished }
+            if case .failed(let error) = event { Issue.record("the download failed: \(error)") }
+        }
+        let package = try #require(id)
+        let before = try #require(app.library.asset(package))
+        #expect(before.audio == ["en"] && before.subtitles.isEmpty)
+        let folder = (before.path as NSString).deletingLastPathComponent
+        let held = try Self.files(in: folder)
+
+        var selection: DownloadSelection?
+        var finished = false
+        let added = app.library.addMediaSelection(to: package, audio: .only(["de"]), subtitles: .all, engine: app.engine)
+        for await event in added {
+            if case .selection(let chosen) = event { selection = chosen }
+            if case .finished(let finished_, _) = event { finished = finished_ == package }
+            if case .failed(let error) = event { Issue.record("adding failed: \(error)") }
+        }
+        #expect(finished)
+        let after = try #require(app.library.asset(package))
+        #expect(after.state == .complete && after.audio == ["en", "de"] && after.subtitles.count == 1)
+        // Every file the package held counted as done, and none was written again.
+        let files = try Self.files(in: folder)
+        #expect(selection?.filesDone == held.filter { $0.key.hasSuffix(".ts") || $0.key.hasSuffix(".vtt") }.count)
+        for (path, modified) in held where !path.hasSuffix(".m3u8") && !path.hasSuffix(".json") {
+            #expect(files[path] == modified, "\(path) was written again")
+        }
+        #expect(files.keys.contains { $0.hasPrefix("audio-de/") } && files.keys.contains { $0.hasPrefix("subtitles") })
+        // The added language decodes from disk to the origin's frames.
+        let german = try #require(try String(contentsOfFile: folder + "/master.m3u8", encoding: .utf8)
+            .split(separator: "\n").first { $0.contains("LANGUAGE=\"de\"") && $0.contains("TYPE=AUDIO") })
+        #expect(german.contains("URI=\"audio-de/index.m3u8\""))
+        #expect(try await TestStreams.frames(folder + "/audio-de/index.m3u8").count > 10)
+        // What the origin does not have is a clear failure.
+        var failure: OfflineError?
+        for await event in app.library.addMediaSelection(to: package, audio: .only(["fr"]), engine: app.engine) {
+            if case .failed(let error) = event { failure = error }
+        }
+        #expect(failure?.kind == .noMatchingRendition && failure?.message.contains("de") == true)
+        try await app.close()
+    }
+
+    /// Each file of a package folder, relative, with its modification time.
+    private static func files(in folder: String) throws -> [String: Date] {
+        var files: [String: Date] = [:]
+        let manager = FileManager.default
+        for case let path as String in manager.enumerator(atPath: folder)! {
+            let attributes = try manager.attributesOfItem(atPath: folder + "/" + path)
+            guard attributes[.type] as? FileAttributeType == .typeRegular else { continue }
+            files[path] = attributes[.modificationDate] as? Date
+        }
+        return files
+    }
 }

@@ -9,10 +9,12 @@ struct AssetDownloader: Sendable {
     let options: OfflineDownloadOptions
     let emit: @Sendable (DownloadEvent) -> Void
 
-    /// What to download: a URL and a selection, or an asset of the library to resume.
+    /// What to download: a URL and a selection, an asset of the library to resume, or
+    /// renditions to add to an asset of the library.
     enum Target: Sendable {
         case url(URL, MediaSelectionCriteria)
         case asset(id: String)
+        case addition(id: String, audio: MediaSelectionCriteria.Languages, subtitles: MediaSelectionCriteria.Languages)
     }
 
     /// Runs the download; its outcome is the last event.
@@ -56,7 +58,63 @@ struct AssetDownloader: Sendable {
             case .multivariant(let playlist):
                 return try await plan(playlist, url: url, criteria: criteria)
             }
+        case .addition(let id, let audio, let subtitles):
+            return try await addition(to: id, audio: audio, subtitles: subtitles)
         }
+    }
+
+    /// The manifest of asset `id` with the renditions `audio` and `subtitles` choose added: the
+    /// variant and the renditions it has keep their folders, so none of their files is fetched
+    /// again.
+    private func addition(
+        to id: String,
+        audio: MediaSelectionCriteria.Languages,
+        subtitles: MediaSelectionCriteria.Languages
+    ) async throws -> AssetManifest {
+        guard let old = try? AssetManifest.load(from: library.folder(id)), let url = URL(string: old.url) else {
+            throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
+        }
+        guard case .multivariant(let playlist) = try await PlaylistFetcher(engine: engine, options: options).playlist(url)
+        else {
+            throw OfflineError(.noMatchingRendition, "asset \(id) is one media playlist: it has no other renditions")
+        }
+        let held = Set(old.renditions.map(\.url))
+        func resolved(_ uri: String?) -> String? { uri.flatMap { URL(string: $0, relativeTo: url)?.absoluteString } }
+        guard let variant = playlist.variants.first(where: { resolved($0.uri).map(held.contains) == true }) else {
+            throw OfflineError(.playlist, "\(old.url) no longer lists the variant asset \(id) holds")
+        }
+        let added = try MediaSelection.resolve(
+            playlist,
+            variant: variant,
+            criteria: MediaSelectionCriteria(audio: audio, subtitles: subtitles)
+        )
+        let selection = MediaSelection(
+            variant: variant,
+            audio: Self.adding(added.audio, to: playlist.renditions, held: held, type: "AUDIO", resolve: resolved),
+            subtitles: Self.adding(added.subtitles, to: playlist.renditions, held: held, type: "SUBTITLES", resolve: resolved)
+        )
+        var manifest = try await plan(playlist, url: url, selection: selection, id: id)
+        for rendition in old.renditions {
+            guard manifest.renditions.contains(rendition) else {
+                throw OfflineError(.playlist, "\(old.url) changed since asset \(id) was downloaded: download it again")
+            }
+        }
+        manifest.title = old.title
+        manifest.created = old.created
+        return manifest
+    }
+
+    /// The renditions of `type` the package holds (in the playlist's order), then those of
+    /// `added` it does not.
+    private static func adding(
+        _ added: [Rendition],
+        to renditions: [Rendition],
+        held: Set<String>,
+        type: String,
+        resolve: (String?) -> String?
+    ) -> [Rendition] {
+        let kept = renditions.filter { $0.type == type && resolve($0.uri).map(held.contains) == true }
+        return kept + added.filter { !kept.contains($0) }
     }
 
     /// The manifest of the selection `criteria` make in `playlist`: the library's when it has
@@ -67,6 +125,18 @@ struct AssetDownloader: Sendable {
         criteria: MediaSelectionCriteria
     ) async throws -> AssetManifest {
         let selection = try MediaSelection.resolve(playlist, criteria: criteria)
+        return try await plan(playlist, url: url, selection: selection, id: nil)
+    }
+
+    /// The manifest of `selection` in `playlist`: the library's asset `id` when given (or, without
+    /// it, the asset of the same URL and selection if the library has it), else planned from the
+    /// chosen media playlists.
+    private func plan(
+        _ playlist: MultivariantPlaylist,
+        url: URL,
+        selection: MediaSelection,
+        id given: String?
+    ) async throws -> AssetManifest {
         // The variant's playlist first, then each chosen rendition that has one of its own.
         var wanted: [(kind: PackageRendition.Kind, rendition: Rendition?, uri: String)] = [
             (.video, nil, selection.variant.uri)
@@ -80,8 +150,8 @@ struct AssetDownloader: Sendable {
             }
             return resolved
         }
-        let id = AssetID.make(url: url, playlists: urls.map(\.absoluteString))
-        if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+        let id = given ?? AssetID.make(url: url, playlists: urls.map(\.absoluteString))
+        if given == nil, let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
         var media: [PackagePlan.Media] = []
         for (entry, mediaURL) in zip(wanted, urls) {
             let fetched = try await PlaylistFetcher(engine: engine, options: options).playlist(mediaURL)

@@ -17,7 +17,16 @@ public struct MediaSelection: Hashable, Sendable {
         _ playlist: MultivariantPlaylist,
         criteria: MediaSelectionCriteria
     ) throws(OfflineError) -> MediaSelection {
-        let variant = try chooseVariant(playlist.variants, criteria: criteria)
+        try resolve(playlist, variant: try chooseVariant(playlist.variants, criteria: criteria), criteria: criteria)
+    }
+
+    /// The renditions `criteria` choose for `variant` of `playlist` (its bitrate and filters are
+    /// not looked at).
+    static func resolve(
+        _ playlist: MultivariantPlaylist,
+        variant: Variant,
+        criteria: MediaSelectionCriteria
+    ) throws(OfflineError) -> MediaSelection {
         let audio = try chooseRenditions(
             playlist.renditions.filter { $0.type == "AUDIO" && $0.groupId == variant.audio },
             languages: criteria.audio,

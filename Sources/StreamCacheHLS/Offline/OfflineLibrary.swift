@@ -89,6 +89,28 @@ public struct OfflineLibrary: Sendable {
         events(.asset(id: id), options: options, engine: engine)
     }
 
+    /// Adds renditions to the asset `id`: another audio language, subtitles, of the variant it
+    /// has, without fetching its files again (an `AVAggregateAssetDownloadTask` with more media
+    /// selections). Renditions the asset has are kept; the asset is `downloading` until the new
+    /// ones are on disk, and plays meanwhile through the in-app server, which reads the missing
+    /// files from the cache.
+    ///
+    /// - Parameters:
+    ///   - audio: the audio renditions to add (`.only(["de"])`); `.none` adds none.
+    ///   - subtitles: the subtitle renditions to add.
+    /// - Returns: the events of the download, as ``download(_:criteria:options:engine:)``'s; it
+    ///   fails with `unknownAsset`, `noMatchingRendition` (naming the languages there are) or
+    ///   `playlist` (the origin no longer lists the asset's variant).
+    public func addMediaSelection(
+        to id: String,
+        audio: MediaSelectionCriteria.Languages = .none,
+        subtitles: MediaSelectionCriteria.Languages = .none,
+        options: OfflineDownloadOptions = OfflineDownloadOptions(),
+        engine: CacheEngine
+    ) -> AsyncStream<DownloadEvent> {
+        events(.addition(id: id, audio: audio, subtitles: subtitles), options: options, engine: engine)
+    }
+
     private func events(
         _ target: AssetDownloader.Target,
         options: OfflineDownloadOptions,
