@@ -6,9 +6,9 @@ import StreamCacheResourceLoader
 // AVFoundation's request classes already have every member the protocols ask for, with the
 // same names and types; the conformances only say so.
 
-extension AVAssetResourceLoadingRequest: ResourceLoadingRequest {}
+extension AVAssetResourceLoadingRequest: @retroactive ResourceLoadingRequest {}
 
-extension AVAssetResourceLoadingContentInformationRequest: ResourceLoadingContentInformationRequest {}
+extension AVAssetResourceLoadingContentInformationRequest: @retroactive ResourceLoadingContentInformationRequest {}
 
-extension AVAssetResourceLoadingDataRequest: ResourceLoadingDataRequest {}
+extension AVAssetResourceLoadingDataRequest: @retroactive ResourceLoadingDataRequest {}
 #endif

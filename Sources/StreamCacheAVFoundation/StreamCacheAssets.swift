@@ -64,7 +64,7 @@ public final class StreamCacheAssets: @unchecked Sendable {
     /// - Throws: if `url` is HLS and the in-app server cannot start.
     @MainActor
     public func playerItem(for url: URL, contentType: String? = nil) async throws -> AVPlayerItem {
-        let route = try await route(for: url, contentType: contentType)
+        let route = try await self.route(for: url, contentType: contentType)
         return AVPlayerItem(asset: asset(for: route))
     }
 
