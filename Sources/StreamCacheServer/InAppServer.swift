@@ -40,8 +40,18 @@ public actor InAppServer {
 
     private enum State {
         case stopped
-        /// Serving; `listener` is set once bound, `services` once the server runs.
-        case running(task: Task<Void, Never>, listener: (any Channel)?, services: ServiceGroup?)
+        /// Started, not listening yet: another ``start()`` waits on `bound`.
+        case starting(task: Task<Void, Never>, bound: Bound, services: ServiceGroup?)
+        /// Listening (or its listener closed, and it listens again by itself).
+        case running(task: Task<Void, Never>, listener: any Channel, services: ServiceGroup?)
+
+        /// The serving task and its server's services, while there is one.
+        var serving: (task: Task<Void, Never>, services: ServiceGroup?)? {
+            switch self {
+            case .stopped: nil
+            case .starting(let task, _, let services), .running(let task, _, let services): (task, services)
+            }
+        }
     }
 
     /// How often the server tries to listen again after its listener closed, and how long it
@@ -66,7 +76,17 @@ public actor InAppServer {
     /// - Throws: if no port can be bound (the port of an earlier start is taken by another process).
     @discardableResult
     public func start() async throws -> Int {
-        if case .running(_, _?, _) = state, let port { return port }
+        switch state {
+        case .starting(_, let bound, _):
+            return try await bound.wait().localAddress?.port ?? 0
+        case .running(let task, let listener, let services):
+            if listener.isActive, let port { return port }
+            // A server that gave up listening again: ended before it listens anew.
+            state = .stopped
+            await Self.end(task, services)
+        case .stopped:
+            break
+        }
         observeForeground()
         return try await listen()
     }
@@ -74,7 +94,7 @@ public actor InAppServer {
     /// Stops listening and cuts the responses in flight. URLs given before stay valid for the
     /// next ``start()`` of this server.
     public func stop() async {
-        guard case .running(let task, _, let services) = state else { return }
+        guard let (task, services) = state.serving else { return }
         state = .stopped
         await Self.end(task, services)
         if let foregroundObserver { NotificationCenter.default.removeObserver(foregroundObserver) }
@@ -138,18 +158,14 @@ public actor InAppServer {
     private func listen() async throws -> Int {
         let bound = Bound()
         let task = Task { await self.serve(bound) }
-        state = .running(task: task, listener: nil, services: nil)
-        let listener: any Channel
+        state = .starting(task: task, bound: bound, services: nil)
         do {
-            listener = try await bound.wait()
+            return try await bound.wait().localAddress?.port ?? 0
         } catch {
-            state = .stopped
+            if case .starting(let current, _, _) = state, current == task { state = .stopped }
             task.cancel()
             throw error
         }
-        let port = listener.localAddress?.port ?? 0
-        self.port = port
-        return port
     }
 
     /// Runs the server until the task is cancelled; when the listener closes without that (iOS
@@ -195,15 +211,16 @@ public actor InAppServer {
     }
 
     private func running(_ services: ServiceGroup) {
-        if case .running(let task, let listener, _) = state {
-            state = .running(task: task, listener: listener, services: services)
+        switch state {
+        case .starting(let task, let bound, _): state = .starting(task: task, bound: bound, services: services)
+        case .running(let task, let listener, _): state = .running(task: task, listener: listener, services: services)
+        case .stopped: break
         }
     }
 
     private func listening(on channel: any Channel) {
-        if case .running(let task, _, let services) = state {
-            state = .running(task: task, listener: channel, services: services)
-        }
+        guard let (task, services) = state.serving else { return }
+        state = .running(task: task, listener: channel, services: services)
         port = channel.localAddress?.port ?? port
     }
 
@@ -248,7 +265,7 @@ public actor InAppServer {
 
     /// Closes the listener as iOS does for a suspended app; the server listens again by itself.
     func closeListenerAsTheSystemWould() async {
-        guard case .running(_, let listener?, _) = state else { return }
+        guard case .running(_, let listener, _) = state else { return }
         try? await listener.close()
     }
 }
@@ -260,10 +277,10 @@ public struct InAppServerNotStarted: Error, CustomStringConvertible {
 
 /// The first listener of a serving task, or why it could not listen, handed to ``InAppServer/start()``.
 private final class Bound: @unchecked Sendable {
-    // `result`, `waiter` and `hasResumed` are guarded by `lock`.
+    // `result`, `waiters` and `resumed` are guarded by `lock`.
     private let lock = NSLock()
     private var result: Result<any Channel, any Error>?
-    private var waiter: CheckedContinuation<any Channel, any Error>?
+    private var waiters: [CheckedContinuation<any Channel, any Error>] = []
     private var resumed = false
 
     var hasResumed: Bool { lock.withLock { resumed } }
@@ -276,7 +293,7 @@ private final class Bound: @unchecked Sendable {
         try await withCheckedThrowingContinuation { continuation in
             let ready: Result<any Channel, any Error>? = lock.withLock {
                 if let result { return result }
-                waiter = continuation
+                waiters.append(continuation)
                 return nil
             }
             if let ready { continuation.resume(with: ready) }
@@ -285,13 +302,13 @@ private final class Bound: @unchecked Sendable {
 
     /// The first result only: later listeners (after a restart) are not waited for.
     private func settle(_ outcome: Result<any Channel, any Error>) {
-        let waiter: CheckedContinuation<any Channel, any Error>? = lock.withLock {
-            guard result == nil else { return nil }
+        let waiting: [CheckedContinuation<any Channel, any Error>] = lock.withLock {
+            guard result == nil else { return [] }
             result = outcome
             if case .success = outcome { resumed = true }
-            defer { self.waiter = nil }
-            return self.waiter
+            defer { waiters = [] }
+            return waiters
         }
-        waiter?.resume(with: outcome)
+        for waiter in waiting { waiter.resume(with: outcome) }
     }
 }
