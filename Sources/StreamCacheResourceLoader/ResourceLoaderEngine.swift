@@ -72,11 +72,12 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
         do {
             // One open per loading request: content information and bytes from one session.
             let resource = try await engine.open(url)
+            // The types AVPlayer allows, when it asks for content information.
             let asked = try await onQueue(handle) { request in
-                request.contentInformationRequest.map { ContentQuestion(allowedTypes: $0.allowedContentTypes ?? []) }
+                request.contentInformationRequest.map { $0.allowedContentTypes ?? [] }
             }
-            if let question = asked ?? nil {
-                let answer = try await Self.contentAnswer(of: resource, question: question)
+            if let allowedTypes = asked ?? nil {
+                let answer = try await Self.contentAnswer(of: resource, allowedTypes: allowedTypes)
                 try await onQueue(handle) { request in
                     guard let content = request.contentInformationRequest else { return }
                     content.contentType = answer.type
@@ -98,11 +99,6 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
         }
     }
 
-    /// What a content information request allows.
-    private struct ContentQuestion: Sendable {
-        let allowedTypes: [String]
-    }
-
     /// The content information of `resource`. An origin that sends no length has it learned (the
     /// resource read to its end, into the cache), never reported as 0, which AVPlayer takes for
     /// an empty file; a type that neither the origin nor the URL tell is sniffed from the first
@@ -112,7 +108,7 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
     ///   not one AVPlayer allows here (`finishLoading` would raise an exception).
     private static func contentAnswer(
         of resource: CachedResource,
-        question: ContentQuestion
+        allowedTypes: [String]
     ) async throws -> (type: String, length: Int64, complete: Bool) {
         var known = try await resource.info()
         if known.length == nil {
@@ -146,7 +142,7 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
                 "cannot tell the media type of \(resource.url.absoluteString) (\(known.contentType ?? "no type"))"
             )
         }
-        guard question.allowedTypes.isEmpty || question.allowedTypes.contains(type) else {
+        guard allowedTypes.isEmpty || allowedTypes.contains(type) else {
             throw StreamCacheError(
                 .originProtocolViolation,
                 "\(resource.url.absoluteString) is \(type), which the player does not allow here"
