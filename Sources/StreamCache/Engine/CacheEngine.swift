@@ -64,7 +64,8 @@ public actor CacheEngine {
             origin: RedirectingOrigin(client: origin, configuration: configuration),
             logger: logger,
             reserve: DiskReserve(path: directory.dataDirectory, reserve: configuration.diskReserve),
-            mark: try ProcessMark(folder: directory.ownersDirectory)
+            mark: try ProcessMark(folder: directory.ownersDirectory),
+            accessTimes: AccessTimes { [chores] in chores.post(.accessTimesNoted) }
         )
     }
 
@@ -236,6 +237,8 @@ public actor CacheEngine {
                         group.addTask { await self?.closeLingering() }
                     case .diskFull:
                         group.addTask { await self?.makeRoom() }
+                    case .accessTimesNoted:
+                        group.addTask { await self?.writeAccessTimes(after: .seconds(1)) }
                     }
                 }
                 // Lingering sessions need not wait out their time once the engine stops.
@@ -313,6 +316,7 @@ public actor CacheEngine {
         housekeeping = nil
         for key in sessions.entries.keys { sessions.stopLingering(key) }
         await closeSessions()
+        await writeAccessTimes()
         try? await index.releaseClaims(owner: environment.mark.token)
         // The closed sessions hold no file locks any more: eviction can cut what they read.
         await evictIfNeeded()
@@ -349,6 +353,17 @@ public actor CacheEngine {
     /// Makes room on a full disk: evicts least recently used resources (not in use, not pinned)
     /// until the cache holds at most half of what it held; for failed writes at most once every
     /// 5 seconds, for a resource that cannot be opened (`now`) at once.
+    /// Writes the access times noted since the last write (``AccessTimes``), after `delay`, in
+    /// which more notes gather. Best-effort: they only order eviction.
+    private func writeAccessTimes(after delay: Duration = .zero) async {
+        if delay > .zero { try? await Task.sleep(for: delay) }
+        do {
+            try await index.touch(environment.accessTimes.take())
+        } catch {
+            logger.debug("access times not recorded", metadata: ["error": "\(error)"])
+        }
+    }
+
     private func makeRoom(now: Bool = false) async {
         if !now, let last = lastMadeRoom, last.duration(to: .now) < .seconds(5) { return }
         lastMadeRoom = .now
@@ -392,6 +407,8 @@ public actor CacheEngine {
     }
 
     private func evictionPass(budget: Int64) async {
+        // What this engine read last must not look least recently used.
+        await writeAccessTimes()
         do {
             var total = try await index.totalCachedBytes()
             guard total > budget else { return }

@@ -17,6 +17,8 @@ enum EngineChore: Sendable {
     case closeLingering
     /// Writing to the cache failed for lack of space: evict to make room.
     case diskFull
+    /// A resource was opened with no access time pending: write them after a moment.
+    case accessTimesNoted
 }
 
 /// The mailbox of an engine's chores. Shared by the engine, its sessions, handles and streams;

@@ -92,7 +92,7 @@ actor ResourceSession {
                 // recorded): read against its checksums before a byte of it is served.
                 present = await verify(file, of: record, holding: present, state: state, environment: environment)
             }
-            try? await index.touch(id: record.id)
+            environment.accessTimes.note(record.id)
             let machine = ResourceStateMachine(
                 info: info,
                 recorded: present,

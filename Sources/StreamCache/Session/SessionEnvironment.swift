@@ -14,6 +14,8 @@ struct SessionEnvironment: Sendable {
     let reserve: DiskReserve
     /// The mark of this engine in the directory, held while it runs.
     let mark: ProcessMark
+    /// When resources were opened, until the engine writes it to the index.
+    let accessTimes: AccessTimes
     /// How this engine's fetches claim bytes and judge other engines' claims.
     var claimRules: CacheIndex.ClaimRules {
         CacheIndex.ClaimRules(

@@ -335,11 +335,13 @@ package final class CacheIndex: Sendable {
         }
     }
 
-    /// Marks resource `id` as used now.
-    package func touch(id: Int64) async throws {
+    /// Sets the access time of each resource (seconds since 1970), in one transaction; a resource
+    /// removed meanwhile is skipped.
+    package func touch(_ times: [Int64: Double]) async throws {
+        guard !times.isEmpty else { return }
         try await write { db in
-            try db.cachedStatement(sql: "UPDATE resource SET lastAccess = ? WHERE id = ?")
-                .execute(arguments: [Date().timeIntervalSince1970, id])
+            let statement = try db.cachedStatement(sql: "UPDATE resource SET lastAccess = ? WHERE id = ?")
+            for (id, time) in times { try statement.execute(arguments: [time, id]) }
         }
     }
 

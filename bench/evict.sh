@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# How long evicting 10 % of a large cache holds up the reads of a `serve` on the same cache.
+#
+#   bench/evict.sh [COUNT] [READS]   (defaults 100000 and 2000; needs curl and nginx-light)
+#
+# COUNT files of 2 KB (HLS segments) are fetched through `serve` from nginx, filling the cache.
+# A new `serve` then reads cached resources it has not touched, one at a time: READS of them
+# alone (the baseline), then batches of READS more for as long as `streamcache config
+# --max-size` evicts 10 % of the bytes from another process on the same cache directory (least
+# recently used first: the resources the fill touched first, not the ones read). Printed: each
+# pass's time per read (median, 99th percentile, maximum), the reads over 20 ms, the largest
+# hold-up (the slowest read during the eviction less the baseline's median), and the eviction's
+# time. Nginx reads the same files from disk, one at a time, as the floor.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+count=${1:-100000}
+reads=${2:-2000}
+source bench/lib.sh
+
+echo "making $count files of 2 KB"
+python3 - "$work/origin/seg" "$count" <<'PY'
+import os, sys
+folder, count = sys.argv[1], int(sys.argv[2])
+os.makedirs(folder)
+block = os.urandom(2048)
+for i in range(count):
+    with open(f"{folder}/{i}.ts", "wb") as f:
+        f.write(i.to_bytes(4, "big") + block[4:])
+PY
+
+origin=$(run_nginx nginx "sendfile on;" "root $work/origin; expires 1d;")
+serve() {
+    start_listener "$1" "$bin" serve --port 0 --max-size 20G --cache-dir "$work/cache" --error-log "$work/$1-errors.log"
+}
+stop() {
+    kill "$(cat "$work/$1.pid")"
+    while kill -0 "$(cat "$work/$1.pid")" 2>/dev/null; do sleep 0.1; done
+}
+# urls FILE PREFIX FIRST LAST : a curl config fetching resources FIRST..LAST under PREFIX.
+urls() {
+    seq "$3" "$4" | awk -v p="$2" '{ printf "url = \"%s/seg/%d.ts\"\noutput = \"/dev/null\"\n", p, $1 }' > "$1"
+}
+# times FILE : fetches the config's URLs one at a time; prints each one's milliseconds, and fails
+# on any answer but 200.
+times() {
+    local lines
+    lines=$(curl -s --no-progress-meter -K "$1" -w '%{http_code} %{time_total}\n')
+    if grep -qv '^200 ' <<< "$lines"; then
+        echo "a request of $1 failed: $(grep -v '^200 ' <<< "$lines" | sort | uniq -c | head -3)" >&2
+        exit 1
+    fi
+    awk '{ printf "%.3f\n", $2 * 1000 }' <<< "$lines"
+}
+# summary MILLISECONDS-FILE : "median p99 max" of the file's values.
+summary() {
+    sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f %.2f %.2f\n", v[int((NR + 1) / 2)], v[int(NR * 0.99)], v[NR] }'
+}
+
+echo "filling the cache through serve"
+proxy=$(serve fill)
+urls "$work/fill.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" 0 $((count - 1))
+curl -s --no-progress-meter -Z --parallel-max 8 -K "$work/fill.list" -w '%{http_code}\n' | grep -v '^200$' | sort | uniq -c || true
+stop fill
+
+proxy=$(serve proxy)
+prefix="http://127.0.0.1:$proxy/http://127.0.0.1:$origin"
+# The passes read resources the fill touched last, which eviction keeps: the baseline the very
+# last, the reads during the eviction those before, newest first.
+urls "$work/base.list" "$prefix" $((count - reads)) $((count - 1))
+urls "$work/nginx.list" "http://127.0.0.1:$origin" $((count - reads)) $((count - 1))
+times "$work/nginx.list" > "$work/nginx.ms"
+times "$work/base.list" > "$work/base.ms"
+
+total=$("$bin" ls --cache-dir "$work/cache" | head -1 | sed -E 's/.*, ([0-9.]+ [KMG]iB) cached.*/\1/')
+budget=$(( count * 2048 * 9 / 10 ))
+started=$(date +%s.%N)
+"$bin" config --max-size "$budget" --cache-dir "$work/cache" > "$work/evict.out" &
+evictor=$!
+: > "$work/during.ms"
+last=$((count - reads - 1))
+evict_running_at_end=no
+while kill -0 "$evictor" 2>/dev/null; do
+    if [ "$last" -lt $((count / 5)) ]; then evict_running_at_end=yes; break; fi
+    urls "$work/during.list" "$prefix" $((last - reads + 1)) "$last"
+    times "$work/during.list" >> "$work/during.ms"
+    last=$((last - reads))
+done
+wait "$evictor"
+ended=$(date +%s.%N)
+stop proxy
+
+read -r n_med n_p99 n_max < <(summary "$work/nginx.ms")
+read -r b_med b_p99 b_max < <(summary "$work/base.ms")
+read -r d_med d_p99 d_max < <(summary "$work/during.ms")
+echo
+echo "cache of $count resources ($total); eviction to $budget bytes: $(head -1 "$work/evict.out")"
+printf "%-44s %s\n" "eviction (another process), seconds" "$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.2f", b - a }')"
+printf "%-44s %-10s %-10s %s\n" "reads of untouched cached resources, ms" median p99 max
+printf "%-44s %-10s %-10s %s\n" "nginx from disk" "$n_med" "$n_p99" "$n_max"
+printf "%-44s %-10s %-10s %s\n" "serve, alone" "$b_med" "$b_p99" "$b_max"
+printf "%-44s %-10s %-10s %s\n" "serve, during the eviction" "$d_med" "$d_p99" "$d_max"
+printf "%-44s %s of %s\n" "reads over 20 ms during the eviction" "$(awk '$1 > 20' "$work/during.ms" | wc -l)" "$(wc -l < "$work/during.ms")"
+echo "largest hold-up (slowest read during the eviction less the baseline's median): $(awk -v d="$d_max" -v b="$b_med" 'BEGIN { printf "%.2f", d - b }') ms (goal: never over 20 ms)"
+[ "$evict_running_at_end" = yes ] && echo "note: the eviction outlasted the reads the cache had left to offer"
+true
