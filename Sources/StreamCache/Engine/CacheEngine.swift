@@ -407,11 +407,11 @@ public actor CacheEngine {
     }
 
     private func evictionPass(budget: Int64) async {
-        // What this engine read last must not look least recently used.
-        await writeAccessTimes()
         do {
             var total = try await index.totalCachedBytes()
             guard total > budget else { return }
+            // What this engine read last must not look least recently used.
+            await writeAccessTimes()
             let inUse = await resourcesInUse()
             let all = try await index.evictionCandidates()
             let candidates = all.filter { !inUse.contains($0.id) }
