@@ -76,7 +76,9 @@ struct WarmRequests: Sendable {
         )
         guard verdict == .serve else { return nil }
         if target?.uri != head.uri { target = self.target(head.uri) }
-        guard let resource = target.flatMap({ engine.warm(key: $0.key) }), let length = resource.info.length,
+        // Published by this process's open session, else read from the index and the file.
+        guard let resource = target.flatMap({ engine.warm(key: $0.key) ?? engine.resting(key: $0.key) }),
+            let length = resource.info.length,
             length > 0, target?.isPlaylist(resource.info.contentType) == false
         else { return nil }
 

@@ -541,6 +541,23 @@ public actor CacheEngine {
         environment.warm[key]
     }
 
+    /// What a server may send of `key` when no session of this process says (``warm(key:)``):
+    /// the recorded bytes of a version that is fresh, varies on no request field, and whose file
+    /// is as the index last saw it, read under a shared lock of its own. Anything else (stale,
+    /// partly cached, changed behind the cache's back) is `nil`, for a session to decide.
+    ///
+    /// It opens no session, so a first touch of a cached resource costs an index read, an open
+    /// and a lock, on the calling thread, and never waits (a server's event loop calls it).
+    package nonisolated func resting(key: String) -> WarmResource? {
+        guard let (record, recorded) = index.resourceNow(forKey: key), let length = record.info.length, length > 0,
+            !recorded.isEmpty, record.info.stored.vary.isEmpty, let seen = record.fileState,
+            let freshUntil = ResourceSession.freshUntil(of: record.info, configuration: configuration),
+            let file = CacheFile.openExistingLocked(path: directory.dataPath(id: record.id)), file.state() == seen
+        else { return nil }
+        environment.accessTimes.note(record.id)
+        return WarmResource(file: file, info: record.info, written: recorded, freshUntil: freshUntil)
+    }
+
     /// Every cached resource with its present ranges, most recently used first.
     public func resources() async throws -> [(ResourceRecord, RangeSet)] {
         try await index.allResources()

@@ -30,6 +30,27 @@ package final class CacheFile: Sendable {
         }
     }
 
+    /// Opens the regular file at `path` if it exists and takes a shared lock at once: `nil` if
+    /// it does not exist, is not a regular file, or eviction holds its exclusive lock. Never waits
+    /// and never creates, so an event loop may call it.
+    package static func openExistingLocked(path: String) -> CacheFile? {
+        // Non-blocking: a pipe planted in `data/` would otherwise hold the caller (an event loop)
+        // until something writes to it; it is refused below like any file that is not regular.
+        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
+        guard fd >= 0 else { return nil }
+        var status = stat()
+        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, flock(fd, LOCK_SH | LOCK_NB) == 0 else {
+            close(fd)
+            return nil
+        }
+        return CacheFile(path: path, descriptor: fd)
+    }
+
+    private init(path: String, descriptor: Int32) {
+        self.path = path
+        self.descriptor = descriptor
+    }
+
     /// Opens the file and takes a shared lock, or returns `nil` if someone holds an exclusive one.
     private init?(path: String) throws {
         let fd = try Self.openRegular(path)

@@ -258,6 +258,15 @@ package final class CacheIndex: Sendable {
         try await read { db in try Self.fetchResource(db, key: key) }
     }
 
+    /// The resource stored under `key` and its ranges, read on the calling thread without
+    /// waiting (an event loop's read); `nil` if there is none or the read fails.
+    package func resourceNow(forKey key: String) -> (ResourceRecord, RangeSet)? {
+        try? readOnThisThread { db in
+            guard let record = try Self.fetchResource(db, key: key) else { return nil }
+            return (record, try Self.fetchRanges(db, id: record.id))
+        }
+    }
+
     /// The resource with row id `id`, if it still exists.
     package func resource(id: Int64) async throws -> ResourceRecord? {
         try await read { db in try Self.fetchResource(db, id: id) }
