@@ -9,8 +9,10 @@ import StreamCache
 /// Only what the responder would answer the same way from the cache without waiting: a `GET`
 /// without a body, from a client that may use the proxy (the `Host` names this listener, no web
 /// page), of `/<URL>` (not a playlist, which is rewritten), whose range is all written in the
-/// cache file of a version the origin confirmed within the revalidation interval. Anything
-/// else, including every header the responder would refuse or combine, goes to the responder.
+/// cache file of a version the origin confirmed within the revalidation interval: as its open
+/// session publishes it, or, when no session of the process has it open, as the index records
+/// it (``CacheEngine/resting(key:)``). Anything else, including every header the responder would
+/// refuse or combine, goes to the responder.
 struct WarmRequests: Sendable {
     let engine: CacheEngine
     let authority: ListenerAuthority
