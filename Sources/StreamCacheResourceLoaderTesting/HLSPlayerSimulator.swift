@@ -26,7 +26,8 @@ public struct HLSPlayerSimulator: Sendable {
     }
 
     /// Plays segments `segments` of variant `variant` (by order in the multivariant playlist) of
-    /// the stream at `master`, with the variant's default audio rendition.
+    /// the stream at `master`, with the variant's default audio rendition; of a media playlist,
+    /// its own segments (`variant` is not looked at).
     ///
     /// - Returns: every response, playlists first.
     /// - Throws: ``SimulatorError`` for a status other than 200/206, a broken playlist or a
@@ -35,8 +36,12 @@ public struct HLSPlayerSimulator: Sendable {
         var fetches: [Fetch] = []
         let top = try await fetch(master)
         fetches.append(top)
-        guard case .multivariant(let multivariant) = try playlist(top) else {
-            throw SimulatorError("\(master) is not a multivariant playlist")
+        let multivariant: MultivariantPlaylist
+        switch try playlist(top) {
+        case .media:
+            return try await playMedia(master, segments: segments)
+        case .multivariant(let parsed):
+            multivariant = parsed
         }
         guard multivariant.variants.indices.contains(variant) else {
             throw SimulatorError("\(master) has no variant \(variant)")

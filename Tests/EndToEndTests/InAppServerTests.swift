@@ -286,4 +286,43 @@ import Testing
         }
         return files
     }
+
+    @Test func byteRangeSegmentsPlayFromAnOriginThatIgnoresRangeEachByteFetchedOnce() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        try await TestStreams.make(.single, in: workspace.originDirectory)
+        // python3 -m http.server answers every request with the whole file.
+        let origin = try await PythonOrigin(directory: workspace.originDirectory)
+        defer { origin.stop() }
+        let client = HTTPOriginClient()
+        let engine = try CacheEngine(directory: CacheDirectory(path: workspace.cacheDirectory), origin: client)
+        let server = InAppServer(engine: engine)
+        try await server.start()
+        let url = try await server.url(for: URL(string: origin.url(TestStreams.Kind.single.playlist))!)
+
+        // AVPlayer's requests: the playlist, then each segment as a Range of the one file.
+        let played = try await HLSPlayerSimulator().play(url, variant: 0, segments: 0..<3)
+        let ranged = played.filter { $0.range != nil }
+        #expect(ranged.count >= 3, "\(played.map(\.url))")
+        for fetch in ranged {
+            let name = String(fetch.url.path.split(separator: "/").suffix(2).joined(separator: "/"))
+            let file = try #require(workspace.read(workspace.originDirectory + "/" + name))
+            let range = try #require(fetch.range)
+            #expect(fetch.bytes == Array(file[Int(range.offset)..<Int(range.offset + range.length)]), "\(name) \(range)")
+        }
+        // ffmpeg through the server decodes what it decodes from the files.
+        let frames = try await TestStreams.frames(url.absoluteString)
+        let original = try await TestStreams.frames(workspace.originDirectory + "/" + TestStreams.Kind.single.playlist)
+        #expect(frames.count > 10 && frames == original, "\(frames.count) frames, \(original.count) from disk")
+        // The media file went over the wire once, whatever the ranges asked: one 200, then
+        // conditional requests only (the file is new, so stale at once: RFC 9111 §4.2.2), each a
+        // 304 without a body.
+        let media = origin.requests().filter { !$0.contains(".m3u8") }
+        #expect(media.filter { $0.hasSuffix(" 200 -") }.count == 1, "\(media)")
+        #expect(media.dropFirst().allSatisfy { $0.hasSuffix(" 304 -") }, "\(media)")
+
+        await server.stop()
+        await engine.shutdown()
+        try await client.shutdown()
+    }
 }
