@@ -17,29 +17,8 @@ count=${1:-100000}
 reads=${2:-2000}
 source bench/lib.sh
 
-echo "making $count files of 2 KB"
-python3 - "$work/origin/seg" "$count" <<'PY'
-import os, sys
-folder, count = sys.argv[1], int(sys.argv[2])
-os.makedirs(folder)
-block = os.urandom(2048)
-for i in range(count):
-    with open(f"{folder}/{i}.ts", "wb") as f:
-        f.write(i.to_bytes(4, "big") + block[4:])
-PY
-
-origin=$(run_nginx nginx "sendfile on;" "root $work/origin; expires 1d;")
-serve() {
-    start_listener "$1" "$bin" serve --port 0 --max-size 20G --cache-dir "$work/cache" --error-log "$work/$1-errors.log"
-}
-stop() {
-    kill "$(cat "$work/$1.pid")"
-    while kill -0 "$(cat "$work/$1.pid")" 2>/dev/null; do sleep 0.1; done
-}
-# urls FILE PREFIX FIRST LAST : a curl config fetching resources FIRST..LAST under PREFIX.
-urls() {
-    seq "$3" "$4" | awk -v p="$2" '{ printf "url = \"%s/seg/%d.ts\"\noutput = \"/dev/null\"\n", p, $1 }' > "$1"
-}
+make_segments "$count"
+origin=$(segment_origin)
 # times FILE : fetches the config's URLs one at a time; prints each one's milliseconds, and fails
 # on any answer but 200.
 times() {
@@ -57,12 +36,12 @@ summary() {
 }
 
 echo "filling the cache through serve"
-proxy=$(serve fill)
+proxy=$(serve_segments fill)
 urls "$work/fill.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" 0 $((count - 1))
 curl -s --no-progress-meter -Z --parallel-max 8 -K "$work/fill.list" -w '%{http_code}\n' | grep -v '^200$' | sort | uniq -c || true
-stop fill
+stop_listener fill
 
-proxy=$(serve proxy)
+proxy=$(serve_segments proxy)
 prefix="http://127.0.0.1:$proxy/http://127.0.0.1:$origin"
 # The passes read resources the fill touched last, which eviction keeps: the baseline the very
 # last, the reads during the eviction those before, newest first.
@@ -87,7 +66,7 @@ while kill -0 "$evictor" 2>/dev/null; do
 done
 wait "$evictor"
 ended=$(date +%s.%N)
-stop proxy
+stop_listener proxy
 
 read -r n_med n_p99 n_max < <(summary "$work/nginx.ms")
 read -r b_med b_p99 b_max < <(summary "$work/base.ms")

@@ -70,6 +70,39 @@ start_nginx_cache() {
           proxy_http_version 1.1; proxy_set_header Connection \"\"; }"
 }
 
+# stop_listener NAME : stops the server started as NAME and waits until it has exited.
+stop_listener() {
+    kill "$(cat "$work/$1.pid")"
+    while kill -0 "$(cat "$work/$1.pid")" 2>/dev/null; do sleep 0.1; done
+}
+
+# Many small resources (bench/many.sh, bench/evict.sh): HLS segments of 2 KB.
+#
+# make_segments COUNT : COUNT files of 2 KB in $work/origin/seg, each unlike the others.
+make_segments() {
+    echo "making $1 files of 2 KB"
+    python3 - "$work/origin/seg" "$1" <<'PY'
+import os, sys
+folder, count = sys.argv[1], int(sys.argv[2])
+os.makedirs(folder)
+block = os.urandom(2048)
+for i in range(count):
+    with open(f"{folder}/{i}.ts", "wb") as f:
+        f.write(i.to_bytes(4, "big") + block[4:])
+PY
+}
+# segment_origin : nginx serving the segments, fresh for a day (as a CDN serves a recorded
+# stream's); prints the port.
+segment_origin() { run_nginx nginx "sendfile on;" "root $work/origin; expires 1d;"; }
+# serve_segments NAME : `serve` on $work/cache with room for every segment; prints the port.
+serve_segments() {
+    start_listener "$1" "$bin" serve --port 0 --max-size 20G --cache-dir "$work/cache" --error-log "$work/$1-errors.log"
+}
+# urls FILE PREFIX FIRST LAST : a curl config fetching segments FIRST..LAST under PREFIX.
+urls() {
+    seq "$3" "$4" | awk -v p="$2" '{ printf "url = \"%s/seg/%d.ts\"\noutput = \"/dev/null\"\n", p, $1 }' > "$1"
+}
+
 # measure COMMAND... : runs it with stdout discarded; prints "wall-seconds cpu-seconds peak-rss-KiB".
 measure() {
     local out="$work/time.$RANDOM"

@@ -22,28 +22,11 @@ count=${1:-50000}
 reps=${2:-5}
 source bench/lib.sh
 
-echo "making $count files of 2 KB"
-python3 - "$work/origin/seg" "$count" <<'PY'
-import os, sys
-folder, count = sys.argv[1], int(sys.argv[2])
-os.makedirs(folder)
-block = os.urandom(2048)
-for i in range(count):
-    with open(f"{folder}/{i}.ts", "wb") as f:
-        f.write(i.to_bytes(4, "big") + block[4:])
-PY
-
-origin=$(run_nginx nginx "sendfile on;" "root $work/origin; expires 1d;")
+make_segments "$count"
+origin=$(segment_origin)
 nginx_cache=$(start_nginx_cache "$origin")
-serve() {
-    start_listener "$1" "$bin" serve --port 0 --max-size 20G --cache-dir "$work/cache" --error-log "$work/$1-errors.log"
-}
-proxy=$(serve proxy)
+proxy=$(serve_segments proxy)
 
-# urls FILE PREFIX FIRST LAST : a curl config fetching resources FIRST..LAST under PREFIX.
-urls() {
-    seq "$3" "$4" | awk -v p="$2" '{ printf "url = \"%s/seg/%d.ts\"\noutput = \"/dev/null\"\n", p, $1 }' > "$1"
-}
 # rate FILE : fetches the config's URLs with 8 connections; prints requests per second and
 # fails on any answer but 200.
 rate() {
@@ -75,10 +58,9 @@ side_by_side() {
 
 side_by_side "http://127.0.0.1:$nginx_cache" $((count / reps))
 n_cold=("${peer_rates[@]}") p_cold=("${proxy_rates[@]}")
-kill "$(cat "$work/proxy.pid")"
-while kill -0 "$(cat "$work/proxy.pid")" 2>/dev/null; do sleep 0.1; done
+stop_listener proxy
 
-proxy=$(serve proxy2)
+proxy=$(serve_segments proxy2)
 proxy_pid=$(cat "$work/proxy2.pid")
 rss_start=$(rss_mib "$proxy_pid")
 # 2,000 resources per repetition, fewer for a small COUNT; 20 more are left for the first byte.
