@@ -110,21 +110,8 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
         of resource: CachedResource,
         allowedTypes: [String]
     ) async throws -> (type: String, length: Int64, complete: Bool) {
-        var known = try await resource.info()
-        if known.length == nil {
-            var read: Int64 = 0
-            for try await chunk in resource.read(from: 0) {
-                read += Int64(chunk.count)
-                guard read <= lengthLearningLimit else {
-                    throw StreamCacheError(
-                        .originProtocolViolation,
-                        "\(resource.url.absoluteString) sends no length and had not ended after \(read) bytes "
-                            + "(a live stream plays through the in-app server, not the resource loader)"
-                    )
-                }
-            }
-            known = try await resource.info()
-        }
+        // A live stream never ends: it plays through the in-app server, not the resource loader.
+        let known = try await resource.infoWithLength(readingAtMost: lengthLearningLimit)
         guard let length = known.length else {
             throw StreamCacheError(.originProtocolViolation, "\(resource.url.absoluteString) sends no length")
         }

@@ -103,14 +103,11 @@ public actor InAppServer {
 
     /// The URL to give the player for an origin URL (a playlist, or any resource).
     ///
-    /// - Throws: ``StreamCacheError`` `.unsupportedScheme` for a URL that is not http(s);
+    /// - Throws: ``StreamCacheError`` `.unsupportedScheme` for a URL that is not http(s),
+    ///   `.invalidURL` for one without a host (``CacheEngine/validate(_:)``);
     ///   ``InAppServerNotStarted`` if the server has never started.
     public func url(for origin: URL) throws -> URL {
-        guard let scheme = origin.scheme?.lowercased(), scheme == "http" || scheme == "https",
-            origin.host?.isEmpty == false
-        else {
-            throw StreamCacheError(.unsupportedScheme, "only http and https URLs play through the server: \(origin)")
-        }
+        try CacheEngine.validate(origin)
         return try url(path: "/" + origin.absoluteString)
     }
 

@@ -35,7 +35,7 @@ public struct PlaybackRouter: Sendable {
             return .direct(url)
         }
         var type = contentType
-        if type == nil, !Self.hasPlaylistExtension(url) {
+        if type == nil, !PlaylistRewriter.isPlaylist(url, contentType: nil) {
             type = await server.engine.cachedRanges(url)?.info.contentType
         }
         guard PlaylistRewriter.isPlaylist(url, contentType: type) else { return .resourceLoader(url) }
@@ -49,10 +49,5 @@ public struct PlaybackRouter: Sendable {
     public func route(offlinePackage id: String) async throws -> PlaybackRoute {
         try await server.start()
         return .server(try await server.url(forOfflinePackage: id))
-    }
-
-    private static func hasPlaylistExtension(_ url: URL) -> Bool {
-        let pathExtension = url.pathExtension.lowercased()
-        return pathExtension == "m3u8" || pathExtension == "m3u"
     }
 }

@@ -44,8 +44,7 @@ struct ProxyResponder: HTTPResponder {
     /// web player.
     private func decide(_ request: Request, context: Context, exchange: inout Exchange) async throws -> Response {
         if let value = request.headers[Self.refusal] {
-            let (status, reason) = RequestHeadCheck.parseRefusal(value)
-            throw ProxyRefusal(HTTPResponse.Status(code: status), reason)
+            throw RequestHeadCheck.parseRefusal(value)
         }
         guard let host = request.head.authority else {
             throw ProxyRefusal(.badRequest, "the request has no Host header")
@@ -123,7 +122,7 @@ struct ProxyResponder: HTTPResponder {
         if await resource.isServedStale() { exchange.outcome = "stale" }
         if info.length == nil, request.method == .head {
             // An origin that sends no length (a chunked 200): learn it, never guess it.
-            info = try await exchange.untilHangUp { try await Self.learnLength(of: resource) }
+            info = try await exchange.untilHangUp { try await resource.infoWithLength() }
         }
         if PlaylistRewriter.isPlaylist(target.url, contentType: info.contentType) {
             let whole = read.flatMap { $0.offset == 0 && $0.length == nil ? $0 : nil }
@@ -286,11 +285,5 @@ struct ProxyResponder: HTTPResponder {
                 continue
             }
         }
-    }
-
-    /// Reads `resource` to its end so the cache learns its length, then says what it learned.
-    private static func learnLength(of resource: CachedResource) async throws -> ContentInfo {
-        for try await _ in resource.read(from: 0) {}
-        return try await resource.info()
     }
 }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
@@ -8,9 +9,9 @@ import NIOHTTP1
 /// A server with an access key (``InAppServer``) also serves only paths that begin with
 /// `/<key>`, which it removes here: everything after this handler sees `/<URL>` as without a key.
 ///
-/// The verdict travels with the request in ``refusalField`` as `<status> <reason>` (any value the
-/// client sent under that name is dropped first), so the responder answers it in its turn and
-/// logs it like every other refusal.
+/// The verdict travels with the request in ``refusalField`` as a ``ProxyRefusal``'s description,
+/// `<status> <reason>` (any value the client sent under that name is dropped first), so the
+/// responder answers it in its turn and logs it like every other refusal.
 final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -50,20 +51,20 @@ final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
             default: break
             }
         }
-        var reason = refusal(uri: head.uri, hosts: hosts, codings: codings).map { "400 " + $0 }
+        var verdict = refusal(uri: head.uri, hosts: hosts, codings: codings).map { ProxyRefusal(.badRequest, $0) }
         var unkeyed: String?
-        if let keyPrefix, reason == nil {
+        if let keyPrefix, verdict == nil {
             unkeyed = Self.removing(keyPrefix, from: head.uri)
-            if unkeyed == nil { reason = "403 the request does not carry this server's access key" }
+            if unkeyed == nil { verdict = ProxyRefusal(.forbidden, "the request does not carry this server's access key") }
         }
-        guard forged || reason != nil || unkeyed != nil else {
+        guard forged || verdict != nil || unkeyed != nil else {
             context.fireChannelRead(data)
             return
         }
         if let unkeyed { head.uri = unkeyed }
         head.headers.remove(name: Self.refusalField)
-        if let reason {
-            head.headers.add(name: Self.refusalField, value: reason)
+        if let verdict {
+            head.headers.add(name: Self.refusalField, value: verdict.description)
             head.headers.replaceOrAdd(name: "Connection", value: "close")
         }
         context.fireChannelRead(wrapInboundOut(.head(head)))
@@ -78,11 +79,13 @@ final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
         return String(rest)
     }
 
-    /// The status and reason of a refusal carried in ``refusalField``.
-    static func parseRefusal(_ value: String) -> (status: Int, reason: String) {
+    /// The refusal carried in ``refusalField`` (its ``ProxyRefusal/description``).
+    static func parseRefusal(_ value: String) -> ProxyRefusal {
         let parts = value.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, let status = Int(parts[0]), (400..<500).contains(status) else { return (400, value) }
-        return (status, String(parts[1]))
+        guard parts.count == 2, let code = Int(parts[0]), (400..<500).contains(code) else {
+            return ProxyRefusal(.badRequest, value)
+        }
+        return ProxyRefusal(HTTPResponse.Status(code: code), String(parts[1]))
     }
 
     /// Why a request for `uri` with `hosts` Host fields and these transfer codings is refused, or `nil`.

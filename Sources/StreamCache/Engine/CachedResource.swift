@@ -25,6 +25,28 @@ public struct CachedResource: Sendable {
         return await lease.session.info
     }
 
+    /// What is known about the resource once its length is: for an origin that sends none (a
+    /// chunked answer), the resource is read to its end, into the cache, never guessed.
+    ///
+    /// - Parameter limit: the most bytes read to learn it; `nil` for no limit.
+    /// - Throws: ``StreamCacheError`` as ``info()`` does, and `originProtocolViolation` once
+    ///   `limit` bytes were read without an end (a live stream never ends).
+    public func infoWithLength(readingAtMost limit: Int64? = nil) async throws -> ContentInfo {
+        let known = try await info()
+        guard known.length == nil else { return known }
+        var read: Int64 = 0
+        for try await chunk in self.read(from: 0) {
+            read += Int64(chunk.count)
+            if let limit, read > limit {
+                throw StreamCacheError(
+                    .originProtocolViolation,
+                    "\(url.absoluteString) sends no length and had not ended after \(read) bytes"
+                )
+            }
+        }
+        return try await info()
+    }
+
     /// Whether the cache serves a stale copy because the origin could not be reached to check it
     /// (RFC 9111 §4.2.4).
     public func isServedStale() async -> Bool {
