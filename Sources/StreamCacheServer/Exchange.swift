@@ -1,12 +1,11 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
 import NIOCore
 import StreamCache
 
 /// One request and what the proxy did with it, for the logs.
 struct Exchange: Sendable {
-    let request: Request
+    let request: HTTPRequest
     private let client: SocketAddress?
     let startedAt = ContinuousClock.now
     let date = Date()
@@ -26,20 +25,9 @@ struct Exchange: Sendable {
     /// otherwise the responder writes it when the response is made.
     var recordedByBody = false
 
-    /// The client's connection going away.
-    private let hangUp: ClientHangUp
-
-    init(request: Request, context: ProxyRequestContext) {
+    init(request: HTTPRequest, context: ProxyRequestContext) {
         self.request = request
         self.client = context.remoteAddress
-        self.hangUp = context.hangUp
-    }
-
-    /// Runs `body` (the wait before the response head: the origin's first bytes, perhaps a free
-    /// connection to it), cancelled if the client hangs up first, so a player that gave up does
-    /// not keep its read, and the origin request behind it, waiting.
-    func untilHangUp<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
-        try await hangUp.untilHangUp(body)
     }
 
     /// The client's IP address.
@@ -53,14 +41,14 @@ struct Exchange: Sendable {
     }
 
     /// `416` for a range that starts at or past the end of a `length`-byte representation.
-    mutating func refuseRange(of length: Int64) -> Response {
+    mutating func refuseRange(of length: Int64) -> ProxyResponse {
         var response = refuse(ProxyRefusal(.rangeNotSatisfiable, "the range starts past the end"))
         response.headers[.contentRange] = "bytes */\(length)"
         return response
     }
 
     /// A response that refuses the request with a one-line reason.
-    mutating func refuse(_ refusal: ProxyRefusal) -> Response {
+    mutating func refuse(_ refusal: ProxyRefusal) -> ProxyResponse {
         status = refusal.status
         failure = refusal.reason
         let body = refusal.reason + "\n"
@@ -68,16 +56,16 @@ struct Exchange: Sendable {
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; charset=utf-8"
         headers[.contentLength] = String(body.utf8.count)
-        return Response(
+        return ProxyResponse(
             status: refusal.status,
             headers: headers,
-            body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(string: body))
+            body: request.method == .head ? .empty : .bytes(ByteBuffer(string: body))
         )
     }
 
     /// A response for a failure of the engine: the origin's error status passed through, `502` for
     /// an origin that cannot be used, `504` for one that timed out, `500` for the cache itself.
-    mutating func fail(_ error: StreamCacheError) -> Response {
+    mutating func fail(_ error: StreamCacheError) -> ProxyResponse {
         if let reply = error.reply { return passOn(reply, error: error) }
         let status: HTTPResponse.Status
         switch error.kind {
@@ -101,7 +89,7 @@ struct Exchange: Sendable {
 
     /// The origin's own answer, as it came: status, end-to-end fields, body (RFC 9111: an error
     /// answer reaches the client; it is not stored).
-    private mutating func passOn(_ reply: OriginReply, error: StreamCacheError) -> Response {
+    private mutating func passOn(_ reply: OriginReply, error: StreamCacheError) -> ProxyResponse {
         status = HTTPResponse.Status(code: reply.status)
         failure = error.message
         var headers = HTTPFields()
@@ -112,10 +100,10 @@ struct Exchange: Sendable {
         headers[.contentLength] = String(reply.body.count)
         sentBytes = request.method == .head ? 0 : Int64(reply.body.count)
         originBytes += Int64(reply.body.count)
-        return Response(
+        return ProxyResponse(
             status: status,
             headers: headers,
-            body: request.method == .head ? ResponseBody() : ResponseBody(byteBuffer: ByteBuffer(bytes: reply.body))
+            body: request.method == .head ? .empty : .bytes(ByteBuffer(bytes: reply.body))
         )
     }
 
@@ -135,9 +123,9 @@ struct Exchange: Sendable {
             date: date,
             clientIP: clientIP,
             method: request.method.rawValue,
-            uri: request.head.path ?? "-",
-            range: request.headers[.range],
-            userAgent: request.headers[.userAgent],
+            uri: request.path ?? "-",
+            range: request.headerFields[.range],
+            userAgent: request.headerFields[.userAgent],
             status: status.code,
             sentBytes: sentBytes,
             cacheBytes: cacheBytes,

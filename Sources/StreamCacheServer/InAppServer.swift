@@ -201,10 +201,7 @@ public actor InAppServer {
         configuration.offlineLibrary = library
         configuration.shutdownGracePeriod = .milliseconds(100)
         let logs = try ProxyLogs(accessLogPath: nil, errorLogPath: nil, logger: logger)
-        // Hummingbird reports the connections a stop cuts as errors: routine for an app.
-        var framework = logger
-        framework.logLevel = .critical
-        return ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: framework)
+        return ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: logger)
     }
 
     private func running(_ services: ServiceGroup) {

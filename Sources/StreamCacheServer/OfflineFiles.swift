@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
 import NIOCore
 import StreamCache
 import StreamCacheHLS
@@ -17,7 +16,7 @@ struct OfflineFiles: Sendable {
     /// The size of each piece of a file read from disk.
     private static let chunkSize = 256 << 10
 
-    func respond(to target: String, exchange: inout Exchange) async throws -> Response {
+    func respond(to target: String, exchange: inout Exchange) async throws -> ProxyResponse {
         let relative = target.dropFirst(Self.prefix.count)
         guard !relative.contains("?"), !relative.contains("%"),
             let slash = relative.firstIndex(of: "/")
@@ -39,7 +38,7 @@ struct OfflineFiles: Sendable {
         }
     }
 
-    private func serveFile(_ path: String, exchange: inout Exchange) async throws -> Response {
+    private func serveFile(_ path: String, exchange: inout Exchange) async throws -> ProxyResponse {
         let descriptor = open(path, O_RDONLY | O_CLOEXEC)
         guard descriptor >= 0 else { throw ProxyRefusal(.notFound, "no such offline file") }
         var stats = stat()
@@ -52,13 +51,13 @@ struct OfflineFiles: Sendable {
             return exchange.refuseRange(of: Int64(stats.st_size))
         }
         exchange.status = status
-        if exchange.request.method == .head { return Response(status: status, headers: fields, body: ResponseBody()) }
+        if exchange.request.method == .head { return ProxyResponse(status: status, headers: fields) }
         exchange.cacheBytes = range.count
         exchange.sentBytes = range.count
-        return Response(
+        return ProxyResponse(
             status: status,
             headers: fields,
-            body: ResponseBody(contentLength: Int(range.count)) { writer in
+            body: .stream(length: Int(range.count)) { writer in
                 var offset = range.lowerBound
                 while offset < range.upperBound {
                     let count = Int(min(Int64(Self.chunkSize), range.upperBound - offset))
@@ -71,7 +70,6 @@ struct OfflineFiles: Sendable {
                     offset += Int64(read)
                     try await writer.write(buffer)
                 }
-                try await writer.finish(nil)
             }
         )
     }
@@ -82,31 +80,28 @@ struct OfflineFiles: Sendable {
         length: Int64?,
         name: String,
         exchange: inout Exchange
-    ) async throws -> Response {
+    ) async throws -> ProxyResponse {
         let resource = try await engine.open(url)
         var total = length
         if total == nil {
-            total = try await exchange.untilHangUp { try await resource.info() }.length.map { $0 - offset }
+            total = try await resource.info().length.map { $0 - offset }
         }
         guard let total else { throw ProxyRefusal(.badGateway, "the origin did not say how long \(name) is") }
         guard let (status, range, fields) = plan(length: total, name: name, exchange: &exchange) else {
             return exchange.refuseRange(of: total)
         }
         exchange.status = status
-        if exchange.request.method == .head { return Response(status: status, headers: fields, body: ResponseBody()) }
-        let read = try await exchange.untilHangUp {
-            try await StartedRead(resource, offset: offset + range.lowerBound, length: range.count)
-        }
+        if exchange.request.method == .head { return ProxyResponse(status: status, headers: fields) }
+        let read = try await StartedRead(resource, offset: offset + range.lowerBound, length: range.count)
         let exchange = exchange
-        return Response(
+        return ProxyResponse(
             status: status,
             headers: fields,
-            body: ResponseBody(contentLength: Int(range.count)) { writer in
+            body: .stream(length: Int(range.count)) { writer in
                 var exchange = exchange
                 try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) {
                     try await writer.write($0)
                 }
-                try await writer.finish(nil)
             }
         )
     }
@@ -120,7 +115,7 @@ struct OfflineFiles: Sendable {
     ) -> (HTTPResponse.Status, ByteRange, HTTPFields)? {
         let decision = ResponseDecision(
             info: ContentInfo(length: length, contentType: Self.contentType(name)),
-            range: exchange.request.headers[.range],
+            range: exchange.request.headerFields[.range],
             ifRange: nil
         )
         guard case .send(let partial, let range?) = decision.outcome else { return nil }

@@ -1,29 +1,22 @@
-import Hummingbird
 import NIOCore
 
-/// The request context of the proxy: the addresses of the connection a request came on.
-public struct ProxyRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
+/// The connection a request came on: its addresses, formatted only when asked for (most
+/// requests never need them).
+struct ProxyRequestContext: Sendable {
     /// The client's address.
-    public let remoteAddress: SocketAddress?
+    let remoteAddress: SocketAddress?
     /// The address the connection arrived on.
-    public let localAddress: SocketAddress?
-    /// The client's connection going away.
-    let hangUp: ClientHangUp
+    let localAddress: SocketAddress?
 
-    public init(source: ApplicationRequestContextSource) {
-        coreContext = CoreRequestContextStorage(source: source)
-        remoteAddress = source.channel.remoteAddress
-        localAddress = source.channel.localAddress
-        hangUp = ClientHangUp.of(source.channel)
+    init(channel: any Channel) {
+        remoteAddress = channel.remoteAddress
+        localAddress = channel.localAddress
     }
 
-    // Addresses are formatted only when asked for: most requests never need them.
-
     /// The client's IP address.
-    public var remoteIP: String? { remoteAddress?.ipAddress }
+    var remoteIP: String? { remoteAddress?.ipAddress }
     /// The IP address the connection arrived on.
-    public var localIP: String? { localAddress?.ipAddress }
+    var localIP: String? { localAddress?.ipAddress }
     /// The port the connection arrived on: the listener's.
-    public var localPort: Int? { localAddress?.port }
+    var localPort: Int? { localAddress?.port }
 }

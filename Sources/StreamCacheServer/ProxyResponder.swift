@@ -1,6 +1,5 @@
 import Foundation
 import HTTPTypes
-import Hummingbird
 import Logging
 import NIOCore
 import StreamCache
@@ -11,7 +10,7 @@ import StreamCache
 /// response from `Range`/`If-Range` and what is known of the resource, and streams the bytes as
 /// the engine yields them. A client that hangs up ends its read, which stops origin fetches
 /// nobody else needs.
-struct ProxyResponder: HTTPResponder {
+struct ProxyResponder: Sendable {
     typealias Context = ProxyRequestContext
 
     let engine: CacheEngine
@@ -26,15 +25,19 @@ struct ProxyResponder: HTTPResponder {
 
     /// Answers `request`; its access-log entry is written once, here or by a streamed body at
     /// its end.
-    func respond(to request: Request, context: Context) async throws -> Response {
+    func respond(to request: HTTPRequest, context: Context) async -> ProxyResponse {
         var exchange = Exchange(request: request, context: context)
-        let response: Response
+        let response: ProxyResponse
         do {
             response = try await decide(request, context: context, exchange: &exchange)
         } catch let refusal as ProxyRefusal {
             response = exchange.refuse(refusal)
         } catch let error as StreamCacheError {
             response = exchange.fail(error)
+        } catch {
+            // The client went away (the answering task was cancelled): nobody reads this answer.
+            exchange.note(error)
+            response = ProxyResponse(status: .internalServerError)
         }
         if !exchange.recordedByBody { await logs.record(exchange) }
         return response
@@ -42,20 +45,20 @@ struct ProxyResponder: HTTPResponder {
 
     /// The Host check and the web-page policy, then the answer, with CORS fields for an allowed
     /// web player.
-    private func decide(_ request: Request, context: Context, exchange: inout Exchange) async throws -> Response {
-        if let value = request.headers[Self.refusal] {
+    private func decide(_ request: HTTPRequest, context: Context, exchange: inout Exchange) async throws -> ProxyResponse {
+        if let value = request.headerFields[Self.refusal] {
             throw RequestHeadCheck.parseRefusal(value)
         }
-        guard let host = request.head.authority else {
+        guard let host = request.authority else {
             throw ProxyRefusal(.badRequest, "the request has no Host header")
         }
         guard authority.accepts(host, port: context.localPort ?? -1, localAddress: context.localIP) else {
             throw ProxyRefusal(.forbidden, "the Host header does not name this server")
         }
         let verdict = webPages.judge(
-            origin: request.headers[.origin],
-            fetchSite: request.headers[Self.secFetchSite],
-            referer: request.headers[.referer],
+            origin: request.headerFields[.origin],
+            fetchSite: request.headerFields[Self.secFetchSite],
+            referer: request.headerFields[.referer],
             isThisServer: { authority.accepts($0, port: context.localPort ?? -1, localAddress: context.localIP) }
         )
         switch verdict {
@@ -80,18 +83,18 @@ struct ProxyResponder: HTTPResponder {
     private static let refusal = HTTPField.Name(RequestHeadCheck.refusalField)!
 
     /// Answers a request from a client that may use the proxy.
-    private func answer(_ request: Request, exchange: inout Exchange) async throws -> Response {
-        if request.method == .options, request.headers[.origin] != nil {
+    private func answer(_ request: HTTPRequest, exchange: inout Exchange) async throws -> ProxyResponse {
+        if request.method == .options, request.headerFields[.origin] != nil {
             // The preflight of an allowed web player.
             exchange.status = .noContent
-            return Response(status: .noContent)
+            return ProxyResponse(status: .noContent)
         }
         guard request.method == .get || request.method == .head else {
             var response = exchange.refuse(ProxyRefusal(.methodNotAllowed, "only GET and HEAD are served"))
             response.headers[.allow] = "GET, HEAD"
             return response
         }
-        let path = request.head.path ?? ""
+        let path = request.path ?? ""
         if path.hasPrefix(OfflineFiles.prefix) {
             return try await offline.respond(to: path, exchange: &exchange)
         }
@@ -99,30 +102,28 @@ struct ProxyResponder: HTTPResponder {
         return try await serve(target, exchange: &exchange)
     }
 
-    private func serve(_ target: ProxyTarget, exchange: inout Exchange) async throws -> Response {
+    private func serve(_ target: ProxyTarget, exchange: inout Exchange) async throws -> ProxyResponse {
         let request = exchange.request
-        let ranges = RangeRequest(range: request.headers[.range], ifRange: request.headers[.ifRange])
+        let ranges = RangeRequest(range: request.headerFields[.range], ifRange: request.headerFields[.ifRange])
 
         // One open for the whole request: its content information and its bytes.
         let resource = try await engine.open(target.url, originHeaders: originHeaders)
         // Start reading at once where the request says where; learn the length on the way.
         var read: StartedRead?
         if request.method == .get, let (first, last) = ranges.startBeforeLength {
-            read = try await exchange.untilHangUp {
-                try await StartedRead(resource, offset: first, length: last.map { $0 - first + 1 })
-            }
+            read = try await StartedRead(resource, offset: first, length: last.map { $0 - first + 1 })
         }
         var info: ContentInfo
         if let read {
             info = await read.info
         } else {
-            info = try await exchange.untilHangUp { try await resource.info() }
+            info = try await resource.info()
         }
         // The origin could not be reached to check a stale copy, which is served (RFC 9111 §4.2.4).
         if await resource.isServedStale() { exchange.outcome = "stale" }
         if info.length == nil, request.method == .head {
             // An origin that sends no length (a chunked 200): learn it, never guess it.
-            info = try await exchange.untilHangUp { try await resource.infoWithLength() }
+            info = try await resource.infoWithLength()
         }
         if PlaylistRewriter.isPlaylist(target.url, contentType: info.contentType) {
             let whole = read.flatMap { $0.offset == 0 && $0.length == nil ? $0 : nil }
@@ -130,10 +131,10 @@ struct ProxyResponder: HTTPResponder {
         }
         let decision = ResponseDecision(
             info: info,
-            range: request.headers[.range],
-            ifRange: request.headers[.ifRange],
-            ifNoneMatch: request.headers[.ifNoneMatch],
-            ifModifiedSince: request.headers[.ifModifiedSince]
+            range: request.headerFields[.range],
+            ifRange: request.headerFields[.ifRange],
+            ifNoneMatch: request.headerFields[.ifNoneMatch],
+            ifModifiedSince: request.headerFields[.ifModifiedSince]
         )
         let fields = decision.httpFields
         let status: HTTPResponse.Status
@@ -141,7 +142,7 @@ struct ProxyResponder: HTTPResponder {
         switch decision.outcome {
         case .notModified:
             exchange.status = .notModified
-            return Response(status: .notModified, headers: fields, body: ResponseBody())
+            return ProxyResponse(status: .notModified, headers: fields)
         case .unsatisfiable(let length):
             return exchange.refuseRange(of: length)
         case .send(let partial, let sent):
@@ -151,7 +152,7 @@ struct ProxyResponder: HTTPResponder {
         exchange.status = status
 
         if request.method == .head {
-            return Response(status: status, headers: fields, body: ResponseBody())
+            return ProxyResponse(status: status, headers: fields)
         }
         // The read started before the length was known is used only if it reads what the plan
         // sends (an end clamped to the length reads the same bytes).
@@ -160,27 +161,24 @@ struct ProxyResponder: HTTPResponder {
         if let read {
             body = read
         } else {
-            body = try await exchange.untilHangUp {
-                try await StartedRead(resource, offset: range?.lowerBound ?? 0, length: range?.count)
-            }
+            body = try await StartedRead(resource, offset: range?.lowerBound ?? 0, length: range?.count)
         }
         let allocator = ByteBufferAllocator()
         if let range, let whole = try body.whole(count: range.count, allocator: allocator, exchange: &exchange) {
-            return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: whole))
+            return ProxyResponse(status: status, headers: fields, body: .bytes(whole))
         }
         exchange.recordedByBody = true
         let streamed = exchange
         let logs = logs
-        return Response(
+        return ProxyResponse(
             status: status,
             headers: fields,
-            body: ResponseBody(contentLength: range.map { Int($0.count) }) { writer in
+            body: .stream(length: range.map { Int($0.count) }) { writer in
                 var exchange = streamed
                 do {
                     try await body.stream(allocator: allocator, exchange: &exchange) {
                         try await writer.write($0)
                     }
-                    try await writer.finish(nil)
                 } catch {
                     exchange.note(error)
                     await logs.record(exchange)
@@ -199,7 +197,7 @@ struct ProxyResponder: HTTPResponder {
         info: ContentInfo,
         started: StartedRead?,
         exchange: inout Exchange
-    ) async throws -> Response {
+    ) async throws -> ProxyResponse {
         guard (info.length ?? 0) <= PlaylistRewriter.maximumSize else {
             throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
         }
@@ -207,7 +205,7 @@ struct ProxyResponder: HTTPResponder {
         if let started {
             read = started
         } else {
-            read = try await exchange.untilHangUp { try await StartedRead(resource, offset: 0, length: nil) }
+            read = try await StartedRead(resource, offset: 0, length: nil)
         }
         var original = [UInt8]()
         var changed = false
@@ -240,8 +238,8 @@ struct ProxyResponder: HTTPResponder {
                 length: Int64(rewritten.readableBytes),
                 contentType: text == nil ? info.contentType ?? "audio/x-mpegurl" : "application/vnd.apple.mpegurl"
             ),
-            range: exchange.request.headers[.range],
-            ifRange: exchange.request.headers[.ifRange]
+            range: exchange.request.headerFields[.range],
+            ifRange: exchange.request.headerFields[.ifRange]
         )
         // With the length known and no conditional field, the one other answer is a 416.
         guard case .send(let partial, let range?) = decision.outcome else {
@@ -253,11 +251,7 @@ struct ProxyResponder: HTTPResponder {
         let body = rewritten.getSlice(at: Int(range.lowerBound), length: Int(range.count)) ?? rewritten
         let isHead = exchange.request.method == .head
         exchange.sentBytes = isHead ? 0 : Int64(body.readableBytes)
-        return Response(
-            status: exchange.status,
-            headers: fields,
-            body: isHead ? ResponseBody() : ResponseBody(byteBuffer: body)
-        )
+        return ProxyResponse(status: exchange.status, headers: fields, body: isHead ? .empty : .bytes(body))
     }
 
     /// The playlist after its version was checked with the origin. A live playlist may change
@@ -270,9 +264,7 @@ struct ProxyResponder: HTTPResponder {
             exchange.cacheBytes = 0
             exchange.sentBytes = 0
             do {
-                let read = try await exchange.untilHangUp {
-                    try await StartedRead(resource, offset: 0, length: nil, revalidating: true)
-                }
+                let read = try await StartedRead(resource, offset: 0, length: nil, revalidating: true)
                 var playlist = [UInt8]()
                 try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) { buffer in
                     playlist += buffer.readableBytesView

@@ -1,6 +1,4 @@
 import Foundation
-import Hummingbird
-import HummingbirdCore
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -35,9 +33,10 @@ public struct ProxyConfiguration: Sendable {
 }
 
 /// The loopback caching proxy: any player streams `http://127.0.0.1:PORT/<origin URL>` through
-/// the cache engine (DESIGN.md §6). Runs on Hummingbird, with warm ranges answered on the event
-/// loops (``WarmRangeHandler``), until SIGINT or SIGTERM, then finishes
-/// the responses in flight for at most ``ProxyConfiguration/shutdownGracePeriod``.
+/// the cache engine (DESIGN.md §6). Runs on SwiftNIO (``ProxyListener``, ``ProxyPipeline``):
+/// warm ranges are answered on the event loops (``WarmRangeHandler``), everything else by the
+/// responder in a task per request (``ResponderHandler``), until SIGINT or SIGTERM, then it
+/// finishes the responses in flight for at most ``ProxyConfiguration/shutdownGracePeriod``.
 public struct ProxyServer: Sendable {
     let engine: CacheEngine
     let configuration: ProxyConfiguration
@@ -88,24 +87,29 @@ public struct ProxyServer: Sendable {
             ),
             pathPrefix: accessKey.map { "/" + $0 } ?? ""
         )
-        let host = configuration.host
         let idleTimeout = configuration.idleTimeout
-        let application = Application(
-            responder: responder,
-            server: HTTPServerBuilder { [logs] responder in
-                ProxyChannel(responder: responder, idleTimeout: idleTimeout, warm: warm, logs: logs, accessKey: accessKey)
+        let connections = OpenConnections()
+        let host = configuration.host
+        let listener = ProxyListener(
+            host: host,
+            port: configuration.port,
+            connections: connections,
+            setUp: { [logs] channel in
+                try ProxyPipeline.setUp(
+                    channel,
+                    idleTimeout: idleTimeout,
+                    warm: warm,
+                    logs: logs,
+                    accessKey: accessKey,
+                    responder: ResponderHandler(connections: connections) { request, context in
+                        await responder.respond(to: request, context: context)
+                    }
+                )
             },
-            configuration: ApplicationConfiguration(
-                address: .hostname(configuration.host, port: configuration.port),
-                serverName: nil
-            ),
-            onServerRunning: { channel in
-                await onListening(host, channel)
-            },
-            logger: logger
+            onListening: { channel in await onListening(host, channel) }
         )
         var group = ServiceGroupConfiguration(
-            services: [.init(service: application)],
+            services: [.init(service: listener)],
             gracefulShutdownSignals: shutdownSignals,
             logger: logger
         )

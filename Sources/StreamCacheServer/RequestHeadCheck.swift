@@ -2,7 +2,7 @@ import HTTPTypes
 import NIOCore
 import NIOHTTP1
 
-/// Judges what only the raw request head shows, before Hummingbird turns it into an
+/// Judges what only the raw request head shows, before it becomes an
 /// `HTTPRequest` that keeps one `Host` and no absolute-form target: a request whose framing or
 /// addressing is ambiguous is refused with `400`, and its connection closed.
 ///

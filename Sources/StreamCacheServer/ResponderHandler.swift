@@ -1,0 +1,157 @@
+import Foundation
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+import StreamCache
+
+/// The half of the proxy's executor that waits: every request the event loop does not answer
+/// itself (``WarmRangeHandler``) runs the responder in a task of its own, whose answer is
+/// written back on the connection.
+///
+/// Requests that arrive while one is answered wait their turn, so answers keep the order of the
+/// requests. A streamed body waits while the connection cannot take more (backpressure from the
+/// player to the read behind it). When the connection closes, the task answering on it is
+/// cancelled, which ends the origin fetch behind it if nobody else needs it.
+final class ResponderHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias OutboundOut = HTTPResponsePart
+
+    typealias Respond = @Sendable (HTTPRequest, ProxyRequestContext) async -> ProxyResponse
+
+    /// Requests waiting behind the one answered before the connection stops reading.
+    private static let mostWaiting = 16
+
+    private let respond: Respond
+    private let connections: OpenConnections
+    /// The connection's addresses and hang-up, made when its first request comes here.
+    private var requestContext: ProxyRequestContext?
+    /// The request whose head has come and whose end has not.
+    private var reading: HTTPRequest?
+    /// Whole requests waiting for the one being answered.
+    private var waiting: [HTTPRequest] = []
+    /// The task answering a request, if one is.
+    private var answering: Task<Void, Never>?
+    /// Streamed bodies waiting for the connection to take more.
+    private var writableWaiters: [EventLoopPromise<Void>] = []
+
+    init(connections: OpenConnections, respond: @escaping Respond) {
+        self.connections = connections
+        self.respond = respond
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            reading = head
+        case .body:
+            // A GET or HEAD carries none; a body of another method is refused with its request.
+            break
+        case .end:
+            guard let request = reading else { return }
+            reading = nil
+            waiting.append(request)
+            if waiting.count >= Self.mostWaiting { _ = context.channel.setOption(ChannelOptions.autoRead, value: false) }
+            if answering == nil { answerNext(context: context) }
+        }
+    }
+
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if context.channel.isWritable { wakeWriters(with: .success(())) }
+        context.fireChannelWritabilityChanged()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        waiting = []
+        answering?.cancel()
+        wakeWriters(with: .failure(ChannelError.ioOnClosedChannel))
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+
+    /// Starts the task that answers the first waiting request.
+    private func answerNext(context: ChannelHandlerContext) {
+        guard !waiting.isEmpty, context.channel.isActive else { return }
+        let request = waiting.removeFirst()
+        if waiting.count == Self.mostWaiting - 1 { _ = context.channel.setOption(ChannelOptions.autoRead, value: true) }
+        let requestContext = self.requestContext ?? ProxyRequestContext(channel: context.channel)
+        self.requestContext = requestContext
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let boundContext = NIOLoopBound(context, eventLoop: context.eventLoop)
+        connections.answerStarted()
+        answering = Task { [respond, connections, channel = context.channel] in
+            let response = await respond(request, requestContext)
+            let keepAlive = await ResponderHandler.write(response, on: channel, handler: handler)
+            let close = !keepAlive || request.headerFields[.connection]?.lowercased() == "close"
+            connections.answerEnded()
+            channel.eventLoop.execute {
+                handler.value.answered(close: close, context: boundContext.value)
+            }
+        }
+    }
+
+    /// The answering task has written its response.
+    private func answered(close: Bool, context: ChannelHandlerContext) {
+        answering = nil
+        if close {
+            context.close(promise: nil)
+        } else {
+            answerNext(context: context)
+        }
+    }
+
+    /// A future that succeeds once the connection can take more bytes.
+    private func untilWritable(_ channel: any Channel) -> EventLoopFuture<Void> {
+        guard channel.isActive else { return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
+        guard !channel.isWritable else { return channel.eventLoop.makeSucceededVoidFuture() }
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        writableWaiters.append(promise)
+        return promise.futureResult
+    }
+
+    private func wakeWriters(with result: Result<Void, any Error>) {
+        let waiters = writableWaiters
+        writableWaiters = []
+        for waiter in waiters { waiter.completeWith(result) }
+    }
+
+    /// Writes `response` on `channel` from the answering task.
+    ///
+    /// - Returns: whether the whole response went out, so the connection can carry another.
+    private static func write(
+        _ response: ProxyResponse,
+        on channel: any Channel,
+        handler: NIOLoopBound<ResponderHandler>
+    ) async -> Bool {
+        var fields = response.headers
+        fields[.date] = HTTPDate.format(Date())
+        channel.write(HTTPResponsePart.head(HTTPResponse(status: response.status, headerFields: fields)), promise: nil)
+        do {
+            switch response.body {
+            case .empty:
+                break
+            case .bytes(let buffer):
+                channel.write(HTTPResponsePart.body(buffer), promise: nil)
+            case .stream(_, let write):
+                channel.flush()
+                try await write(
+                    ResponseBodyWriter { buffer in
+                        guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+                        channel.writeAndFlush(HTTPResponsePart.body(buffer), promise: nil)
+                        if !channel.isWritable {
+                            try await channel.eventLoop.flatSubmit { handler.value.untilWritable(channel) }.get()
+                        }
+                    }
+                )
+            }
+            try await channel.writeAndFlush(HTTPResponsePart.end(nil)).get()
+            return true
+        } catch {
+            // A body cut short cannot be finished: the client sees the connection close.
+            channel.close(promise: nil)
+            return false
+        }
+    }
+}
