@@ -35,9 +35,11 @@ struct ProxyResponder: Sendable {
         } catch let error as StreamCacheError {
             response = exchange.fail(error)
         } catch {
-            // The client went away (the answering task was cancelled): nobody reads this answer.
+            // The client went away (its connection closed, which cancelled the answer): nobody
+            // reads this one, and the log says so as nginx does, 499.
             exchange.note(error)
-            response = ProxyResponse(status: .internalServerError)
+            exchange.status = Self.clientClosedRequest
+            response = ProxyResponse(status: Self.clientClosedRequest)
         }
         if !exchange.recordedByBody { await logs.record(exchange) }
         return response
@@ -79,6 +81,7 @@ struct ProxyResponder: Sendable {
         }
     }
 
+    private static let clientClosedRequest = HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
     private static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
     private static let refusal = HTTPField.Name(RequestHeadCheck.refusalField)!
 
