@@ -12,7 +12,8 @@
 #   requests per second;
 # * cached: a new `serve` process on the filled cache; 8 clients fetch 2,000 distinct resources
 #   it has not touched yet, against nginx serving the same files from disk: requests per
-#   second; then the time to first byte of 20 untouched resources one at a time, against nginx;
+#   second; then the time to first byte of 20 untouched resources one at a time, each on a new
+#   connection, against nginx (bench/first_byte.py), and of 20 more with curl;
 # * memory: the new process's RSS at start, after touching every resource, and 12 s later
 #   (its sessions closed, freed memory handed back);
 # * `streamcache ls` of the cache: seconds for the summary.
@@ -63,15 +64,21 @@ stop_listener proxy
 proxy=$(serve_segments proxy2)
 proxy_pid=$(cat "$work/proxy2.pid")
 rss_start=$(rss_mib "$proxy_pid")
-# 2,000 resources per repetition, fewer for a small COUNT; 20 more are left for the first byte.
+# 2,000 resources per repetition, fewer for a small COUNT; 40 more are left for the first byte.
 touched=$(( count / reps / 2 < 2000 ? count / reps / 2 : 2000 ))
 side_by_side "http://127.0.0.1:$origin" "$touched"
 n_warm=("${peer_rates[@]}") p_warm=("${proxy_rates[@]}")
-first_byte() { curl -s -o /dev/null -w '%{time_starttransfer}\n' "$1" | awk '{ printf "%.3f\n", $1 * 1000 }'; }
-n_ttfb=() p_ttfb=()
-for i in $(seq $((reps * touched)) $((reps * touched + 19))); do
-    n_ttfb+=("$(first_byte "http://127.0.0.1:$origin/seg/$i.ts")")
-    p_ttfb+=("$(first_byte "http://127.0.0.1:$proxy/http://127.0.0.1:$origin/seg/$i.ts")")
+curl_first_byte() { curl -s -o /dev/null -w '%{time_starttransfer}\n' "$1" | awk '{ printf "%.3f\n", $1 * 1000 }'; }
+n_ttfb=() p_ttfb=() n_curl=() p_curl=()
+for i in $(seq $((reps * touched)) $((reps * touched + 39))); do
+    # 20 resources timed by a socket client, 20 more by curl.
+    if [ $((i - reps * touched)) -lt 20 ]; then
+        n_ttfb+=("$(bench/first_byte.py "http://127.0.0.1:$origin/seg/$i.ts")")
+        p_ttfb+=("$(bench/first_byte.py "http://127.0.0.1:$proxy/http://127.0.0.1:$origin/seg/$i.ts")")
+    else
+        n_curl+=("$(curl_first_byte "http://127.0.0.1:$origin/seg/$i.ts")")
+        p_curl+=("$(curl_first_byte "http://127.0.0.1:$proxy/http://127.0.0.1:$origin/seg/$i.ts")")
+    fi
 done
 urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" 0 $((count - 1))
 rate "$work/proxy.list" > /dev/null
@@ -97,5 +104,7 @@ rate_row "cold 2 KB resources, req/s, 8 clients" "nginx proxy_cache" "${n_cold[*
 rate_row "cached, first touch of each, req/s, 8 clients" nginx "${n_warm[*]}" "${p_warm[*]}"
 table_row "first byte of an untouched cached resource, ms" "nginx $(spread "${n_ttfb[@]}")" \
     "$(spread "${p_ttfb[@]}")" "$(ratio "$(median_of "${p_ttfb[@]}")" "$(median_of "${n_ttfb[@]}")")"
+table_row "  the same, as curl's time_starttransfer, ms" "nginx $(spread "${n_curl[@]}")" \
+    "$(spread "${p_curl[@]}")" "$(ratio "$(median_of "${p_curl[@]}")" "$(median_of "${n_curl[@]}")")"
 echo "serve RSS MiB: at start $rss_start, after touching all $count resources $rss_touched, 12 s later $rss_settled"
 echo "streamcache ls of $count resources: $(spread "${ls_s[@]}") s ($summary)"

@@ -1,0 +1,30 @@
+#!/usr/bin/env python3
+"""Times the first byte of an HTTP GET on a new connection, as a player's first request sees it.
+
+    bench/first_byte.py URL [STATUS]
+
+Prints the milliseconds from the start of connect() to the first byte of the answer, with no
+client start-up in them (curl's time_starttransfer also counts curl's own setup, about 0.1-0.5 ms
+here, the same for every server, which hides differences of that size). Fails on any answer
+but STATUS (default 200).
+"""
+import socket
+import sys
+import time
+from urllib.parse import urlsplit
+
+url = urlsplit(sys.argv[1])
+status = sys.argv[2] if len(sys.argv) > 2 else "200"
+target = url.path + ("?" + url.query if url.query else "")
+request = f"GET {target} HTTP/1.1\r\nHost: {url.netloc}\r\nConnection: close\r\n\r\n".encode()
+started = time.perf_counter()
+with socket.create_connection((url.hostname, url.port)) as connection:
+    connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    connection.sendall(request)
+    reply = connection.recv(65536)
+    first_byte = time.perf_counter()
+    while chunk := connection.recv(65536):
+        reply += chunk
+if not reply.startswith(f"HTTP/1.1 {status}".encode()):
+    sys.exit(f"{sys.argv[1]}: {reply[:40]!r}")
+print(f"{(first_byte - started) * 1000:.3f}")
