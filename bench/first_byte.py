@@ -17,9 +17,12 @@ url = urlsplit(sys.argv[1])
 status = sys.argv[2] if len(sys.argv) > 2 else "200"
 target = url.path + ("?" + url.query if url.query else "")
 request = f"GET {target} HTTP/1.1\r\nHost: {url.netloc}\r\nConnection: close\r\n\r\n".encode()
-started = time.perf_counter()
-with socket.create_connection((url.hostname, url.port)) as connection:
+# Resolved before the clock starts: a process's first name lookup loads the resolver (1-2 ms).
+address = socket.getaddrinfo(url.hostname, url.port, type=socket.SOCK_STREAM)[0]
+with socket.socket(address[0], socket.SOCK_STREAM) as connection:
     connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    started = time.perf_counter()
+    connection.connect(address[4])
     connection.sendall(request)
     reply = connection.recv(65536)
     first_byte = time.perf_counter()
