@@ -18,12 +18,13 @@ final class ResponderHandler: ChannelInboundHandler {
 
     typealias Respond = @Sendable (HTTPRequest, ProxyRequestContext) async -> ProxyResponse
 
-    /// Requests waiting behind the one answered before the connection stops reading.
+    /// Requests waiting behind the one answered before the connection stops reading (a client
+    /// pipelining without end). Until it reads again, a hang-up is seen at the next write.
     private static let mostWaiting = 16
 
     private let respond: Respond
     private let connections: OpenConnections
-    /// The connection's addresses and hang-up, made when its first request comes here.
+    /// The connection's addresses, taken when its first request comes here.
     private var requestContext: ProxyRequestContext?
     /// The request whose head has come and whose end has not.
     private var reading: HTTPRequest?

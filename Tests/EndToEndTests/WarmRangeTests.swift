@@ -83,6 +83,26 @@ import Testing
         #expect(Array(bodies.prefix(3)) == ["cold cold ", "warm warm ", "warm warm "], "\(reply.reply)")
     }
 
+    /// More pipelined requests than the responder queues (16) before it stops reading: every one
+    /// is answered, in order, cold and warm alike.
+    @Test func manyPipelinedRequestsAreAllAnsweredInTheirOrder() async throws {
+        let setup = try await ProxySetup(originArguments: ["--latency", "20"])
+        defer { setup.remove() }
+        for name in 0..<40 {
+            try setup.workspace.write(Array(String(format: "file %02d ", name).utf8), as: "\(name).txt")
+        }
+        // Every other file is warm.
+        for name in stride(from: 0, to: 40, by: 2) { _ = try await Curl.fetch(setup.url("\(name).txt")) }
+        let host = "Host: 127.0.0.1:\(setup.proxy.port)\r\n"
+        let requests = (0..<40).map { name in
+            "GET /\(setup.origin.url("\(name).txt")) HTTP/1.1\r\n\(host)\(name == 39 ? "Connection: close\r\n" : "")\r\n"
+        }.joined()
+        let reply = try await RawSocket.converse(requests, port: setup.proxy.port, seconds: 20)
+        #expect(reply.closed)
+        let bodies = reply.reply.components(separatedBy: "\r\n\r\n").dropFirst().map { String($0.prefix(7)) }
+        #expect(bodies == (0..<40).map { String(format: "file %02d", $0) }, "\(reply.reply.prefix(400))")
+    }
+
     @Test func anHTTP10ClientIsClosedAfterItsWarmResponseUnlessItAskedToKeepIt() async throws {
         let setup = try await ProxySetup()
         defer { setup.remove() }

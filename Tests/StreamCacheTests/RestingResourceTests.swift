@@ -53,6 +53,48 @@ import Testing
     }
 }
 
+extension RestingResourceTests {
+    /// A resource answered from the index stays open for its next ranges (one index read and one
+    /// open for a player's many ranges), and is let go a second after its last use, or at once
+    /// when its file is replaced.
+    @Test func whatWasAnsweredFromTheIndexStaysOpenForABriefWhile() async throws {
+        let fixture = try await EngineFixture.make()
+        let data = TestData.bytes(count: 100_000, seed: 9)
+        fixture.origin.setResource(data, at: "/big.mp4")
+        let url = fixture.origin.url("/big.mp4")
+        let filler = try fixture.engine()
+        #expect(try await readAll(filler, url) == data)
+        await filler.shutdown()
+
+        let engine = try fixture.engine()
+        let key = engine.configuration.key(url)
+        let path: String
+        do {
+            let first = try #require(engine.resting(key: key))
+            let again = try #require(engine.resting(key: key))
+            #expect(again.file === first.file, "the second range opened the file again")
+            path = first.file.path
+        }
+        let isOpen = { () -> Bool in
+            let descriptors = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return descriptors.contains {
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)")) == path
+            }
+        }
+        #expect(isOpen())
+        // Unused for over a second: closed, so eviction may take it.
+        try await Task.sleep(for: .milliseconds(2_500))
+        #expect(!isOpen(), "still open 2.5 s after its last use")
+        #expect(engine.resting(key: key) != nil)
+        #expect(isOpen())
+        // Removed behind it (another process evicted it): not served from the old file.
+        unlink(path)
+        #expect(engine.resting(key: key) == nil)
+        await engine.shutdown()
+        await fixture.tearDown()
+    }
+}
+
 extension WarmResource {
     /// The resource id its file is named by.
     fileprivate func fileID(in directory: CacheDirectory) -> Int64 {

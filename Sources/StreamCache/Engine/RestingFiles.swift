@@ -1,0 +1,84 @@
+import Foundation
+
+/// The resources a server answered from the index (``CacheEngine/resting(key:)``) in the last
+/// second, kept open: a player that reads one resource range after range (a seek, a 4 KiB read
+/// at a time) pays the index read, the open and the lock once, not per range.
+///
+/// An entry is dropped once it has gone ``idleLimit`` unused, when its file stops being the
+/// cache's (another process replaced or removed the resource) or changes (a write, or something
+/// behind the cache's back: a session reads it against its checksums), when its version is no
+/// longer fresh,
+/// and the oldest goes when more than ``capacity`` are kept, so a few descriptors stay open at
+/// most and a resource nobody reads is soon free to be evicted.
+final class RestingFiles: @unchecked Sendable {
+    private struct Entry {
+        let resource: WarmResource
+        let id: Int64
+        /// The file as the index saw it when it was opened.
+        let seen: DataFileState
+        var lastUsed: ContinuousClock.Instant
+    }
+
+    static let idleLimit: Duration = .seconds(1)
+    static let capacity = 32
+
+    // `entries` and `pruning` are guarded by `lock`.
+    private let lock = NSLock()
+    private var entries: [String: Entry] = [:]
+    private var pruning: Task<Void, Never>?
+
+    /// The kept resource of `key` and its row id, if it is still the cache's, as it was, and fresh.
+    func take(_ key: String, now: ContinuousClock.Instant = .now) -> (WarmResource, id: Int64)? {
+        lock.withLock {
+            guard var entry = entries[key] else { return nil }
+            let file = entry.resource.file
+            guard now < entry.resource.freshUntil, file.state() == entry.seen, file.status()?.isUnlinked == false else {
+                entries[key] = nil
+                return nil
+            }
+            entry.lastUsed = now
+            entries[key] = entry
+            return (entry.resource, entry.id)
+        }
+    }
+
+    /// Keeps `resource` (row `id`, its file as `seen`) of `key` open for the next reads.
+    func keep(
+        _ resource: WarmResource,
+        id: Int64,
+        seen: DataFileState,
+        for key: String,
+        now: ContinuousClock.Instant = .now
+    ) {
+        lock.withLock {
+            entries[key] = Entry(resource: resource, id: id, seen: seen, lastUsed: now)
+            if entries.count > Self.capacity, let oldest = entries.min(by: { $0.value.lastUsed < $1.value.lastUsed }) {
+                entries[oldest.key] = nil
+            }
+            if pruning == nil {
+                // Owned by this object: ends by itself once nothing is kept.
+                pruning = Task { [weak self] in
+                    while let self, await self.pruneAfterAWhile() {}
+                }
+            }
+        }
+    }
+
+    /// Closes every kept file.
+    func removeAll() {
+        lock.withLock { entries = [:] }
+    }
+
+    /// Waits ``idleLimit``, then drops the entries unused since.
+    ///
+    /// - Returns: whether any are left to prune later.
+    private func pruneAfterAWhile() async -> Bool {
+        try? await Task.sleep(for: Self.idleLimit)
+        let now = ContinuousClock.now
+        return lock.withLock {
+            entries = entries.filter { now - $0.value.lastUsed < Self.idleLimit }
+            if entries.isEmpty { pruning = nil }
+            return !entries.isEmpty
+        }
+    }
+}
