@@ -317,7 +317,9 @@ actor ResourceSession {
         // Another process with the file open may still fetch it: then it stays.
         guard file.lockExclusively() else { return false }
         do {
-            try await index.delete(id: record.id)
+            // Not the caller's to cancel: a shutdown cancels the engine's chores, one of which
+            // may be this close, and a cancelled delete left the row of a failed fetch behind.
+            try await Task { [index, id = record.id] in try await index.delete(id: id) }.value
         } catch {
             return false
         }
