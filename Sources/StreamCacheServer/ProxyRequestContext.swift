@@ -13,8 +13,6 @@ struct ProxyRequestContext: Sendable {
         localAddress = channel.localAddress
     }
 
-    /// The client's IP address.
-    var remoteIP: String? { remoteAddress?.ipAddress }
     /// The IP address the connection arrived on.
     var localIP: String? { localAddress?.ipAddress }
     /// The port the connection arrived on: the listener's.

@@ -11,8 +11,6 @@ import StreamCache
 /// the engine yields them. A client that hangs up ends its read, which stops origin fetches
 /// nobody else needs.
 struct ProxyResponder: Sendable {
-    typealias Context = ProxyRequestContext
-
     let engine: CacheEngine
     let authority: ListenerAuthority
     let originHeaders: OriginHeaders
@@ -25,7 +23,7 @@ struct ProxyResponder: Sendable {
 
     /// Answers `request`; its access-log entry is written once, here or by a streamed body at
     /// its end.
-    func respond(to request: HTTPRequest, context: Context) async -> ProxyResponse {
+    func respond(to request: HTTPRequest, context: ProxyRequestContext) async -> ProxyResponse {
         var exchange = Exchange(request: request, context: context)
         let response: ProxyResponse
         do {
@@ -47,7 +45,7 @@ struct ProxyResponder: Sendable {
 
     /// The Host check and the web-page policy, then the answer, with CORS fields for an allowed
     /// web player.
-    private func decide(_ request: HTTPRequest, context: Context, exchange: inout Exchange) async throws -> ProxyResponse {
+    private func decide(_ request: HTTPRequest, context: ProxyRequestContext, exchange: inout Exchange) async throws -> ProxyResponse {
         if let value = request.headerFields[Self.refusal] {
             throw RequestHeadCheck.parseRefusal(value)
         }

@@ -42,9 +42,10 @@ struct ProxyResponse: Sendable {
 /// client's connection, waiting while the connection cannot take more, so a slow player slows
 /// the read behind it instead of filling memory.
 struct ResponseBodyWriter: Sendable {
-    let write: @Sendable (ByteBuffer) async throws -> Void
+    /// Hands a piece of the body to the connection, and waits while it cannot take more.
+    let send: @Sendable (ByteBuffer) async throws -> Void
 
     func write(_ buffer: ByteBuffer) async throws {
-        try await write(buffer)
+        try await send(buffer)
     }
 }

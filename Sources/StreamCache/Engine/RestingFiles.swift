@@ -31,8 +31,9 @@ final class RestingFiles: @unchecked Sendable {
     func take(_ key: String, now: ContinuousClock.Instant = .now) -> (WarmResource, id: Int64)? {
         lock.withLock {
             guard var entry = entries[key] else { return nil }
-            let file = entry.resource.file
-            guard now < entry.resource.freshUntil, file.state() == entry.seen, file.status()?.isUnlinked == false else {
+            guard now < entry.resource.freshUntil, let status = entry.resource.file.status(), !status.isUnlinked,
+                status.state == entry.seen
+            else {
                 entries[key] = nil
                 return nil
             }

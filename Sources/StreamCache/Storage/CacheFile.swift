@@ -106,21 +106,17 @@ package final class CacheFile: Sendable {
     }
 
     /// The file's size and modification time now.
-    package func state() -> DataFileState? {
-        var info = stat()
-        guard fstat(descriptor, &info) == 0 else { return nil }
-        return DataFileState(
-            size: Int64(info.st_size),
-            modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-        )
-    }
+    package func state() -> DataFileState? { status()?.state }
 
     /// What one `fstat` says of the open file.
     package struct Status {
         /// Whether the file was deleted from the directory while open (another process replaced
         /// the resource's version, evicted or removed it): its bytes are no longer the cache's.
         package let isUnlinked: Bool
-        package let size: Int64
+        /// Its size and modification time.
+        package let state: DataFileState
+
+        package var size: Int64 { state.size }
 
         /// Whether all of `range` can be read: the file is still the cache's and not shorter
         /// than the range's end (it was cut behind the cache's back).
@@ -131,7 +127,13 @@ package final class CacheFile: Sendable {
     package func status() -> Status? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
-        return Status(isUnlinked: info.st_nlink == 0, size: Int64(info.st_size))
+        return Status(
+            isUnlinked: info.st_nlink == 0,
+            state: DataFileState(
+                size: Int64(info.st_size),
+                modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            )
+        )
     }
 
     /// See ``Status/isUnlinked``.
