@@ -78,8 +78,10 @@ struct WarmRequests: Sendable {
         )
         guard verdict == .serve else { return nil }
         if target?.uri != head.uri { target = self.target(head.uri) }
-        // Published by this process's open session, else read from the index and the file.
-        guard let resource = target.flatMap({ engine.warm(key: $0.key) ?? engine.resting(key: $0.key) }),
+        guard let key = target?.key else { return nil }
+        // Published by this process's open session, else read from the index and the file; not
+        // for a URL that names a playlist, which the responder rewrites (no index read, no open).
+        guard let resource = engine.warm(key: key) ?? (target?.isPlaylist(nil) == true ? nil : engine.resting(key: key)),
             let length = resource.info.length,
             length > 0, target?.isPlaylist(resource.info.contentType) == false
         else { return nil }
