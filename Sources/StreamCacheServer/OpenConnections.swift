@@ -11,7 +11,8 @@ final class OpenConnections: @unchecked Sendable {
     private var answers = 0
     private var quiescing = false
     private var closing = false
-    private var idleWaiters: [CheckedContinuation<Void, Never>] = []
+    private var idleWaiters: [Int: CheckedContinuation<Void, Never>] = [:]
+    private var nextWaiter = 0
 
     /// Tracks `channel` until it closes; one that opens during a stop is asked to finish at once,
     /// or closed once the grace is over.
@@ -68,21 +69,26 @@ final class OpenConnections: @unchecked Sendable {
         for channel in open { channel.close(promise: nil) }
     }
 
-    /// Returns once no connection is open and no answer runs.
-    func idle() async {
+    /// Returns once no connection is open and no answer runs, or after `limit` at most (an
+    /// answer stuck in a wait that ignores its cancellation must not keep the process up).
+    func idle(within limit: Duration) async {
         await withCheckedContinuation { continuation in
-            let now = lock.withLock {
-                if channels.isEmpty, answers == 0 { return true }
-                idleWaiters.append(continuation)
-                return false
+            let waiter: Int? = lock.withLock {
+                if channels.isEmpty, answers == 0 { return nil }
+                nextWaiter += 1
+                idleWaiters[nextWaiter] = continuation
+                return nextWaiter
             }
-            if now { continuation.resume() }
+            guard let waiter else { return continuation.resume() }
+            DispatchQueue.global().asyncAfter(deadline: .now() + limit.seconds) { [self] in
+                lock.withLock { idleWaiters.removeValue(forKey: waiter) }?.resume()
+            }
         }
     }
 
     private func takeWaitersIfIdle() -> [CheckedContinuation<Void, Never>] {
         guard channels.isEmpty, answers == 0 else { return [] }
-        defer { idleWaiters = [] }
-        return idleWaiters
+        defer { idleWaiters = [:] }
+        return Array(idleWaiters.values)
     }
 }

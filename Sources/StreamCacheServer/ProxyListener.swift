@@ -9,7 +9,7 @@ import ServiceLifecycle
 ///
 /// On graceful shutdown it stops listening and asks every connection to close once its
 /// responses are written; when the group's grace is over (the task is cancelled) it closes them
-/// all. It returns once no connection is open and no answer runs, or at once when the listener
+/// all. It returns once no connection is open and no answer runs (2 s at most), or at once when the listener
 /// was closed by something else (the system, for an app in the background), leaving the
 /// connections to end by themselves.
 struct ProxyListener: Service {
@@ -45,7 +45,7 @@ struct ProxyListener: Service {
                 listener.close(promise: nil)
                 connections.quiesce()
             }
-            if connections.isStopping || Task.isCancelled { await connections.idle() }
+            if connections.isStopping || Task.isCancelled { await connections.idle(within: .seconds(2)) }
         } onCancel: {
             listener.close(promise: nil)
             connections.closeAll()

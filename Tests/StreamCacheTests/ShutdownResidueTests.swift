@@ -7,7 +7,7 @@ import Testing
 /// A fetch that failed leaves nothing in the cache, even when the shutdown that closes its
 /// session runs in a cancelled task (the command line's, after Ctrl-C; or the engine's own
 /// chores, which a shutdown cancels while a close of theirs is under way).
-@Suite(.timeLimit(.minutes(1))) struct ShutdownResidueTests {
+@Suite(.timeLimit(.minutes(3))) struct ShutdownResidueTests {
     @Test func aFailedFetchLeavesNoRowWhenTheShutdownIsCancelled() async throws {
         let fixture = try await EngineFixture.make()
         let engine = try fixture.engine()
