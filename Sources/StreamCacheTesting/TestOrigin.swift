@@ -16,8 +16,6 @@ public final class TestOrigin: Sendable {
     private let recorder = StatisticsRecorder()
     private let serverChannel: NIOAsyncChannel<NIOAsyncChannel<HTTPServerRequestPart, HTTPServerResponsePart>, Never>
     private let acceptTask: Task<Void, Never>
-    /// Every connection open now, closed by ``shutdown()``.
-    private let connections = OpenChannels()
 
     /// The port the origin listens on.
     public let port: Int
@@ -39,7 +37,6 @@ public final class TestOrigin: Sendable {
         let content = OriginContent(directory: directory)
         let state = OriginState(conditions)
         let recorder = recorder
-        let connections = connections
         self.content = content
         self.state = state
         serverChannel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
@@ -47,7 +44,6 @@ public final class TestOrigin: Sendable {
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
             .bind(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    connections.add(channel)
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
                     // Finishing the writer shuts the write side once every byte is sent (a
                     // connection that is not kept alive ends so, not cut by a close).
@@ -107,9 +103,6 @@ public final class TestOrigin: Sendable {
     /// Stops listening and closes every connection.
     public func shutdown() async {
         try? await serverChannel.channel.close()
-        // Closed here rather than left to the cancellation of their tasks: a connection that
-        // waits for its client to close, or to take more bytes, ends at once.
-        connections.closeAll()
         acceptTask.cancel()
         await acceptTask.value
     }
@@ -143,22 +136,5 @@ final class OriginState: @unchecked Sendable {
             etagCounter += 1
             return etagCounter
         }
-    }
-}
-
-/// The open connections of a ``TestOrigin``.
-private final class OpenChannels: @unchecked Sendable {
-    // `channels` is guarded by `lock`.
-    private let lock = NSLock()
-    private var channels: [ObjectIdentifier: any Channel] = [:]
-
-    func add(_ channel: any Channel) {
-        let key = ObjectIdentifier(channel)
-        lock.withLock { channels[key] = channel }
-        channel.closeFuture.whenComplete { [self] _ in lock.withLock { channels[key] = nil } }
-    }
-
-    func closeAll() {
-        for channel in lock.withLock({ Array(channels.values) }) { channel.close(promise: nil) }
     }
 }

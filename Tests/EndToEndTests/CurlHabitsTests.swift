@@ -88,7 +88,7 @@ import Testing
             let (process, out, _) = try CLI.start(["serve"], cacheDir: workspace.cacheDirectory)
             let line = try await firstLine(of: out)
             process.terminate()
-            process.waitUntilExit()
+            try await onOwnThread { process.waitUntilExit() }
             #expect(line.hasPrefix("listening on http://127.0.0.1:8954"), "\(line)")
         }
     }

@@ -40,14 +40,14 @@ import Testing
         }
         if !killed {
             let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
+            try await onOwnThread { process.waitUntilExit() }
             let how = process.terminationReason == .uncaughtSignal ? "signal" : "status"
             Issue.record(
                 "the download ended (\(how) \(process.terminationStatus)) before it could be killed: \(message)"
             )
             return
         }
-        process.waitUntilExit()
+        try await onOwnThread { process.waitUntilExit() }
         let before = try await setup.origin.stats().requests.count
         let result = try await CLI.run(arguments, cacheDir: setup.workspace.cacheDirectory)
         #expect(result.status == 0, "\(result.stderr)")
@@ -82,7 +82,7 @@ import Testing
             try await Task.sleep(for: .milliseconds(Int(moment * 1000)))
             guard process.isRunning else { break }
             kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            try await onOwnThread { process.waitUntilExit() }
             kills += 1
             // What was finished before the kill is never asked for again.
             let done = try finishedURLs(setup)
@@ -93,7 +93,7 @@ import Testing
                 kill(next.processIdentifier, SIGKILL)
                 kills += 1
             }
-            next.waitUntilExit()
+            try await onOwnThread { next.waitUntilExit() }
             let again = try await setup.origin.stats().requests.dropFirst(before)
                 .filter { done.contains(setup.origin.url(String($0.path.dropFirst()))) }
             #expect(again.isEmpty, "seed \(seed), round \(round): fetched again: \(again.map(\.path))")
