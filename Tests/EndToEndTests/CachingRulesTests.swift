@@ -212,7 +212,7 @@ import Testing
 
 /// `Tests/Fixtures/scripted_origin.py`: answers each path as a script says.
 final class ScriptedOrigin: Sendable {
-    let process: Process
+    let process: ChildProcess
     let base: String
     /// The script file, read again for every request.
     let scriptFile: String
@@ -240,15 +240,12 @@ final class ScriptedOrigin: Sendable {
         base = String(line.dropFirst("listening on ".count)).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    private static func start(_ arguments: [String]) async throws -> (Process, String) {
-        let process = Process()
+    private static func start(_ arguments: [String]) async throws -> (ChildProcess, String) {
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return (process, try await firstLine(of: out))
+        let (_, out, _) = try process.startCapturing()
+        return (process, try await out.firstLine())
     }
 
     func url(_ path: String) -> String { base + "/" + path }

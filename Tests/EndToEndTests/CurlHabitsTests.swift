@@ -86,7 +86,7 @@ import Testing
         defer { workspace.remove() }
         for _ in 0..<2 {
             let (process, out, _) = try CLI.start(["serve"], cacheDir: workspace.cacheDirectory)
-            let line = try await firstLine(of: out)
+            let line = try await out.firstLine()
             process.terminate()
             try await onOwnThread { process.waitUntilExit() }
             #expect(line.hasPrefix("listening on http://127.0.0.1:8954"), "\(line)")

@@ -149,7 +149,7 @@ struct Tmpfs {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) -> Int32 {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice

@@ -7,7 +7,7 @@ import Testing
 @Suite(.timeLimit(.minutes(3))) struct LibraryLocationTests {
     /// `streamcache ARGS` with HOME at `home` and nothing else saying where things go.
     func run(_ arguments: [String], home: String) async throws -> ProcessResult {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment

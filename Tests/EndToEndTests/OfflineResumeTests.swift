@@ -39,7 +39,7 @@ import Testing
             return true
         }
         if !killed {
-            let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            let message = try await errors.text()
             try await onOwnThread { process.waitUntilExit() }
             let how = process.terminationReason == .uncaughtSignal ? "signal" : "status"
             Issue.record(

@@ -69,7 +69,7 @@ import Testing
             return seen
         }
         #expect(sawPartialFile, "no partial file while downloading")
-        let message = try await onOwnThread { errors.fileHandleForReading.readDataToEndOfFile() }
+        let message = try await errors.all()
         try await onOwnThread { process.waitUntilExit() }
         #expect(process.terminationStatus == 130)
         let text = String(decoding: message, as: UTF8.self)

@@ -10,7 +10,7 @@ enum Tool {
         _ arguments: [String],
         timeout: Duration = .seconds(120)
     ) async throws -> ProcessResult {
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [executable] + arguments
         return try await process.runToCompletion(timeout: timeout)
@@ -70,7 +70,7 @@ enum LinuxTools {
 /// nginx serving a directory on 127.0.0.1: the reference for HTTP range semantics. One process
 /// (no master and worker), so killing it leaves nothing behind.
 final class NginxProcess: Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
     let prefix: String
 
@@ -123,7 +123,7 @@ final class NginxProcess: Sendable {
             }
             """
         try configuration.write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
         process.arguments = ["-p", prefix, "-c", prefix + "/nginx.conf"]
         process.standardOutput = FileHandle.nullDevice

@@ -15,7 +15,7 @@ import Testing
         let origin = try await OriginProcess(directory: workspace.originDirectory)
         let home = workspace.outputDirectory + "/home"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let process = Process()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: CLI.binary)
         process.arguments = ["get", origin.url("a.bin"), "-o", workspace.output("a.bin")]
         var environment = ProcessInfo.processInfo.environment

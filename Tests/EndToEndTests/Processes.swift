@@ -26,15 +26,9 @@ enum CLI {
 
     typealias Result = ProcessResult
 
-    /// Starts `streamcache ARGS` with the cache in `cacheDir`.
-    static func start(_ arguments: [String], cacheDir: String?) throws -> (Process, Pipe, Pipe) {
-        let process = command(arguments, cacheDir: cacheDir)
-        let out = Pipe()
-        let err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        try process.run()
-        return (process, out, err)
+    /// Starts `streamcache ARGS` with the cache in `cacheDir`: the process, its output and its errors.
+    static func start(_ arguments: [String], cacheDir: String?) throws -> (ChildProcess, ChildOutput, ChildOutput) {
+        try command(arguments, cacheDir: cacheDir).startCapturing()
     }
 
     /// Runs `streamcache ARGS` to completion; a run that outlasts `timeout` is killed (and then
@@ -51,8 +45,8 @@ enum CLI {
     }
 
     /// `streamcache ARGS` with the cache in `cacheDir`, not started.
-    private static func command(_ arguments: [String], cacheDir: String?) -> Process {
-        let process = Process()
+    private static func command(_ arguments: [String], cacheDir: String?) -> ChildProcess {
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: binary)
         process.arguments = arguments
         var environment = ProcessInfo.processInfo.environment
@@ -64,16 +58,49 @@ enum CLI {
     }
 }
 
-/// The first line a child process writes to `pipe` (all it wrote, if it ends before a newline).
-func firstLine(of pipe: Pipe) async throws -> String {
-    try await onOwnThread {
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let byte = pipe.fileHandleForReading.readData(ofLength: 1)
-            if byte.isEmpty { break }
-            line += byte
+/// What a child process writes to one of its pipes, read as it comes (so the child never blocks on
+/// a full pipe) and closed once the child has closed its end.
+final class ChildOutput: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var data = Data()
+    private var ended = false
+
+    init(_ pipe: Pipe) {
+        let handle = pipe.fileHandleForReading
+        Thread { [self] in
+            var buffer = [UInt8](repeating: 0, count: 65_536)
+            while true {
+                let count = read(handle.fileDescriptor, &buffer, buffer.count)
+                if count < 0 && errno == EINTR { continue }
+                condition.withLock {
+                    if count > 0 { data += buffer[0..<count] } else { ended = true }
+                    condition.broadcast()
+                }
+                if count <= 0 { break }
+            }
+            try? handle.close()
+        }.start()
+    }
+
+    /// All the child wrote, once it has closed its end (at its exit, as a rule).
+    func all() async throws -> Data {
+        try await onOwnThread { self.waitUntil { $0.ended } }
+    }
+
+    /// All the child wrote, as text, once it has closed its end.
+    func text() async throws -> String { String(decoding: try await all(), as: UTF8.self) }
+
+    /// The first line (all there is if the child ends before a newline).
+    func firstLine() async throws -> String {
+        let data = try await onOwnThread { self.waitUntil { $0.ended || $0.data.contains(UInt8(ascii: "\n")) } }
+        return String(decoding: data.prefix { $0 != UInt8(ascii: "\n") } + [UInt8(ascii: "\n")], as: UTF8.self)
+    }
+
+    private func waitUntil(_ done: (ChildOutput) -> Bool) -> Data {
+        condition.withLock {
+            while !done(self) { condition.wait() }
+            return data
         }
-        return String(decoding: line, as: UTF8.self)
     }
 }
 
@@ -96,15 +123,11 @@ struct ProcessResult: Sendable {
     var output: String { String(decoding: stdout, as: UTF8.self) }
 }
 
-extension Process {
+extension ChildProcess {
     /// Runs the process with its output captured until it ends; a run that outlasts `timeout` is
     /// killed (and then has a non-zero status and says so on stderr).
     func runToCompletion(timeout: Duration) async throws -> ProcessResult {
-        let out = Pipe()
-        let err = Pipe()
-        standardOutput = out
-        standardError = err
-        try run()
+        let (_, out, err) = try startCapturing()
         let timedOut = Locked(false)
         let killer = DispatchWorkItem { [self] in
             guard isRunning else { return }
@@ -113,23 +136,22 @@ extension Process {
         }
         DispatchQueue.global().asyncAfter(deadline: .now() + .seconds(Int(timeout.components.seconds)), execute: killer)
         defer { killer.cancel() }
-        async let stderrData = onOwnThread { err.fileHandleForReading.readDataToEndOfFile() }
-        let stdoutData = try await onOwnThread { out.fileHandleForReading.readDataToEndOfFile() }
-        var stderr = String(decoding: try await stderrData, as: UTF8.self)
+        let stdoutData = try await out.all()
+        var stderr = try await err.text()
         try await onOwnThread { self.waitUntilExit() }
         if timedOut.value { stderr += "(killed after \(timeout))\n" }
         return ProcessResult(status: terminationStatus, stdout: stdoutData, stderr: stderr)
     }
-}
 
-/// Whether `process` has ended: on Linux as soon as it is a zombie (Foundation may reap it much
-/// later on a busy machine), elsewhere once Foundation says so.
-func hasEnded(_ process: Process) -> Bool {
-    guard FileManager.default.fileExists(atPath: "/proc/self/stat") else { return !process.isRunning }
-    guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-        let close = stat.lastIndex(of: ")")
-    else { return true }
-    return stat[close...].dropFirst(2).first == "Z"
+    /// Starts the process with its output and errors captured.
+    func startCapturing() throws -> (ChildProcess, ChildOutput, ChildOutput) {
+        let out = Pipe()
+        let err = Pipe()
+        standardOutput = out
+        standardError = err
+        try self.run()
+        return (self, ChildOutput(out), ChildOutput(err))
+    }
 }
 
 /// A value shared between threads behind a lock.
@@ -148,7 +170,7 @@ final class Locked<Value: Sendable>: @unchecked Sendable {
 /// A `streamcache` command that serves (`origin`, `serve`) in its own process, killed when the
 /// value goes away.
 final class ListeningProcess: Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
 
     /// Starts `streamcache ARGS` and waits for its `listening on http://127.0.0.1:PORT` line.
@@ -158,7 +180,7 @@ final class ListeningProcess: Sendable {
         if arguments.first == "serve", !arguments.contains("--port") { arguments += ["--port", "0"] }
         let (process, out, _) = try CLI.start(arguments, cacheDir: cacheDir)
         self.process = process
-        let text = try await firstLine(of: out)
+        let text = try await out.firstLine()
         guard text.hasPrefix("listening on http://127.0.0.1:"),
             let port = Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
         else {
@@ -179,8 +201,8 @@ final class ListeningProcess: Sendable {
         let elapsed = try await onOwnThread { () -> Duration? in
             let start = ContinuousClock.now
             kill(process.processIdentifier, signal)
-            for _ in 0..<10_000 where !hasEnded(process) { usleep(1000) }
-            return hasEnded(process) ? ContinuousClock.now - start : nil
+            for _ in 0..<10_000 where process.isRunning { usleep(1000) }
+            return process.isRunning ? nil : ContinuousClock.now - start
         }
         guard let elapsed else {
             if process.isRunning { kill(process.processIdentifier, SIGKILL) }

@@ -77,13 +77,13 @@ import Testing
 
 /// `python3 -m http.server` on a free loopback port, serving `directory`; its request log kept.
 final class PythonOrigin: Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
     private let log: Locked<[String]>
 
     init(directory: String) async throws {
         port = try freePort()
-        process = Process()
+        process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
             "python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", directory, "\(port)",
@@ -94,8 +94,10 @@ final class PythonOrigin: Sendable {
         try process.run()
         let log = Locked<[String]>([])
         self.log = log
-        let descriptor = err.fileHandleForReading.fileDescriptor
+        let handle = err.fileHandleForReading
         Thread {
+            defer { try? handle.close() }
+            let descriptor = handle.fileDescriptor
             var pending = Data()
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
@@ -122,6 +124,10 @@ final class PythonOrigin: Sendable {
     func requests() -> [String] { log.value }
 
     func stop() {
+        if process.isRunning { process.terminate() }
+    }
+
+    deinit {
         if process.isRunning { process.terminate() }
     }
 }

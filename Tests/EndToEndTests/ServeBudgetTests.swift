@@ -62,7 +62,7 @@ import Testing
     }
 
     /// `VmHWM` of a running process, in bytes.
-    private func residentPeak(of process: Process) throws -> Int64 {
+    private func residentPeak(of process: ChildProcess) throws -> Int64 {
         let status = try String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
         return (Int64(line.split(separator: " ").dropFirst().first ?? "") ?? 0) * 1024

@@ -30,7 +30,7 @@ import Glibc
         let request =
             "GET \(origin.url("slow.bin")) HTTP/1.1\r\nHost: 127.0.0.1:\(proxy.port)\r\nRange: bytes=0-9\r\n\r\n"
         _ = request.withCString { send(keepAlive.descriptor, $0, strlen($0), 0) }
-        let player = Process()
+        let player = ChildProcess()
         player.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
         player.arguments = ["-s", "-o", "/dev/null", proxy.url(origin.url("slow.bin"))]
         try player.run()
@@ -68,7 +68,7 @@ import Glibc
             return process.terminationStatus
         }
         #expect(status == 128 + signal)
-        let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = try await errors.text()
         #expect(text.hasSuffix("interrupted; run the same command again to resume\n"), "\(text)")
     }
 }

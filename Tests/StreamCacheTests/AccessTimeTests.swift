@@ -77,7 +77,7 @@ import Testing
 /// and stopping it block, so they run on threads of their own: a blocked thread of the test
 /// pool (two on two cores) stalls every test of the run.
 private final class IndexLockHolder: @unchecked Sendable {
-    private let process = Process()
+    private let process = ChildProcess()
     private let input = Pipe()
 
     static func start(path: String) async throws -> IndexLockHolder {
