@@ -177,9 +177,7 @@ struct ProxyResponder: Sendable {
             body: .stream(length: range.map { Int($0.count) }) { writer in
                 var exchange = streamed
                 do {
-                    try await body.stream(allocator: allocator, exchange: &exchange) {
-                        try await writer.write($0)
-                    }
+                    try await body.stream(into: writer, allocator: allocator, exchange: &exchange)
                 } catch {
                     exchange.note(error)
                     await logs.record(exchange)

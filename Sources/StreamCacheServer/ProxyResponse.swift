@@ -1,5 +1,6 @@
 import HTTPTypes
 import NIOCore
+import StreamCache
 
 /// An answer of the responder, as the executor (``ResponderHandler``) writes it: a status,
 /// fields and a body that is nothing, one buffer, or bytes written as they come.
@@ -44,8 +45,25 @@ struct ProxyResponse: Sendable {
 struct ResponseBodyWriter: Sendable {
     /// Hands a piece of the body to the connection, and waits while it cannot take more.
     let send: @Sendable (ByteBuffer) async throws -> Void
+    /// Hands a span of a cache file to the connection, which sends it with `sendfile`, and waits
+    /// while it cannot take more.
+    let sendFile: @Sendable (_ file: CacheFile, _ offset: Int64, _ count: Int) async throws -> Void
+
+    /// Spans of a cache file at least this long go by `sendfile`; shorter ones are read into a
+    /// buffer (one copy costs less than a descriptor and a file region).
+    static let fileSpanMinimum = 64 * 1024
 
     func write(_ buffer: ByteBuffer) async throws {
         try await send(buffer)
+    }
+
+    /// Writes the bytes of `chunk`: a long span of a cache file by `sendfile`, other bytes
+    /// through a buffer.
+    func write(_ chunk: CachedChunk, allocator: ByteBufferAllocator) async throws {
+        if let file = chunk.file, chunk.count >= Self.fileSpanMinimum {
+            try await sendFile(file, chunk.offset, chunk.count)
+        } else {
+            try await send(StartedRead.buffer(of: chunk, allocator: allocator))
+        }
     }
 }

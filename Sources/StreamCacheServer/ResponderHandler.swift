@@ -1,7 +1,9 @@
 import Foundation
 import HTTPTypes
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
 import StreamCache
 
 /// The half of the proxy's executor that waits: every request the event loop does not answer
@@ -34,10 +36,21 @@ final class ResponderHandler: ChannelInboundHandler {
     private var answering: Task<Void, Never>?
     /// Streamed bodies waiting for the connection to take more.
     private var writableWaiters: [EventLoopPromise<Void>] = []
+    /// Where spans of cache files are written: below the translation from HTTPTypes, as a file
+    /// region in an HTTP/1 body part.
+    private var fileSpanContext: ChannelHandlerContext?
 
     init(connections: OpenConnections, respond: @escaping Respond) {
         self.connections = connections
         self.respond = respond
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        fileSpanContext = try? context.pipeline.syncOperations.context(handlerType: HTTP1ToHTTPServerCodec.self)
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        fileSpanContext = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -112,6 +125,20 @@ final class ResponderHandler: ChannelInboundHandler {
         return promise.futureResult
     }
 
+    /// Sends `count` bytes of the file open as `descriptor` (a duplicate, closed once they are
+    /// sent) from `offset`; succeeds once the connection can take more.
+    private func sendFile(_ descriptor: Int32, offset: Int64, count: Int, on channel: any Channel) -> EventLoopFuture<Void> {
+        let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
+        guard let context = fileSpanContext, channel.isActive else {
+            try? handle.close()
+            return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel)
+        }
+        let region = FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(offset) + count)
+        let part = HTTPServerResponsePart.body(.fileRegion(region))
+        context.writeAndFlush(NIOAny(part)).whenComplete { _ in try? handle.close() }
+        return untilWritable(channel)
+    }
+
     private func wakeWriters(with result: Result<Void, any Error>) {
         let waiters = writableWaiters
         writableWaiters = []
@@ -138,13 +165,22 @@ final class ResponderHandler: ChannelInboundHandler {
             case .stream(_, let write):
                 channel.flush()
                 try await write(
-                    ResponseBodyWriter { buffer in
-                        guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
-                        channel.writeAndFlush(HTTPResponsePart.body(buffer), promise: nil)
-                        if !channel.isWritable {
-                            try await channel.eventLoop.flatSubmit { handler.value.untilWritable(channel) }.get()
+                    ResponseBodyWriter(
+                        send: { buffer in
+                            guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+                            channel.writeAndFlush(HTTPResponsePart.body(buffer), promise: nil)
+                            if !channel.isWritable {
+                                try await channel.eventLoop.flatSubmit { handler.value.untilWritable(channel) }.get()
+                            }
+                        },
+                        sendFile: { file, offset, count in
+                            guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
+                            let descriptor = try file.duplicateDescriptor()
+                            try await channel.eventLoop.flatSubmit {
+                                handler.value.sendFile(descriptor, offset: offset, count: count, on: channel)
+                            }.get()
                         }
-                    }
+                    )
                 )
             }
             try await channel.writeAndFlush(HTTPResponsePart.end(nil)).get()

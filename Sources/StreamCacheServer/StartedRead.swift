@@ -65,8 +65,21 @@ final class StartedRead: @unchecked Sendable {
         }
     }
 
+    /// Hands every chunk of the read to `writer` as it becomes available (spans of the cache file
+    /// by `sendfile`), counting in `exchange` where the bytes came from.
+    func stream(into writer: ResponseBodyWriter, allocator: ByteBufferAllocator, exchange: inout Exchange) async throws {
+        var next = first
+        first = nil
+        if next == nil { next = try await iterator.nextChunk() }
+        while let chunk = next {
+            try await writer.write(chunk, allocator: allocator)
+            exchange.delivered(chunk)
+            next = try await iterator.nextChunk()
+        }
+    }
+
     /// The bytes of `chunk`, read from the cache file into a new buffer.
-    private static func buffer(of chunk: CachedChunk, allocator: ByteBufferAllocator) throws -> ByteBuffer {
+    static func buffer(of chunk: CachedChunk, allocator: ByteBufferAllocator) throws -> ByteBuffer {
         var buffer = allocator.buffer(capacity: chunk.count)
         try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunk.count) { pointer in
             try chunk.read(into: pointer)

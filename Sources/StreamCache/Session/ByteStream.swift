@@ -212,6 +212,13 @@ public struct CachedChunk: Sendable {
         self.originBytes = originBytes
     }
 
+    /// The cache file the bytes are in, at ``offset``; `nil` when they are in memory. A sender
+    /// may hand the span to the kernel (`sendfile`) rather than read it.
+    package var file: CacheFile? {
+        if case .file(let file) = storage { return file }
+        return nil
+    }
+
     /// The bytes, as an array.
     ///
     /// - Throws: ``StreamCacheError`` `storage` if the file cannot be read or is short.
