@@ -260,10 +260,23 @@ package final class CacheIndex: Sendable {
 
     /// The resource stored under `key` and its ranges, read on the calling thread without
     /// waiting (an event loop's read); `nil` if there is none or the read fails.
+    ///
+    /// One statement, a row per range, so the record and its ranges are of one snapshot without
+    /// a transaction around them (the `BEGIN` and `COMMIT` of a read cost as much as the query).
     package func resourceNow(forKey key: String) -> (ResourceRecord, RangeSet)? {
-        try? readOnThisThread { db in
-            guard let record = try Self.fetchResource(db, key: key) else { return nil }
-            return (record, try Self.fetchRanges(db, id: record.id))
+        try? pool.unsafeRead { db in
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: Self.resourceAndRangesByKey), arguments: [key])
+            guard let first = try rows.next() else { return nil }
+            let record = Self.record(first)
+            var ranges: [ByteRange] = []
+            var row: Row? = first
+            while let current = row {
+                let start: Int64? = current[Self.rangeColumn]
+                let end: Int64? = current[Self.rangeColumn + 1]
+                if let start, let end, start < end { ranges.append(ByteRange(start, end)) }
+                row = try rows.next()
+            }
+            return (record, RangeSet(ranges))
         }
     }
 
@@ -467,6 +480,15 @@ package final class CacheIndex: Sendable {
         """
 
     private static let resourceByKey = "SELECT \(resourceColumns) FROM resource WHERE key = ?"
+    /// The resource's columns and one of its ranges (`NULL`s for a resource with none), a row
+    /// per range in order.
+    private static let resourceAndRangesByKey = """
+        SELECT \(resourceColumns), cachedRange.start, cachedRange."end" FROM resource \
+        LEFT JOIN cachedRange ON cachedRange.resourceId = resource.id \
+        WHERE resource.key = ? ORDER BY cachedRange.start
+        """
+    /// Where ``resourceAndRangesByKey``'s range columns start.
+    private static let rangeColumn = 16
     private static let resourceByID = "SELECT \(resourceColumns) FROM resource WHERE id = ?"
 
     /// A row of ``resourceColumns``.
