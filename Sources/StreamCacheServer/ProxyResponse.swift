@@ -58,9 +58,13 @@ struct ResponseBodyWriter: Sendable {
     }
 
     /// Writes the bytes of `chunk`: a long span of a cache file by `sendfile`, other bytes
-    /// through a buffer.
+    /// through a buffer. A file cut short behind the cache's back is read through a buffer too,
+    /// whose short read is the clear error (`sendfile` past the end would send nothing, again
+    /// and again).
     func write(_ chunk: CachedChunk, allocator: ByteBufferAllocator) async throws {
-        if let file = chunk.file, chunk.count >= Self.fileSpanMinimum {
+        if let file = chunk.file, chunk.count >= Self.fileSpanMinimum,
+            let size = try? file.size(), size >= chunk.offset + Int64(chunk.count)
+        {
             try await sendFile(file, chunk.offset, chunk.count)
         } else {
             try await send(StartedRead.buffer(of: chunk, allocator: allocator))

@@ -152,4 +152,23 @@ import Testing
         let clean = try await CLI.run(["verify"], cacheDir: workspace.cacheDirectory)
         #expect(clean.output.contains("all good"), "\(clean.output)")
     }
+
+    /// A data file cut short behind the cache's back while `serve` has its resource open: the
+    /// next answer ends at once, with right bytes. (An answer sent with `sendfile` past the
+    /// file's end would send nothing, again and again, and the player would wait forever.)
+    @Test func aDataFileCutShortIsNeverSentPastItsEnd() async throws {
+        let setup = try await ProxySetup()
+        defer { setup.remove() }
+        let data = TestData.bytes(count: 2_000_000, seed: 18)
+        try setup.workspace.write(data, as: "a.bin")
+        let first = try await Curl.fetch(setup.url("a.bin"))
+        #expect(first.body == Data(data))
+        let file = try #require(setup.workspace.dataFiles().first)
+        #expect(truncate(file, 100_000) == 0)
+        let second = try await Tool.run("curl", ["-s", "-m", "20", "-o", "-", setup.url("a.bin")])
+        // 28: curl's timeout, an answer that never ends.
+        #expect(second.status != 28, "the answer did not end: \(second.stdout.count) bytes in 20 s")
+        #expect(second.stdout.count <= data.count && second.stdout == Data(data.prefix(second.stdout.count)))
+        try await setup.proxy.stop()
+    }
 }
