@@ -17,9 +17,12 @@ final class StartedRead: @unchecked Sendable {
         try CacheEngine.validateRange(offset: offset, length: length)
         self.offset = offset
         self.length = length
-        bytes =
+        var bytes =
             revalidating
             ? resource.revalidatedRead(from: offset, length: length) : resource.read(from: offset, length: length)
+        // What a fetch has just written goes to the client by `sendfile` from the page cache.
+        bytes.prefersFileSpans = true
+        self.bytes = bytes
         iterator = bytes.makeAsyncIterator()
         first = try await iterator.nextChunk()
     }

@@ -15,12 +15,23 @@ public struct ByteStream: AsyncSequence, Sendable {
     let configuration: CacheConfiguration
     /// Whether the version is checked with the origin before a cached byte is read.
     var revalidates = false
+    /// Whether bytes a fetch has just written come as spans of the cache file rather than from
+    /// memory: for a sender that hands file spans to the kernel (`sendfile`), which then skips
+    /// a copy into a buffer of its own.
+    package var prefersFileSpans = false
 
     /// What the origin has said about the resource so far (length, type, validators).
     public func currentInfo() async -> ContentInfo { await lease.session.info }
 
     public func makeAsyncIterator() -> Iterator {
-        Iterator(lease: lease, offset: offset, length: length, configuration: configuration, revalidates: revalidates)
+        Iterator(
+            lease: lease,
+            offset: offset,
+            length: length,
+            configuration: configuration,
+            revalidates: revalidates,
+            prefersFileSpans: prefersFileSpans
+        )
     }
 
     /// Pulls the next chunk of the read.
@@ -31,6 +42,7 @@ public struct ByteStream: AsyncSequence, Sendable {
         private let end: Int64?
         private let configuration: CacheConfiguration
         private let revalidates: Bool
+        private let prefersFileSpans: Bool
         private var reader: ReaderRegistration?
         /// The rest of the read straight from the origin, once the disk was too full to cache it.
         private var uncached: PassThrough.AsyncIterator?
@@ -39,9 +51,17 @@ public struct ByteStream: AsyncSequence, Sendable {
         private var progressed = false
         private var finished = false
 
-        init(lease: SessionLease, offset: Int64, length: Int64?, configuration: CacheConfiguration, revalidates: Bool) {
+        init(
+            lease: SessionLease,
+            offset: Int64,
+            length: Int64?,
+            configuration: CacheConfiguration,
+            revalidates: Bool,
+            prefersFileSpans: Bool
+        ) {
             self.lease = lease
             self.revalidates = revalidates
+            self.prefersFileSpans = prefersFileSpans
             self.position = offset
             self.end = length.map { offset + $0 }
             self.configuration = configuration
@@ -78,7 +98,7 @@ public struct ByteStream: AsyncSequence, Sendable {
             while true {
                 let span: Span
                 do {
-                    span = try await session.nextSpan(reader: reader.id, at: position)
+                    span = try await session.nextSpan(reader: reader.id, at: position, preferringFile: prefersFileSpans)
                 } catch let error as StreamCacheError where error.kind == .diskFull {
                     // Ask the engine to make room for the next reads; this one goes on uncached.
                     lease.chores.post(.diskFull)

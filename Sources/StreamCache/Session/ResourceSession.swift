@@ -191,11 +191,12 @@ actor ResourceSession {
         notifyIfIdle()
     }
 
-    /// The next span of bytes for reader `id` at `position`, waiting for the origin if needed.
+    /// The next span of bytes for reader `id` at `position`, waiting for the origin if needed:
+    /// bytes a fetch has just written from memory, unless `preferringFile`, else from the file.
     ///
     /// - Throws: the error of the fetch the reader waited on, `resourceChanged` if the resource was
     ///   replaced after the reader received bytes, or `CancellationError`.
-    func nextSpan(reader id: Int, at position: Int64) async throws -> Span {
+    func nextSpan(reader id: Int, at position: Int64, preferringFile: Bool = false) async throws -> Span {
         while true {
             try Task.checkCancellation()
             // One look at the file per step: replaced by another process, or cut short?
@@ -211,7 +212,7 @@ actor ResourceSession {
                 throw CancellationError()
             case .deliver(let range, let fromOrigin):
                 let charged = machine.takeCharge(id)
-                if let bytes = recent.bytes(startingAt: range, generation: machine.generation) {
+                if !preferringFile, let bytes = recent.bytes(startingAt: range, generation: machine.generation) {
                     return .memory(bytes, offset: range.lowerBound, fromOrigin: fromOrigin, originBytes: charged)
                 }
                 // A file cut short: read again what is missing (each pass forgets bytes, so it ends).
