@@ -159,8 +159,10 @@ import Testing
                             let first = (worker * 310_000 + step * 170_000) % 2_000_000
                             let result = try await CLI.run(
                                 ["get", base + name, "--range", "\(first)-\(first + 700_000)"],
-                                cacheDir: workspace.cacheDirectory
+                                cacheDir: workspace.cacheDirectory,
+                                timeout: .seconds(30)
                             )
+                            #expect(!result.timedOut, "get hung: \(result.stderr)")
                             if result.status == 0 {
                                 #expect([UInt8](result.stdout) == Array(expected[first...first + 700_000]))
                             }
@@ -168,11 +170,18 @@ import Testing
                             let output = workspace.output("export-\(worker)-\(step)")
                             let result = try await CLI.run(
                                 ["export", base + name, output],
-                                cacheDir: workspace.cacheDirectory
+                                cacheDir: workspace.cacheDirectory,
+                                timeout: .seconds(30)
                             )
+                            #expect(!result.timedOut, "export hung: \(result.stderr)")
                             if result.status == 0 { #expect(workspace.read(output) == expected) }
                         case 2:
-                            _ = try await CLI.run(["rm", base + name], cacheDir: workspace.cacheDirectory)
+                            let removed = try await CLI.run(
+                                ["rm", base + name],
+                                cacheDir: workspace.cacheDirectory,
+                                timeout: .seconds(30)
+                            )
+                            #expect(!removed.timedOut, "rm hung: \(removed.stderr)")
                         default:
                             let list = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
                             #expect(list.status == 0, "\(list.stderr)")

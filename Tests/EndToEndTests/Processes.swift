@@ -120,6 +120,8 @@ struct ProcessResult: Sendable {
     let status: Int32
     let stdout: Data
     let stderr: String
+    /// Whether it outlasted its time and was killed.
+    var timedOut = false
     var output: String { String(decoding: stdout, as: UTF8.self) }
 }
 
@@ -140,7 +142,7 @@ extension ChildProcess {
         var stderr = try await err.text()
         try await onOwnThread { self.waitUntilExit() }
         if timedOut.value { stderr += "(killed after \(timeout))\n" }
-        return ProcessResult(status: terminationStatus, stdout: stdoutData, stderr: stderr)
+        return ProcessResult(status: terminationStatus, stdout: stdoutData, stderr: stderr, timedOut: timedOut.value)
     }
 
     /// Starts the process with its output and errors captured.

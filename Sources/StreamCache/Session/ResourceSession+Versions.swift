@@ -102,6 +102,13 @@ extension ResourceSession {
         guard let state = try? await index.sharedState(of: id, rules: environment.claimRules) else { return }
         guard state.exists else {
             await adoptCurrentVersion()
+            guard record.id == id else { return }
+            // Removed with no version after it (`rm` or an eviction in another process): nobody
+            // claims or records its bytes any more. The claims the session last saw go, so its
+            // readers stop waiting for them; their fetches go on, recording nothing (as a claim
+            // on a removed row is granted, ``CacheIndex/claim(resource:fetch:first:last:rules:)``).
+            machine.refreshed(.init(state), generation: generation, now: .now)
+            wakeAll()
             return
         }
         machine.refreshed(.init(state), generation: generation, now: .now)
