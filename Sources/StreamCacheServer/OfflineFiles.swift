@@ -99,9 +99,7 @@ struct OfflineFiles: Sendable {
             headers: fields,
             body: .stream(length: Int(range.count)) { writer in
                 var exchange = exchange
-                try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) {
-                    try await writer.write($0)
-                }
+                try await read.stream(into: writer, allocator: ByteBufferAllocator(), exchange: &exchange)
             }
         )
     }

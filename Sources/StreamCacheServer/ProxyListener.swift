@@ -9,9 +9,9 @@ import ServiceLifecycle
 ///
 /// On graceful shutdown it stops listening and asks every connection to close once its
 /// responses are written; when the group's grace is over (the task is cancelled) it closes them
-/// all. It returns once no connection is open and no answer runs (2 s at most), or at once when the listener
-/// was closed by something else (the system, for an app in the background), leaving the
-/// connections to end by themselves.
+/// all. It returns once no connection is open and no answer runs (2 s at most), or at once
+/// when the listener was closed by something else (the system, for an app in the background),
+/// leaving the connections to end by themselves.
 struct ProxyListener: Service {
     let host: String
     let port: Int

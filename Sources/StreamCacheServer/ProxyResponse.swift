@@ -58,16 +58,13 @@ struct ResponseBodyWriter: Sendable {
     }
 
     /// Writes the bytes of `chunk`: a long span of a cache file by `sendfile`, other bytes
-    /// through a buffer. A file cut short behind the cache's back is read through a buffer too,
-    /// whose short read is the clear error (`sendfile` past the end would send nothing, again
-    /// and again).
+    /// through a buffer. The session hands out a span only while the file holds it (its one
+    /// `fstat` per span), so `sendfile` never runs past the file's end.
     func write(_ chunk: CachedChunk, allocator: ByteBufferAllocator) async throws {
-        if let file = chunk.file, chunk.count >= Self.fileSpanMinimum,
-            let size = try? file.size(), size >= chunk.offset + Int64(chunk.count)
-        {
+        if let file = chunk.file, chunk.count >= Self.fileSpanMinimum {
             try await sendFile(file, chunk.offset, chunk.count)
         } else {
-            try await send(StartedRead.buffer(of: chunk, allocator: allocator))
+            try await send(chunk.buffer(allocator: allocator))
         }
     }
 }

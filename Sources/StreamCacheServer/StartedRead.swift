@@ -46,7 +46,7 @@ final class StartedRead: @unchecked Sendable {
     func whole(count: Int64, allocator: ByteBufferAllocator, exchange: inout Exchange) throws -> ByteBuffer? {
         guard let chunk = first, Int64(chunk.count) == count else { return nil }
         first = nil
-        let buffer = try Self.buffer(of: chunk, allocator: allocator)
+        let buffer = try chunk.buffer(allocator: allocator)
         exchange.delivered(chunk)
         return buffer
     }
@@ -58,35 +58,35 @@ final class StartedRead: @unchecked Sendable {
         exchange: inout Exchange,
         write: (ByteBuffer) async throws -> Void
     ) async throws {
-        var next = first
-        first = nil
-        if next == nil { next = try await iterator.nextChunk() }
-        while let chunk = next {
-            try await write(Self.buffer(of: chunk, allocator: allocator))
-            exchange.delivered(chunk)
-            next = try await iterator.nextChunk()
-        }
+        try await forEachChunk(exchange: &exchange) { try await write($0.buffer(allocator: allocator)) }
     }
 
     /// Hands every chunk of the read to `writer` as it becomes available (spans of the cache file
     /// by `sendfile`), counting in `exchange` where the bytes came from.
     func stream(into writer: ResponseBodyWriter, allocator: ByteBufferAllocator, exchange: inout Exchange) async throws {
+        try await forEachChunk(exchange: &exchange) { try await writer.write($0, allocator: allocator) }
+    }
+
+    /// Hands every chunk of the read to `body` as it becomes available, then counts it.
+    private func forEachChunk(exchange: inout Exchange, _ body: (CachedChunk) async throws -> Void) async throws {
         var next = first
         first = nil
         if next == nil { next = try await iterator.nextChunk() }
         while let chunk = next {
-            try await writer.write(chunk, allocator: allocator)
+            try await body(chunk)
             exchange.delivered(chunk)
             next = try await iterator.nextChunk()
         }
     }
+}
 
-    /// The bytes of `chunk`, read from the cache file into a new buffer.
-    static func buffer(of chunk: CachedChunk, allocator: ByteBufferAllocator) throws -> ByteBuffer {
-        var buffer = allocator.buffer(capacity: chunk.count)
-        try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: chunk.count) { pointer in
-            try chunk.read(into: pointer)
-            return chunk.count
+extension CachedChunk {
+    /// The bytes, read from the cache file (or copied from memory) into a new buffer.
+    func buffer(allocator: ByteBufferAllocator) throws -> ByteBuffer {
+        var buffer = allocator.buffer(capacity: count)
+        try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+            try read(into: pointer)
+            return count
         }
         return buffer
     }

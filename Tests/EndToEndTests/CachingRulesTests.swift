@@ -244,7 +244,7 @@ final class ScriptedOrigin: Sendable {
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = arguments
-        let (_, out, _) = try process.startCapturing()
+        let (out, _) = try process.startCapturing()
         return (process, try await out.firstLine())
     }
 

@@ -28,7 +28,9 @@ enum CLI {
 
     /// Starts `streamcache ARGS` with the cache in `cacheDir`: the process, its output and its errors.
     static func start(_ arguments: [String], cacheDir: String?) throws -> (ChildProcess, ChildOutput, ChildOutput) {
-        try command(arguments, cacheDir: cacheDir).startCapturing()
+        let process = command(arguments, cacheDir: cacheDir)
+        let (out, err) = try process.startCapturing()
+        return (process, out, err)
     }
 
     /// Runs `streamcache ARGS` to completion; a run that outlasts `timeout` is killed (and then
@@ -129,7 +131,7 @@ extension ChildProcess {
     /// Runs the process with its output captured until it ends; a run that outlasts `timeout` is
     /// killed (and then has a non-zero status and says so on stderr).
     func runToCompletion(timeout: Duration) async throws -> ProcessResult {
-        let (_, out, err) = try startCapturing()
+        let (out, err) = try startCapturing()
         let timedOut = Locked(false)
         let killer = DispatchWorkItem { [self] in
             guard isRunning else { return }
@@ -146,13 +148,13 @@ extension ChildProcess {
     }
 
     /// Starts the process with its output and errors captured.
-    func startCapturing() throws -> (ChildProcess, ChildOutput, ChildOutput) {
+    func startCapturing() throws -> (ChildOutput, ChildOutput) {
         let out = Pipe()
         let err = Pipe()
         standardOutput = out
         standardError = err
         try self.run()
-        return (self, ChildOutput(out), ChildOutput(err))
+        return (ChildOutput(out), ChildOutput(err))
     }
 }
 

@@ -265,18 +265,15 @@ package final class CacheIndex: Sendable {
     /// a transaction around them (the `BEGIN` and `COMMIT` of a read cost as much as the query).
     package func resourceNow(forKey key: String) -> (ResourceRecord, RangeSet)? {
         try? pool.unsafeRead { db in
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: Self.resourceAndRangesByKey), arguments: [key])
-            guard let first = try rows.next() else { return nil }
-            let record = Self.record(first)
-            var ranges: [ByteRange] = []
-            var row: Row? = first
-            while let current = row {
-                let start: Int64? = current[Self.rangeColumn]
-                let end: Int64? = current[Self.rangeColumn + 1]
-                if let start, let end, start < end { ranges.append(ByteRange(start, end)) }
-                row = try rows.next()
+            let rows = try Row.fetchAll(db.cachedStatement(sql: Self.resourceAndRangesByKey), arguments: [key])
+            guard let first = rows.first else { return nil }
+            let ranges = rows.compactMap { row -> ByteRange? in
+                let start: Int64? = row[Self.rangeColumn]
+                let end: Int64? = row[Self.rangeColumn + 1]
+                guard let start, let end, start < end else { return nil }
+                return ByteRange(start, end)
             }
-            return (record, RangeSet(ranges))
+            return (Self.record(first), RangeSet(ranges))
         }
     }
 
