@@ -117,6 +117,7 @@ let package = Package(
                 "StreamCacheResourceLoader",
                 "StreamCacheResourceLoaderTesting",
                 "StreamCacheTesting",
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),
         .testTarget(

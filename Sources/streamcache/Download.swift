@@ -38,7 +38,8 @@ struct Download {
             let file = try OutputFile(path: output)
             var progress = progress
             var written: Int64 = 0
-            for try await chunk in stream {
+            var chunks = stream.makeAsyncIterator()
+            while let chunk = try await chunks.nextChunk() {
                 try file.write(chunk)
                 written += Int64(chunk.count)
                 if progress != nil {

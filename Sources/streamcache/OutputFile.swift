@@ -104,24 +104,64 @@ final class OutputFile {
     /// Whether the output goes to a terminal (binary output there is refused unless asked for).
     var isTerminal: Bool { isatty(handle.fileHandleDescriptor) == 1 }
 
+    /// Whether spans of a cache file still go to the output by the kernel (`sendfile`); cleared
+    /// for good the first time the kernel cannot write this output that way.
+    private var sendsFileSpans = true
+
+    /// Appends the bytes of `chunk`: from memory as they are, from the cache file by the kernel
+    /// where it can (no copy through this process), else read and written.
+    ///
+    /// - Throws: as ``write(_:)``; ``StreamCacheError`` `storage` if the cache file is short.
+    func write(_ chunk: CachedChunk) throws {
+        if let bytes = chunk.memory { return try write(bytes) }
+        if let file = chunk.file, sendsFileSpans {
+            var done = 0
+            while done < chunk.count {
+                let result = file.send(chunk.count - done, at: chunk.offset + Int64(done), to: descriptor)
+                if result > 0 {
+                    done += result
+                } else if result == 0 {
+                    throw StreamCacheError(.storage, "cache file \(file.path) is shorter than its index says")
+                } else if errno == EINTR {
+                    continue
+                } else if done == 0, errno == EINVAL || errno == ENOSYS {
+                    sendsFileSpans = false
+                    break
+                } else {
+                    try failed(errno)
+                }
+            }
+            if sendsFileSpans { return }
+        }
+        try write(chunk.read())
+    }
+
     /// Appends `bytes`.
     ///
     /// - Throws: ``OutputClosed`` when the reader of a pipe went away (`get … | head`), else
     ///   ``OutputError``.
-    func write(_ bytes: [UInt8]) throws {
-        let descriptor = handle.fileHandleDescriptor
-        var done = 0
-        while done < bytes.count {
-            let result = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + done, bytes.count - done) }
-            if result < 0 {
-                if errno == EINTR { continue }
-                if errno == EPIPE { throw OutputClosed() }
-                throw OutputError(
-                    "cannot write \(shownPath == "-" ? "standard output" : shownPath): \(String(cString: strerror(errno)))"
-                )
+    func write(_ bytes: some ContiguousBytes) throws {
+        try bytes.withUnsafeBytes { bytes in
+            var done = 0
+            while done < bytes.count {
+                let result = systemWrite(descriptor, bytes.baseAddress! + done, bytes.count - done)
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    try failed(errno)
+                }
+                done += result
             }
-            done += result
         }
+    }
+
+    private var descriptor: Int32 { handle.fileHandleDescriptor }
+
+    /// Throws what a failed write to the output means.
+    private func failed(_ code: Int32) throws -> Never {
+        if code == EPIPE { throw OutputClosed() }
+        throw OutputError(
+            "cannot write \(shownPath == "-" ? "standard output" : shownPath): \(String(cString: strerror(code)))"
+        )
     }
 
     /// Finishes the output: closes the file and gives it its final name.

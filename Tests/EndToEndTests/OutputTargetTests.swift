@@ -105,6 +105,30 @@ import Testing
         #expect(piped.output.trimmingCharacters(in: .whitespacesAndNewlines) == "100")
     }
 
+    /// A cached resource goes to a file or pipe by `sendfile` on Linux; the shell's `>>` opens
+    /// stdout for appending, which `sendfile` refuses, so those bytes are read and written.
+    @Test func cachedBytesReachAFileThePipeAndAnAppendedFile() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 3_000_000, seed: 584)
+        try workspace.write(data, as: "a.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let get = "STREAMCACHE_DIR='\(workspace.cacheDirectory)' '\(CLI.binary)' get '\(origin.url("a.bin"))'"
+        let file = workspace.output("a.bin")
+        let appended = workspace.output("appended.bin")
+        try Data("kept\n".utf8).write(to: URL(fileURLWithPath: appended))
+        let script =
+            "set -eo pipefail; \(get) -o /dev/null; \(get) -o '\(file)'; \(get) -o - >> '\(appended)'; "
+            + "\(get) -o - | cat > '\(file).piped'"
+        let run = try await Tool.run("bash", ["-c", script])
+        #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
+        for (path, expected) in [(file, data), (appended, Array("kept\n".utf8) + data), (file + ".piped", data)] {
+            let written = workspace.read(path)
+            let right = written == expected
+            #expect(right, "\(path): \(written?.count ?? 0) bytes, not the \(expected.count) expected")
+        }
+    }
+
     @Test func foldersAreRefusedBeforeDownloadingOrNamedAfterTheURL() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }

@@ -239,6 +239,13 @@ public struct CachedChunk: Sendable {
         return nil
     }
 
+    /// The bytes where they are in memory (no copy is made); `nil` when they are in the cache
+    /// file (``file``).
+    package var memory: ArraySlice<UInt8>? {
+        if case .memory(let bytes) = storage { return bytes }
+        return nil
+    }
+
     /// The bytes, as an array.
     ///
     /// - Throws: ``StreamCacheError`` `storage` if the file cannot be read or is short.

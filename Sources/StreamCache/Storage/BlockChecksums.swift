@@ -9,6 +9,24 @@ package enum BlockChecksums {
     /// The bytes of one block.
     package static let size: Int64 = 1 << 20
 
+    /// How a block's checksum is computed; the index keeps it beside each checksum, so sums an
+    /// earlier version stored are still read by their own algorithm (never taken for damage).
+    package enum Algorithm: Int, Sendable {
+        /// Index schema 5 and before: one chain of steps.
+        case serial = 1
+        /// Four chains side by side, about four times as fast as one.
+        case fourLanes = 2
+
+        /// The algorithm new checksums are computed by.
+        package static let current = Algorithm.fourLanes
+    }
+
+    /// A block's stored checksum and the algorithm that computed it.
+    package struct Sum: Hashable, Sendable {
+        package var value: UInt64
+        package var algorithm: Algorithm
+    }
+
     /// Bytes `[block × size, (block + 1) × size)`, cut at `length`.
     package static func range(of block: Int64, length: Int64?) -> ByteRange {
         let start = block * size
@@ -34,32 +52,50 @@ package enum BlockChecksums {
         return blocks
     }
 
-    /// Reads `blocks` of `file` and sums them, on a thread of their own (it may read megabytes).
+    /// Reads `blocks` of `file` and sums them by `algorithm`, on a thread of their own (it may
+    /// read megabytes).
     ///
     /// - Returns: the checksum of each block that could be read whole.
-    static func compute(_ blocks: [Int64], in file: CacheFile, length: Int64?) async -> [Int64: UInt64] {
+    static func compute(
+        _ blocks: [Int64],
+        in file: CacheFile,
+        length: Int64?,
+        by algorithm: Algorithm = .current
+    ) async -> [Int64: UInt64] {
         guard !blocks.isEmpty else { return [:] }
         return await withCheckedContinuation { continuation in
-            queue.async { continuation.resume(returning: sums(of: blocks, in: file, length: length)) }
+            queue.async {
+                continuation.resume(returning: sums(of: blocks, in: file, length: length, by: algorithm))
+            }
         }
     }
 
     /// The checksummed blocks of `file` whose bytes no longer match `expected`, among those
     /// `recorded` still holds; read on a thread of their own.
     static func damaged(
-        _ expected: [Int64: UInt64],
+        _ expected: [Int64: Sum],
         in file: CacheFile,
         recorded: RangeSet,
         length: Int64?
     ) async -> [Int64] {
         let blocks = expected.keys.sorted().filter { recorded.contains(range(of: $0, length: length)) }
-        let found = await compute(blocks, in: file, length: length)
-        return blocks.filter { found[$0] != expected[$0] }
+        var damaged: [Int64] = []
+        for algorithm in Set(expected.values.map(\.algorithm)).sorted(by: { $0.rawValue < $1.rawValue }) {
+            let summed = blocks.filter { expected[$0]?.algorithm == algorithm }
+            let found = await compute(summed, in: file, length: length, by: algorithm)
+            damaged += summed.filter { found[$0] != expected[$0]?.value }
+        }
+        return damaged.sorted()
     }
 
     private static let queue = DispatchQueue(label: "StreamCache.BlockChecksums", attributes: .concurrent)
 
-    private static func sums(of blocks: [Int64], in file: CacheFile, length: Int64?) -> [Int64: UInt64] {
+    private static func sums(
+        of blocks: [Int64],
+        in file: CacheFile,
+        length: Int64?,
+        by algorithm: Algorithm
+    ) -> [Int64: UInt64] {
         var sums: [Int64: UInt64] = [:]
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(size), alignment: 16)
         defer { buffer.deallocate() }
@@ -68,24 +104,65 @@ package enum BlockChecksums {
             let count = Int(range.count)
             let target = UnsafeMutableRawBufferPointer(rebasing: buffer[..<count])
             guard let read = try? file.read(into: target, at: range.lowerBound), read == count else { continue }
-            sums[block] = checksum(UnsafeRawBufferPointer(target))
+            sums[block] = checksum(UnsafeRawBufferPointer(target), by: algorithm)
         }
         return sums
     }
 
-    /// A 64-bit checksum of `bytes`: eight bytes at a time, each mixed by a multiply and a
-    /// shift. It finds accidents and tampering that does not know it, not a forger.
-    package static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        let prime: UInt64 = 0x9E37_79B9_7F4A_7C15
+    /// A 64-bit checksum of `bytes` by `algorithm`. It finds accidents and tampering that does
+    /// not know it, not a forger.
+    package static func checksum(_ bytes: UnsafeRawBufferPointer, by algorithm: Algorithm = .current) -> UInt64 {
+        switch algorithm {
+        case .serial: serialChecksum(bytes)
+        case .fourLanes: fourLaneChecksum(bytes)
+        }
+    }
+
+    private static let prime: UInt64 = 0x9E37_79B9_7F4A_7C15
+
+    /// One step of either algorithm: `word` mixed into `hash` by a multiply and a shift.
+    @inline(__always)
+    private static func mix(_ hash: UInt64, _ word: UInt64) -> UInt64 {
+        let product = (hash ^ word) &* prime
+        return product ^ (product >> 29)
+    }
+
+    /// Eight bytes at a time in one chain, each step waiting for the one before.
+    private static func serialChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
         var hash = prime ^ UInt64(bytes.count)
         let words = bytes.count / 8
         for index in 0..<words {
-            hash = (hash ^ bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self)) &* prime
-            hash ^= hash >> 29
+            hash = mix(hash, bytes.loadUnaligned(fromByteOffset: index * 8, as: UInt64.self))
         }
         for index in words * 8..<bytes.count {
-            hash = (hash ^ UInt64(bytes[index])) &* prime
-            hash ^= hash >> 29
+            hash = mix(hash, UInt64(bytes[index]))
+        }
+        return hash
+    }
+
+    /// Thirty-two bytes at a time in four chains the processor runs side by side, folded into
+    /// one at the end; the bytes after the last 32 go through the folded chain.
+    private static func fourLaneChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
+        var first = prime ^ UInt64(bytes.count)
+        var second = first &+ prime
+        var third = second &+ prime
+        var fourth = third &+ prime
+        let stripes = bytes.count / 32
+        for stripe in 0..<stripes {
+            let offset = stripe * 32
+            first = mix(first, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            second = mix(second, bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+            third = mix(third, bytes.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self))
+            fourth = mix(fourth, bytes.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self))
+        }
+        var hash = mix(mix(mix(first, second), third), fourth)
+        var offset = stripes * 32
+        while offset + 8 <= bytes.count {
+            hash = mix(hash, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+            offset += 8
+        }
+        for index in offset..<bytes.count {
+            hash = mix(hash, UInt64(bytes[index]))
         }
         return hash
     }

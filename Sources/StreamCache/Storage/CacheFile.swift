@@ -172,6 +172,21 @@ package final class CacheFile: Sendable {
         return done
     }
 
+    /// Has the kernel write up to `count` bytes at `offset` to `output` (`sendfile`), without a
+    /// pass through memory of ours. Linux only: elsewhere `sendfile` takes only sockets.
+    ///
+    /// - Returns: the bytes written; 0 at the end of the file; -1 with `errno` set (`EINVAL` or
+    ///   `ENOSYS` for an output the kernel cannot write this way).
+    package func send(_ count: Int, at offset: Int64, to output: Int32) -> Int {
+        #if os(Linux)
+        var position = off_t(offset)
+        return sendfile(output, descriptor, &position, count)
+        #else
+        errno = ENOSYS
+        return -1
+        #endif
+    }
+
     /// A new descriptor of the open file, for a sender that hands it to the kernel (`sendfile`)
     /// and closes it itself. It shares the open file, so the shared lock stays taken until it is
     /// closed too.

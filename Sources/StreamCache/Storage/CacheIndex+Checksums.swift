@@ -3,17 +3,20 @@ import GRDB
 
 extension CacheIndex {
     /// The block checksums of resource `id` (see ``BlockChecksums``).
-    package func checksums(of id: Int64) async throws -> [Int64: UInt64] {
+    /// A checksum by an algorithm this code does not know is left out: its block is read
+    /// unchecked, as a block not yet summed is.
+    package func checksums(of id: Int64) async throws -> [Int64: BlockChecksums.Sum] {
         try await read { db in
             let rows = try Row.fetchAll(
                 db,
-                sql: "SELECT block, checksum FROM blockChecksum WHERE resourceId = ?",
+                sql: "SELECT block, checksum, algorithm FROM blockChecksum WHERE resourceId = ?",
                 arguments: [id]
             )
-            return Dictionary(
-                rows.map { ($0["block"] as Int64, UInt64(bitPattern: $0["checksum"] as Int64)) },
-                uniquingKeysWith: { first, _ in first }
-            )
+            let sums = rows.compactMap { row -> (Int64, BlockChecksums.Sum)? in
+                guard let algorithm = BlockChecksums.Algorithm(rawValue: row["algorithm"]) else { return nil }
+                return (row["block"], .init(value: UInt64(bitPattern: row["checksum"]), algorithm: algorithm))
+            }
+            return Dictionary(sums, uniquingKeysWith: { first, _ in first })
         }
     }
 
@@ -73,11 +76,20 @@ extension CacheIndex {
         }
     }
 
-    static func storeChecksums(_ db: Database, id: Int64, _ checksums: [Int64: UInt64]) throws {
+    /// Stores `checksums`, computed by `algorithm`, of resource `id`'s blocks.
+    static func storeChecksums(
+        _ db: Database,
+        id: Int64,
+        _ checksums: [Int64: UInt64],
+        by algorithm: BlockChecksums.Algorithm = .current
+    ) throws {
         for (block, checksum) in checksums {
             try db.execute(
-                sql: "INSERT OR REPLACE INTO blockChecksum (resourceId, block, checksum) VALUES (?, ?, ?)",
-                arguments: [id, block, Int64(bitPattern: checksum)]
+                sql: """
+                    INSERT OR REPLACE INTO blockChecksum (resourceId, block, checksum, algorithm)
+                    VALUES (?, ?, ?, ?)
+                    """,
+                arguments: [id, block, Int64(bitPattern: checksum), algorithm.rawValue]
             )
         }
     }

@@ -110,7 +110,7 @@ package final class CacheIndex: Sendable {
     }
 
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let schemaVersion = 5
+    static let schemaVersion = 6
 
     /// Brings the schema up to ``schemaVersion`` in one immediate transaction, so processes
     /// opening a new cache directory at the same moment create it once, not race to.
@@ -157,6 +157,7 @@ package final class CacheIndex: Sendable {
                             resourceId INTEGER NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
                             block INTEGER NOT NULL,
                             checksum INTEGER NOT NULL,
+                            algorithm INTEGER NOT NULL DEFAULT 1,
                             PRIMARY KEY (resourceId, block)
                         ) WITHOUT ROWID;
                         """
@@ -171,6 +172,11 @@ package final class CacheIndex: Sendable {
                 for (column, type) in added
                 where !columns.contains(column) {
                     try db.execute(sql: "ALTER TABLE resource ADD COLUMN \(column) \(type)")
+                }
+                // Version 6: each checksum names its algorithm; those stored before are serial.
+                let sumColumns = try Row.fetchAll(db, sql: "PRAGMA table_info(blockChecksum)").map { $0["name"] as String }
+                if !sumColumns.contains("algorithm") {
+                    try db.execute(sql: "ALTER TABLE blockChecksum ADD COLUMN algorithm INTEGER NOT NULL DEFAULT 1")
                 }
                 try db.execute(sql: "PRAGMA user_version = \(schemaVersion)")
                 return .commit
