@@ -27,6 +27,61 @@ import Testing
         #expect(data[0] == data[8] || sum(swapped) != original)
     }
 
+    /// A block summed as it arrives, in pieces of any size, has the sum of the block read whole.
+    @Test func aBlockSummedPieceByPieceHasTheSumOfTheWholeBlock() {
+        let block = TestData.bytes(count: Int(BlockChecksums.size), seed: 33)
+        let whole = block.withUnsafeBytes { BlockChecksums.checksum($0, by: .current) }
+        var generator = SeededRandom(seed: 34)
+        for maximum in [1, 31, 33, 4096, 700_000] {
+            var running = BlockChecksums.RunningSum(block: 5)
+            var offset = 0
+            while offset < block.count {
+                let count = min(Int.random(in: 1...maximum, using: &generator), block.count - offset)
+                block.withUnsafeBytes { running.add(UnsafeRawBufferPointer(rebasing: $0[offset..<offset + count])) }
+                offset += count
+                #expect((running.sum != nil) == (offset == block.count))
+            }
+            #expect(running.sum == whole, "pieces of at most \(maximum) bytes")
+            #expect(running.position == 6 * BlockChecksums.size)
+        }
+    }
+
+    /// A session sums the blocks a fetch writes whole, in order; a block it writes in part, or
+    /// out of order, or of another version, is left to be read back.
+    @Test func onlyBlocksAFetchWroteWholeAndInOrderAreSummedAsWritten() {
+        let size = Int(BlockChecksums.size)
+        let data = TestData.bytes(count: 4 * size, seed: 35)
+        let sums = (0..<4).map { block in
+            data.withUnsafeBytes { BlockChecksums.checksum(UnsafeRawBufferPointer(rebasing: $0[block * size..<(block + 1) * size])) }
+        }
+        func write(_ sums: inout FetchedBlockSums, _ range: Range<Int>, fetch: Int, generation: Int = 1) {
+            data.withUnsafeBytes {
+                sums.wrote(UnsafeRawBufferPointer(rebasing: $0[range]), at: Int64(range.lowerBound), fetch: fetch, generation: generation)
+            }
+        }
+        var fetched = FetchedBlockSums()
+        // Fetch 1 from the start in uneven pieces; fetch 2 from inside block 2, interleaved.
+        write(&fetched, 0..<300_000, fetch: 1)
+        write(&fetched, 2 * size + 10..<3 * size + 5, fetch: 2)
+        write(&fetched, 300_000..<size + 7, fetch: 1)
+        write(&fetched, 3 * size + 5..<4 * size, fetch: 2)
+        write(&fetched, size + 7..<2 * size, fetch: 1)
+        #expect(fetched.take([0, 1, 2, 3], generation: 1) == [0: sums[0], 1: sums[1], 3: sums[3]])
+        #expect(fetched.take([0, 1, 3], generation: 1).isEmpty, "a sum was taken twice")
+
+        // A gap in a fetch's writes: its block is read back.
+        var gapped = FetchedBlockSums()
+        write(&gapped, 0..<1000, fetch: 1)
+        write(&gapped, 2000..<size, fetch: 1)
+        #expect(gapped.take([0], generation: 1).isEmpty)
+        // Sums of another version are not taken.
+        var replaced = FetchedBlockSums()
+        write(&replaced, 0..<size, fetch: 1, generation: 1)
+        #expect(replaced.take([0], generation: 2).isEmpty)
+        write(&replaced, size..<2 * size, fetch: 1, generation: 2)
+        #expect(replaced.take([0, 1], generation: 2) == [1: sums[1]])
+    }
+
     @Test func sumsStoredByTheSerialAlgorithmAreStillCheckedByIt() async throws {
         let fixture = try await EngineFixture.make()
         let data = TestData.bytes(count: 3 * 1_048_576, seed: 32)

@@ -179,13 +179,19 @@ extension ResourceSession {
             }
             let last = pieces[pieces.count - 1]
             let span = ByteRange(pieces[0].offset, last.offset + Int64(last.count))
-            let keep = file === self.file && machine.isAwaited(span)
+            let isCurrent = file === self.file
+            let keep = isCurrent && machine.isAwaited(span)
             // Readers behind the fetch (players at their own pace) read the file: a thousand such
             // sessions hold no memory for them.
             if !keep { recent.removeAll() }
             for piece in pieces {
                 let bytes = chunk[piece.skip..<piece.skip + piece.count]
-                try bytes.withUnsafeBytes { try file.write($0, at: piece.offset) }
+                try bytes.withUnsafeBytes { bytes in
+                    try file.write(bytes, at: piece.offset)
+                    if isCurrent {
+                        fetchedSums.wrote(bytes, at: piece.offset, fetch: id, generation: machine.generation)
+                    }
+                }
                 if keep {
                     let kept = piece.count == chunk.count ? chunk : Array(bytes)
                     recent.add(kept, at: piece.offset, generation: machine.generation)
@@ -222,8 +228,12 @@ extension ResourceSession {
     private func remove(_ id: Int) {
         machine.removeFetch(id)
         fetchTasks[id] = nil
+        fetchedSums.fetchEnded(id)
         // Kept only while fetches run: later readers read the file.
-        if fetchTasks.isEmpty { recent.removeAll() }
+        if fetchTasks.isEmpty {
+            recent.removeAll()
+            fetchedSums.forget()
+        }
         wakeAll()
         notifyIfIdle()
     }
@@ -246,7 +256,10 @@ extension ResourceSession {
         let id = record.id
         let length = machine.info.length
         let blocks = BlockChecksums.completed(by: toRecord, recorded: machine.recorded.union(toRecord), length: length)
-        let checksums = await BlockChecksums.compute(blocks, in: file, length: length)
+        // Blocks the fetches wrote whole were summed as they wrote them; the rest are read back.
+        var checksums = fetchedSums.take(blocks, generation: generation)
+        let unsummed = blocks.filter { checksums[$0] == nil }
+        checksums.merge(await BlockChecksums.compute(unsummed, in: file, length: length)) { summed, _ in summed }
         do {
             try await index.addRanges(
                 toRecord,

@@ -24,6 +24,8 @@ actor ResourceSession {
     var machine: ResourceStateMachine
     /// What the fetches wrote last, for readers at their edge.
     var recent = RecentBytes(limit: 1 << 20)
+    /// The checksums of blocks the fetches wrote whole, summed as they wrote them.
+    var fetchedSums = FetchedBlockSums()
     private let waiters = ReaderWaiters()
     /// The running fetches. Owned by the session: each removes itself when it ends, ``drain()``
     /// awaits them, and a version change cancels the stale ones.

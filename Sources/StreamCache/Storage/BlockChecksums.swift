@@ -143,20 +143,11 @@ package enum BlockChecksums {
     /// Thirty-two bytes at a time in four chains the processor runs side by side, folded into
     /// one at the end; the bytes after the last 32 go through the folded chain.
     private static func fourLaneChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt64 {
-        var first = prime ^ UInt64(bytes.count)
-        var second = first &+ prime
-        var third = second &+ prime
-        var fourth = third &+ prime
-        let stripes = bytes.count / 32
-        for stripe in 0..<stripes {
-            let offset = stripe * 32
-            first = mix(first, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            second = mix(second, bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
-            third = mix(third, bytes.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self))
-            fourth = mix(fourth, bytes.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self))
-        }
-        var hash = mix(mix(mix(first, second), third), fourth)
-        var offset = stripes * 32
+        var lanes = Lanes(count: bytes.count)
+        let striped = bytes.count / 32 * 32
+        lanes.add(stripes: UnsafeRawBufferPointer(rebasing: bytes[..<striped]))
+        var hash = lanes.folded
+        var offset = striped
         while offset + 8 <= bytes.count {
             hash = mix(hash, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
             offset += 8
@@ -165,5 +156,72 @@ package enum BlockChecksums {
             hash = mix(hash, UInt64(bytes[index]))
         }
         return hash
+    }
+
+    /// The four chains of ``Algorithm/fourLanes``, seeded by the count of bytes they will sum.
+    private struct Lanes {
+        private var first: UInt64
+        private var second: UInt64
+        private var third: UInt64
+        private var fourth: UInt64
+
+        init(count: Int) {
+            first = prime ^ UInt64(count)
+            second = first &+ prime
+            third = second &+ prime
+            fourth = third &+ prime
+        }
+
+        /// Mixes in `bytes`, a whole number of 32-byte stripes.
+        mutating func add(stripes bytes: UnsafeRawBufferPointer) {
+            for offset in stride(from: 0, to: bytes.count, by: 32) {
+                first = mix(first, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
+                second = mix(second, bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
+                third = mix(third, bytes.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self))
+                fourth = mix(fourth, bytes.loadUnaligned(fromByteOffset: offset + 24, as: UInt64.self))
+            }
+        }
+
+        var folded: UInt64 { mix(mix(mix(first, second), third), fourth) }
+    }
+
+    /// The checksum of one whole block by ``Algorithm/fourLanes`` (the current algorithm),
+    /// summed as its bytes arrive in order, so a fetch's blocks need not be read back.
+    package struct RunningSum {
+        /// The block summed.
+        package let block: Int64
+        private var lanes = Lanes(count: Int(BlockChecksums.size))
+        /// The bytes of the block added so far.
+        package private(set) var added: Int64 = 0
+        /// The last bytes added that do not fill a stripe yet.
+        private var pending: [UInt8] = []
+
+        package init(block: Int64) {
+            self.block = block
+        }
+
+        /// Where the next byte to add lies in the resource.
+        package var position: Int64 { block * BlockChecksums.size + added }
+
+        /// The checksum, once every byte of the block is added.
+        package var sum: UInt64? { added == BlockChecksums.size ? lanes.folded : nil }
+
+        /// Adds `bytes`, which follow those added so far and do not pass the block's end.
+        package mutating func add(_ bytes: UnsafeRawBufferPointer) {
+            precondition(added + Int64(bytes.count) <= BlockChecksums.size, "bytes past the block's end")
+            added += Int64(bytes.count)
+            var rest = bytes
+            if !pending.isEmpty {
+                let taken = min(32 - pending.count, rest.count)
+                pending += rest[..<taken]
+                rest = UnsafeRawBufferPointer(rebasing: rest[taken...])
+                guard pending.count == 32 else { return }
+                pending.withUnsafeBytes { lanes.add(stripes: $0) }
+                pending.removeAll(keepingCapacity: true)
+            }
+            let striped = rest.count / 32 * 32
+            lanes.add(stripes: UnsafeRawBufferPointer(rebasing: rest[..<striped]))
+            pending += rest[striped...]
+        }
     }
 }
