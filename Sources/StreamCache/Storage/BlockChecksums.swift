@@ -173,8 +173,10 @@ package enum BlockChecksums {
         }
 
         /// Mixes in `bytes`, a whole number of 32-byte stripes.
+        @inline(__always)
         mutating func add(stripes bytes: UnsafeRawBufferPointer) {
-            for offset in stride(from: 0, to: bytes.count, by: 32) {
+            for stripe in 0..<bytes.count / 32 {
+                let offset = stripe * 32
                 first = mix(first, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
                 second = mix(second, bytes.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self))
                 third = mix(third, bytes.loadUnaligned(fromByteOffset: offset + 16, as: UInt64.self))
