@@ -8,7 +8,9 @@
 # same machine; the table gives the median of the repetitions with their range, and the ratio
 # of the medians. Cold: get vs curl from the same origin, capped at 100 MB/s per connection and
 # uncapped on loopback (a new cache each time), plus AsyncHTTPClient's own drain speed and curl
-# keeping the bytes in a file (`get` keeps them in its cache: the least a cache must do). Warm:
+# keeping the bytes in a file (`get` keeps them in its cache: the least a cache must do), and
+# curl keeping a file it then syncs (`get` syncs what it records, so a crash never leaves a
+# recorded byte unwritten: the disk's write speed is its floor). Warm:
 # get vs cat of the same bytes. Then CPU seconds per GiB, and the peak RSS of `get` of a 2 GiB
 # resource.
 # `get` writes to stdout (`-o -`), which `measure` discards: a file-writing tool is never
@@ -30,7 +32,7 @@ url_capped="http://127.0.0.1:$capped/media.bin"
 url_uncapped="http://127.0.0.1:$uncapped/media.bin"
 get() { measure env STREAMCACHE_DIR="$1" "$bin" get "$2" -o -; }
 
-c_capped=() g_capped=() c_cold=() k_cold=() a_cold=() g_cold=() c_warm=() g_warm=()
+c_capped=() g_capped=() c_cold=() k_cold=() s_cold=() a_cold=() g_cold=() c_warm=() g_warm=()
 curl_cpu=0 get_cold_cpu=0 cat_cpu=0 get_warm_cpu=0
 for rep in $(seq "$reps"); do
     read -r wall _ < <(measure curl -s -o /dev/null "$url_capped")
@@ -45,6 +47,9 @@ for rep in $(seq "$reps"); do
     read -r wall _ < <(measure curl -s -o "$work/kept-$rep.bin" "$url_uncapped")
     k_cold+=("$wall")
     rm -f "$work/kept-$rep.bin"
+    read -r wall _ < <(measure sh -c 'curl -s -o "$1" "$2" && sync "$1"' sh "$work/synced-$rep.bin" "$url_uncapped")
+    s_cold+=("$wall")
+    rm -f "$work/synced-$rep.bin"
     read -r wall _ < <(measure "$bin" drain "$url_uncapped")
     a_cold+=("$wall")
     read -r wall cpu _ < <(get "$work/cold-$rep" "$url_uncapped")
@@ -63,11 +68,12 @@ done
 
 echo "streamcache get benchmark: ${size_mib} MiB resource, $(nproc) cores, $(date -u +%Y-%m-%d)," \
     "median of $reps interleaved repetitions (min-max)"
-table_format='%-34s %-42s %-24s %6s\n'
+table_format='%-34s %-48s %-24s %6s\n'
 table_row "case" "peer" "streamcache get" "ratio"
 time_row "cold, origin capped at 100 MB/s" "curl" "${c_capped[*]}" "${g_capped[*]}"
 time_row "cold, uncapped loopback" "curl" "${c_cold[*]}" "${g_cold[*]}"
 time_row "cold, uncapped loopback" "curl keeping a file" "${k_cold[*]}" "${g_cold[*]}"
+time_row "cold, uncapped loopback" "curl keeping a synced file" "${s_cold[*]}" "${g_cold[*]}"
 time_row "cold, uncapped loopback" "AsyncHTTPClient drain" "${a_cold[*]}" "${g_cold[*]}"
 time_row "warm" "cat (page cache)" "${c_warm[*]}" "${g_warm[*]}"
 
