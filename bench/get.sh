@@ -10,7 +10,8 @@
 # uncapped on loopback (a new cache each time), plus AsyncHTTPClient's own drain speed and curl
 # keeping the bytes in a file (`get` keeps them in its cache: the least a cache must do), and
 # curl keeping a file it then syncs (`get` syncs what it records, so a crash never leaves a
-# recorded byte unwritten: the disk's write speed is its floor). Warm:
+# recorded byte unwritten: the disk's write speed is its floor); each of these three writers runs
+# right after recycle_pages (see bench/lib.sh). Warm:
 # get vs cat of the same bytes. Then CPU seconds per GiB, and the peak RSS of `get` of a 2 GiB
 # resource.
 # `get` writes to stdout (`-o -`), which `measure` discards: a file-writing tool is never
@@ -44,14 +45,17 @@ for rep in $(seq "$reps"); do
     read -r wall cpu _ < <(measure curl -s -o /dev/null "$url_uncapped")
     c_cold+=("$wall")
     curl_cpu=$(add "$curl_cpu" "$cpu")
+    recycle_pages "$bytes"
     read -r wall _ < <(measure curl -s -o "$work/kept-$rep.bin" "$url_uncapped")
     k_cold+=("$wall")
     rm -f "$work/kept-$rep.bin"
+    recycle_pages "$bytes"
     read -r wall _ < <(measure sh -c 'curl -s -o "$1" "$2" && sync "$1"' sh "$work/synced-$rep.bin" "$url_uncapped")
     s_cold+=("$wall")
     rm -f "$work/synced-$rep.bin"
     read -r wall _ < <(measure "$bin" drain "$url_uncapped")
     a_cold+=("$wall")
+    recycle_pages "$bytes"
     read -r wall cpu _ < <(get "$work/cold-$rep" "$url_uncapped")
     g_cold+=("$wall")
     get_cold_cpu=$(add "$get_cold_cpu" "$cpu")

@@ -103,6 +103,19 @@ urls() {
     seq "$3" "$4" | awk -v p="$2" '{ printf "url = \"%s/seg/%d.ts\"\noutput = \"/dev/null\"\n", p, $1 }' > "$1"
 }
 
+# recycle_pages BYTES : writes BYTES to a scratch file and deletes it, so that the next cold case
+# writes its cache into memory the machine has just used. On a virtual machine that hands free
+# memory back to its host (a balloon's free page reporting, as here: Firecracker), writing into
+# memory left free for a few seconds costs the kernel eight times as much (dd of 512 MiB into a
+# new file: 1.2 s against 0.14 s), and which server met which memory decided a cold relay's
+# time more than the servers did. Both peers of a cold case get the same, right before their
+# run. RECYCLE_PAGES=0 turns it off.
+recycle_pages() {
+    [ "${RECYCLE_PAGES:-1}" = 0 ] && return
+    head -c "$1" /dev/zero > "$work/recycle.bin"
+    rm -f "$work/recycle.bin"
+}
+
 # measure COMMAND... : runs it with stdout discarded; prints "wall-seconds cpu-seconds peak-rss-KiB".
 measure() {
     local out="$work/time.$RANDOM"

@@ -11,7 +11,8 @@
 # and uncapped on loopback (a new URL per repetition: hard links of one file); uncapped also vs
 # nginx doing the same job (proxy_cache: relays the body and writes it to disk). Warm: the whole
 # file through the proxy vs nginx serving it from disk, and 4 KiB random ranges per second
-# with wrk vs nginx. Then: time to first byte of a cold range; CPU seconds per GiB of the
+# with wrk vs nginx. Each cold case that writes a cache runs right after recycle_pages (see
+# bench/lib.sh). Then: time to first byte of a cold range; CPU seconds per GiB of the
 # servers (from /proc) and their clients; the proxy's RSS at start and its peak while it
 # streams 2 GiB cold and warm.
 set -euo pipefail
@@ -67,11 +68,13 @@ for rep in $(seq "$reps"); do
     read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$uncapped/cold-$rep.bin")
     c_cold+=("$wall")
     curl_cpu=$(add "$curl_cpu" "$cpu")
+    recycle_pages "$bytes"
     before=$(cpu_of "$proxy_pid")
     read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$proxy/http://127.0.0.1:$uncapped/cold-$rep.bin")
     p_cold+=("$wall")
     serve_cold_cpu=$(add "$serve_cold_cpu" "$(awk -v a="$before" -v b="$(cpu_of "$proxy_pid")" -v c="$cpu" 'BEGIN { print b - a + c }')")
     # The same job done by nginx: a caching reverse proxy that relays and writes the body.
+    recycle_pages "$bytes"
     before=$(cpu_of "$nginx_cache_pid")
     read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$nginx_cache/relay-$rep.bin")
     r_cold+=("$wall")
