@@ -15,16 +15,27 @@ enum PlaylistRewriter {
 
     /// Whether a resource is an HLS playlist, by its type or, for a generic type, its path.
     static func isPlaylist(_ url: URL, contentType: String?) -> Bool {
+        typeNamesPlaylist(contentType) ?? pathNamesPlaylist(url)
+    }
+
+    /// Whether `contentType` makes a resource a playlist, or `nil` for a generic type (or none),
+    /// which leaves it to the path.
+    static func typeNamesPlaylist(_ contentType: String?) -> Bool? {
         let type = (contentType ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) }
         switch type?.lowercased() {
         case "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl":
             return true
         case nil, "", "application/octet-stream", "text/plain", "binary/octet-stream":
-            let pathExtension = url.pathExtension.lowercased()
-            return pathExtension == "m3u8" || pathExtension == "m3u"
+            return nil
         default:
             return false
         }
+    }
+
+    /// Whether the path of `url` ends in a playlist's extension (`.m3u8`, `.m3u`).
+    static func pathNamesPlaylist(_ url: URL) -> Bool {
+        let pathExtension = url.pathExtension.lowercased()
+        return pathExtension == "m3u8" || pathExtension == "m3u"
     }
 
     /// The playlist `bytes` (fetched from `url`) with its URIs pointing at the proxy; `nil` for

@@ -31,15 +31,27 @@ struct WarmRequests: Sendable {
         let uri: String
         let url: URL
         let key: String
-        /// The last content type judged, and whether it makes the resource a playlist.
-        var playlistCheck: (contentType: String?, isPlaylist: Bool)?
+        /// Whether the path names a playlist, which decides for a generic content type.
+        let pathNamesPlaylist: Bool
+        /// The last content type judged, and what it says (`nil`: generic, the path decides).
+        private var typeCheck: (contentType: String, namesPlaylist: Bool?)?
+
+        init(uri: String, url: URL, key: String) {
+            self.uri = uri
+            self.url = url
+            self.key = key
+            pathNamesPlaylist = PlaylistRewriter.pathNamesPlaylist(url)
+        }
 
         /// Whether the resource is a playlist, which the responder rewrites.
         mutating func isPlaylist(_ contentType: String?) -> Bool {
-            if let playlistCheck, playlistCheck.contentType == contentType { return playlistCheck.isPlaylist }
-            let isPlaylist = PlaylistRewriter.isPlaylist(url, contentType: contentType)
-            playlistCheck = (contentType, isPlaylist)
-            return isPlaylist
+            guard let contentType else { return pathNamesPlaylist }
+            if let typeCheck, typeCheck.contentType == contentType {
+                return typeCheck.namesPlaylist ?? pathNamesPlaylist
+            }
+            let namesPlaylist = PlaylistRewriter.typeNamesPlaylist(contentType)
+            typeCheck = (contentType, namesPlaylist)
+            return namesPlaylist ?? pathNamesPlaylist
         }
     }
 
