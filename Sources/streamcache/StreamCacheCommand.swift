@@ -23,6 +23,7 @@ struct StreamCacheCommand: AsyncParsableCommand {
     /// ``reported(_:)``).
     static func main() async {
         signal(SIGPIPE, SIG_IGN)
+        TransferMemory.keepBuffersForReuse()
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
