@@ -28,19 +28,25 @@ final class RestingFiles: @unchecked Sendable {
     private var pruning: Task<Void, Never>?
 
     /// The kept resource of `key` and its row id, if it is still the cache's, as it was, and fresh.
+    ///
+    /// The file's state is read outside the lock, so the event loops that answer ranges of one
+    /// resource at once do not wait on each other's `fstat`.
     func take(_ key: String, now: ContinuousClock.Instant = .now) -> (WarmResource, id: Int64)? {
-        lock.withLock {
-            guard var entry = entries[key] else { return nil }
-            guard now < entry.resource.freshUntil, let status = entry.resource.file.status(), !status.isUnlinked,
-                status.state == entry.seen
-            else {
-                entries[key] = nil
-                return nil
-            }
-            entry.lastUsed = now
-            entries[key] = entry
-            return (entry.resource, entry.id)
+        let kept = lock.withLock { () -> Entry? in
+            entries[key]?.lastUsed = now
+            return entries[key]
         }
+        guard let kept else { return nil }
+        guard now < kept.resource.freshUntil, let status = kept.resource.file.status(), !status.isUnlinked,
+            status.state == kept.seen
+        else {
+            lock.withLock {
+                // Unless another read kept a newer one meanwhile.
+                if entries[key]?.resource.file === kept.resource.file { entries[key] = nil }
+            }
+            return nil
+        }
+        return (kept.resource, kept.id)
     }
 
     /// Keeps `resource` (row `id`, its file as `seen`) of `key` open for the next reads.
