@@ -105,7 +105,7 @@ urls() {
 
 # recycle_pages BYTES : writes BYTES to a scratch file and deletes it, so that the next cold case
 # writes its cache into memory the machine has just used. On a virtual machine that hands free
-# memory back to its host (a balloon's free page reporting, as here: Firecracker), writing into
+# memory back to its host (a balloon device's free page reporting, as here), writing into
 # memory left free for a few seconds costs the kernel eight times as much (dd of 512 MiB into a
 # new file: 1.2 s against 0.14 s), and which server met which memory decided a cold relay's
 # time more than the servers did. Both peers of a cold case get the same, right before their
