@@ -21,11 +21,15 @@ enum PlaylistRewriter {
     /// Whether `contentType` makes a resource a playlist, or `nil` for a generic type (or none),
     /// which leaves it to the path.
     static func typeNamesPlaylist(_ contentType: String?) -> Bool? {
-        let type = (contentType ?? "").split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) }
-        switch type?.lowercased() {
+        // The media type before any parameters, without the spaces around it (no Foundation:
+        // this runs on the event loop for each first touch of a segment).
+        var type = (contentType ?? "").prefix { $0 != ";" }
+        while let first = type.first, first == " " || first == "\t" { type = type.dropFirst() }
+        while let last = type.last, last == " " || last == "\t" { type = type.dropLast() }
+        switch type.lowercased() {
         case "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl":
             return true
-        case nil, "", "application/octet-stream", "text/plain", "binary/octet-stream":
+        case "", "application/octet-stream", "text/plain", "binary/octet-stream":
             return nil
         default:
             return false

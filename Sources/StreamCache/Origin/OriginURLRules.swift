@@ -47,8 +47,10 @@ enum OriginURLRules {
 
     /// The port as written in `text`'s authority (`nil` if none is written).
     static func portText(of text: String) -> Substring? {
-        guard let schemeEnd = text.range(of: "://") else { return nil }
-        let rest = text[schemeEnd.upperBound...]
+        // The scheme ends at the first colon (the standard library's search, not Foundation's
+        // `range(of:)`: this runs for each first touch of a segment).
+        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return nil }
+        let rest = text[colon...].dropFirst(3)
         var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
         if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
         if authority.hasPrefix("[") {
