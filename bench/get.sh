@@ -11,7 +11,7 @@
 # keeping the bytes in a file (`get` keeps them in its cache: the least a cache must do), and
 # curl keeping a file it then syncs (`get` syncs what it records, so a crash never leaves a
 # recorded byte unwritten: the disk's write speed is its floor); each of these three writers runs
-# right after recycle_pages (see bench/lib.sh). Warm:
+# right after recycle_pages, in a page cache filled first (fill_page_cache; see bench/lib.sh). Warm:
 # get vs cat of the same bytes. Then CPU seconds per GiB, and the peak RSS of `get` of a 2 GiB
 # resource.
 # `get` writes to stdout (`-o -`), which `measure` discards: a file-writing tool is never
@@ -26,6 +26,7 @@ source bench/lib.sh
 mkdir -p "$work/origin"
 head -c "$bytes" /dev/urandom > "$work/origin/media.bin"
 cat "$work/origin/media.bin" > /dev/null
+fill_page_cache
 
 capped=$(start_listener origin-capped "$bin" origin "$work/origin" --rate 100M)
 uncapped=$(start_listener origin "$bin" origin "$work/origin")

@@ -103,14 +103,28 @@ urls() {
     seq "$3" "$4" | awk -v p="$2" '{ printf "url = \"%s/seg/%d.ts\"\noutput = \"/dev/null\"\n", p, $1 }' > "$1"
 }
 
+# fill_page_cache : reads a sparse file as large as the memory available less 3 GiB, so that the
+# page cache holds it and the machine's memory is full, as a machine that has run for a while
+# has it: a new cache file then takes memory the kernel reclaims from that cache, not free
+# memory. On a virtual machine that hands free memory back to its host (a balloon device's free
+# page reporting, as here), writing into free memory costs the kernel about eight times as much
+# (dd of 512 MiB into a new file: 1.2 s against 0.14 s); with the memory full, six dd runs in a
+# row took 0.14-0.21 s. Takes about 30 s here. FILL_PAGE_CACHE=0 turns it off.
+fill_page_cache() {
+    [ "${FILL_PAGE_CACHE:-1}" = 0 ] && return
+    local gib
+    gib=$(awk '/MemAvailable/ { print int($2 / 1048576) - 3 }' /proc/meminfo)
+    [ "$gib" -gt 0 ] || return 0
+    echo "filling the page cache with $gib GiB (FILL_PAGE_CACHE=0 skips it)" >&2
+    truncate -s "${gib}G" "$work/page-cache-fill.bin"
+    cat "$work/page-cache-fill.bin" > /dev/null
+}
+
 # recycle_pages BYTES : writes BYTES to a scratch file and deletes it, so that the next cold case
-# writes its cache into memory the machine has just used. On a virtual machine that hands free
-# memory back to its host (a balloon device's free page reporting, as here), writing into
-# memory left free for a few seconds costs the kernel eight times as much (dd of 512 MiB into a
-# new file: 1.2 s against 0.14 s), and which server met which memory decided a cold relay's
-# time more than the servers did. Both peers of a cold case get the same, right before their
-# run. It narrows the effect, no more: the kernel reports a third of what was freed within
-# 0.3 s. RECYCLE_PAGES=0 turns it off.
+# writes its cache into memory the machine has just used (see fill_page_cache), for when files
+# deleted since (an eviction, a repetition's cache) left memory free. Both peers of a cold case
+# get the same, right before their run. Alone it narrows the effect, no more: the kernel
+# reports a third of what was freed within 0.3 s. RECYCLE_PAGES=0 turns it off.
 recycle_pages() {
     [ "${RECYCLE_PAGES:-1}" = 0 ] && return
     head -c "$1" /dev/zero > "$work/recycle.bin"

@@ -11,8 +11,8 @@
 # and uncapped on loopback (a new URL per repetition: hard links of one file); uncapped also vs
 # nginx doing the same job (proxy_cache: relays the body and writes it to disk). Warm: the whole
 # file through the proxy vs nginx serving it from disk, and 4 KiB random ranges per second
-# with wrk vs nginx. Each cold case that writes a cache runs right after recycle_pages (see
-# bench/lib.sh). Then: time to first byte of a cold range; CPU seconds per GiB of the
+# with wrk vs nginx. The page cache is filled first (fill_page_cache), and each cold case that
+# writes a cache runs right after recycle_pages (see bench/lib.sh). Then: time to first byte of a cold range; CPU seconds per GiB of the
 # servers (from /proc) and their clients; the proxy's RSS at start and its peak while it
 # streams 2 GiB cold and warm.
 set -euo pipefail
@@ -25,6 +25,7 @@ source bench/lib.sh
 mkdir -p "$work/origin"
 head -c "$bytes" /dev/urandom > "$work/origin/media.bin"
 cat "$work/origin/media.bin" > /dev/null
+fill_page_cache
 for rep in $(seq "$reps"); do
     ln "$work/origin/media.bin" "$work/origin/capped-$rep.bin"
     ln "$work/origin/media.bin" "$work/origin/cold-$rep.bin"
