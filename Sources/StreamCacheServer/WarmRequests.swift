@@ -31,8 +31,9 @@ struct WarmRequests: Sendable {
         let uri: String
         let url: URL
         let key: String
-        /// Whether the path names a playlist, which decides for a generic content type.
-        let pathNamesPlaylist: Bool
+        /// Whether the path names a playlist, judged when a generic content type (or none)
+        /// first leaves it to the path.
+        private var pathVerdict: Bool?
         /// The last content type judged, and what it says (`nil`: generic, the path decides).
         private var typeCheck: (contentType: String, namesPlaylist: Bool?)?
 
@@ -40,18 +41,22 @@ struct WarmRequests: Sendable {
             self.uri = uri
             self.url = url
             self.key = key
-            pathNamesPlaylist = PlaylistRewriter.pathNamesPlaylist(url)
         }
 
         /// Whether the resource is a playlist, which the responder rewrites.
         mutating func isPlaylist(_ contentType: String?) -> Bool {
-            guard let contentType else { return pathNamesPlaylist }
-            if let typeCheck, typeCheck.contentType == contentType {
-                return typeCheck.namesPlaylist ?? pathNamesPlaylist
+            guard let contentType else { return pathNamesPlaylist() }
+            if typeCheck?.contentType != contentType {
+                typeCheck = (contentType, PlaylistRewriter.typeNamesPlaylist(contentType))
             }
-            let namesPlaylist = PlaylistRewriter.typeNamesPlaylist(contentType)
-            typeCheck = (contentType, namesPlaylist)
-            return namesPlaylist ?? pathNamesPlaylist
+            return typeCheck?.namesPlaylist ?? pathNamesPlaylist()
+        }
+
+        private mutating func pathNamesPlaylist() -> Bool {
+            if let pathVerdict { return pathVerdict }
+            let verdict = PlaylistRewriter.pathNamesPlaylist(url)
+            pathVerdict = verdict
+            return verdict
         }
     }
 

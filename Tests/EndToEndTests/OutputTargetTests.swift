@@ -3,8 +3,8 @@ import StreamCacheTesting
 import Testing
 
 /// `get`/`export` wrote `.NAME.PID.partial` beside the target and renamed it over the target, so
-/// `-o /dev/null` replaced the machine's `/dev/null`, and a FIFO or a symlink was replaced too;
-/// Ctrl-C left the partial file behind.
+/// `get -o` into `/dev/null` replaced the machine's `/dev/null`, and a FIFO or a symlink was
+/// replaced too; Ctrl-C left the partial file behind.
 @Suite(.timeLimit(.minutes(3))) struct OutputTargetTests {
     static func partialFiles(in directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".partial") }
@@ -118,7 +118,7 @@ import Testing
         let appended = workspace.output("appended.bin")
         try Data("kept\n".utf8).write(to: URL(fileURLWithPath: appended))
         let script =
-            "set -eo pipefail; \(get) -o /dev/null; \(get) -o '\(file)'; \(get) -o - >> '\(appended)'; "
+            "set -eo pipefail; \(get) -o - > /dev/null; \(get) -o '\(file)'; \(get) -o - >> '\(appended)'; "
             + "\(get) -o - | cat > '\(file).piped'"
         let run = try await Tool.run("bash", ["-c", script])
         #expect(run.status == 0 && run.stderr.isEmpty, "\(run.stderr)")
