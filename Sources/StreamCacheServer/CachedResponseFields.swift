@@ -11,16 +11,19 @@ enum CachedResponseFields {
         "connection", "keep-alive", "transfer-encoding", "vary", "age", "streamcache-variant",
     ]
 
-    /// The stored fields of `info` to send with an answer at `now`, and `Age`.
-    static func replayed(_ info: ContentInfo, at now: Date = Date()) -> [(name: String, value: String)] {
+    /// The stored fields of `info` to send with an answer (`Age` aside: see ``age(of:at:)``).
+    static func replayed(_ info: ContentInfo) -> [(name: String, value: String)] {
         var fields = info.stored.fields.filter { !setByTheAnswer.contains($0.name.lowercased()) }
             .map { (name: $0.name, value: $0.value) }
         if let vary = info.stored.values("Vary").first { fields.append((name: "Vary", value: vary)) }
-        if info.stored.receivedAt > 0 {
-            let age = Int64(max(0, info.stored.age(at: now.timeIntervalSince1970)).rounded(.down))
-            fields.append((name: "Age", value: String(age)))
-        }
         return fields
+    }
+
+    /// The `Age` of an answer about `info` at `now`, in whole seconds; `nil` for a response
+    /// never stored (a file of an offline package, a rewritten playlist).
+    static func age(of info: ContentInfo, at now: Date) -> Int64? {
+        guard info.stored.receivedAt > 0 else { return nil }
+        return Int64(max(0, info.stored.age(at: now.timeIntervalSince1970)).rounded(.down))
     }
 
     /// Whether a player's `If-None-Match` (or, without it, `If-Modified-Since`) says it holds the

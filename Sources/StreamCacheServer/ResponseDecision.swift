@@ -26,6 +26,35 @@ struct ResponseDecision: Equatable {
     /// The response's fields, in the order they are sent.
     let fields: [Field]
 
+    /// What every answer about one representation says at one age, whatever the request: its
+    /// `Accept-Ranges`, `Content-Type`, validators, stored fields and `Age`. An executor that
+    /// answers one resource again and again (the warm path) keeps it while ``holds(_:at:)``.
+    struct Representation {
+        let info: ContentInfo
+        let age: Int64?
+        /// The fields of a `200` or `206`, in order; a `304` sends all but the first two.
+        let fields: [Field]
+
+        init(_ info: ContentInfo, at now: Date = Date()) {
+            self.info = info
+            age = CachedResponseFields.age(of: info, at: now)
+            var fields = [
+                Field(name: "Accept-Ranges", value: "bytes"),
+                Field(name: "Content-Type", value: info.contentType ?? "application/octet-stream"),
+            ]
+            if let etag = info.etag { fields.append(Field(name: "ETag", value: etag)) }
+            if let lastModified = info.lastModified { fields.append(Field(name: "Last-Modified", value: lastModified)) }
+            fields += CachedResponseFields.replayed(info).map { Field(name: $0.name, value: $0.value) }
+            if let age { fields.append(Field(name: "Age", value: String(age))) }
+            self.fields = fields
+        }
+
+        /// Whether an answer about `info` at `now` says the same.
+        func holds(_ info: ContentInfo, at now: Date) -> Bool {
+            self.info == info && age == CachedResponseFields.age(of: info, at: now)
+        }
+    }
+
     /// Decides the answer for `info` from the request's `Range`, `If-Range`, `If-None-Match` and
     /// `If-Modified-Since` (one value each).
     init(
@@ -36,24 +65,31 @@ struct ResponseDecision: Equatable {
         ifModifiedSince: String? = nil,
         now: Date = Date()
     ) {
-        var fields: [Field] = []
-        let notModified = CachedResponseFields.playerHasIt(
+        self.init(
+            Representation(info, at: now),
+            range: range,
+            ifRange: ifRange,
             ifNoneMatch: ifNoneMatch,
-            ifModifiedSince: ifModifiedSince,
-            info: info
+            ifModifiedSince: ifModifiedSince
         )
-        if !notModified {
-            fields.append(Field(name: "Accept-Ranges", value: "bytes"))
-            fields.append(Field(name: "Content-Type", value: info.contentType ?? "application/octet-stream"))
-        }
-        if let etag = info.etag { fields.append(Field(name: "ETag", value: etag)) }
-        if let lastModified = info.lastModified { fields.append(Field(name: "Last-Modified", value: lastModified)) }
-        fields += CachedResponseFields.replayed(info, at: now).map { Field(name: $0.name, value: $0.value) }
-        if notModified {
-            self.outcome = .notModified
-            self.fields = fields
+    }
+
+    /// Decides the answer for the representation from the request's `Range`, `If-Range`,
+    /// `If-None-Match` and `If-Modified-Since` (one value each).
+    init(
+        _ representation: Representation,
+        range: String?,
+        ifRange: String?,
+        ifNoneMatch: String? = nil,
+        ifModifiedSince: String? = nil
+    ) {
+        let info = representation.info
+        if CachedResponseFields.playerHasIt(ifNoneMatch: ifNoneMatch, ifModifiedSince: ifModifiedSince, info: info) {
+            outcome = .notModified
+            fields = Array(representation.fields.dropFirst(2))
             return
         }
+        var fields = representation.fields
         switch RangeRequest(range: range, ifRange: ifRange).plan(for: info) {
         case .unsatisfiable:
             outcome = .unsatisfiable(length: info.length ?? 0)

@@ -36,6 +36,8 @@ struct WarmRequests: Sendable {
         private var pathVerdict: Bool?
         /// The last content type judged, and what it says (`nil`: generic, the path decides).
         private var typeCheck: (contentType: String, namesPlaylist: Bool?)?
+        /// What the last answer said of the resource, kept while it holds.
+        private var representation: ResponseDecision.Representation?
 
         init(uri: String, url: URL, key: String) {
             self.uri = uri
@@ -50,6 +52,15 @@ struct WarmRequests: Sendable {
                 typeCheck = (contentType, PlaylistRewriter.typeNamesPlaylist(contentType))
             }
             return typeCheck?.namesPlaylist ?? pathNamesPlaylist()
+        }
+
+        /// What an answer about `info` says at `now`, judged again only when the info or the
+        /// age differs from the last answer's.
+        mutating func representation(of info: ContentInfo, at now: Date) -> ResponseDecision.Representation {
+            if let representation, representation.holds(info, at: now) { return representation }
+            let judged = ResponseDecision.Representation(info, at: now)
+            representation = judged
+            return judged
         }
 
         private mutating func pathNamesPlaylist() -> Bool {
@@ -95,16 +106,18 @@ struct WarmRequests: Sendable {
         )
         guard verdict == .serve else { return nil }
         if target?.uri != head.uri { target = self.target(head.uri) }
-        guard let key = target?.key else { return nil }
+        guard var judged = target else { return nil }
+        defer { target = judged }
+        let key = judged.key
         // Published by this process's open session, else read from the index and the file; not
         // for a URL that names a playlist, which the responder rewrites (no index read, no open).
-        guard let resource = engine.warm(key: key) ?? (target?.isPlaylist(nil) == true ? nil : engine.resting(key: key)),
+        guard let resource = engine.warm(key: key) ?? (judged.isPlaylist(nil) ? nil : engine.resting(key: key)),
             let length = resource.info.length,
-            length > 0, target?.isPlaylist(resource.info.contentType) == false
+            length > 0, !judged.isPlaylist(resource.info.contentType)
         else { return nil }
 
         let decision = ResponseDecision(
-            info: resource.info,
+            judged.representation(of: resource.info, at: Date()),
             range: fields.first(name: "range"),
             ifRange: fields.first(name: "if-range")
         )

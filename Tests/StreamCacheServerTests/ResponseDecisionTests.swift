@@ -100,4 +100,28 @@ import Testing
         #expect(decision.fields.map(\.name) == ["Accept-Ranges", "Content-Type"])
         #expect(decision.fields[1].value == "application/octet-stream")
     }
+
+    /// A representation kept across requests (the warm path's) is judged again once the age an
+    /// answer states moves on, or the resource's information changes.
+    @Test func aKeptRepresentationHoldsWhileItsAgeAndInfoDo() throws {
+        let received = Date(timeIntervalSince1970: 1_800_000_000)
+        let stored = StoredFields(
+            fields: [HeaderField("Cache-Control", "max-age=60")],
+            receivedAt: received.timeIntervalSince1970
+        )
+        let info = ContentInfo(length: 1000, contentType: "audio/mpeg", etag: Self.etag, stored: stored)
+        let kept = ResponseDecision.Representation(info, at: received.addingTimeInterval(5.2))
+        #expect(kept.holds(info, at: received.addingTimeInterval(5.9)))
+        #expect(!kept.holds(info, at: received.addingTimeInterval(6.0)))
+        var changed = info
+        changed.etag = "\"v2\""
+        #expect(!kept.holds(changed, at: received.addingTimeInterval(5.5)))
+
+        let answer = ResponseDecision(kept, range: "bytes=0-9", ifRange: nil)
+        let fields = Dictionary(answer.fields.map { ($0.name, $0.value) }, uniquingKeysWith: { first, _ in first })
+        #expect(fields["Age"] == "5" && fields["Cache-Control"] == "max-age=60")
+        #expect(fields["Content-Range"] == "bytes 0-9/1000" && fields["Content-Length"] == "10")
+        let notModified = ResponseDecision(kept, range: nil, ifRange: nil, ifNoneMatch: Self.etag)
+        #expect(notModified.fields.map(\.name) == ["ETag", "Cache-Control", "Age"])
+    }
 }
