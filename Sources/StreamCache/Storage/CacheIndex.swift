@@ -14,6 +14,8 @@ import SQLite3
 /// write is one immediate transaction, and a busy database is waited for, not failed.
 package final class CacheIndex: Sendable {
     private let pool: any DatabaseWriter
+    /// ``resourceNow(forKey:)``'s reads, on connections of their own.
+    private let lookups: IndexLookups
 
     /// Opens (creating and migrating if needed) the index at `path`.
     ///
@@ -38,6 +40,7 @@ package final class CacheIndex: Sendable {
             try Self.checkIntegrity(pool)
             try Self.createSchema(pool)
             self.pool = pool
+            lookups = IndexLookups(path: path, sql: Self.resourceAndRangesByKey)
             // The index holds the URLs a user fetched: the user's alone, with its WAL files.
             for file in [path, path + "-wal", path + "-shm"] { chmod(file, 0o600) }
         } catch {
@@ -58,6 +61,7 @@ package final class CacheIndex: Sendable {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             try Self.checkIntegrity(queue)
             pool = queue
+            lookups = IndexLookups(path: path, sql: Self.resourceAndRangesByKey)
         } catch {
             let kind: StreamCacheError.Kind = Self.isDamage(error) ? .damagedIndex : .index
             throw StreamCacheError(kind, "cannot read cache index \(path): \(Self.describe(error))")
@@ -270,17 +274,18 @@ package final class CacheIndex: Sendable {
     /// One statement, a row per range, so the record and its ranges are of one snapshot without
     /// a transaction around them (the `BEGIN` and `COMMIT` of a read cost as much as the query).
     package func resourceNow(forKey key: String) -> (ResourceRecord, RangeSet)? {
-        try? pool.unsafeRead { db in
-            let rows = try Row.fetchAll(db.cachedStatement(sql: Self.resourceAndRangesByKey), arguments: [key])
-            guard let first = rows.first else { return nil }
-            let ranges = rows.compactMap { row -> ByteRange? in
-                let start: Int64? = row[Self.rangeColumn]
-                let end: Int64? = row[Self.rangeColumn + 1]
-                guard let start, let end, start < end else { return nil }
-                return ByteRange(start, end)
-            }
-            return (Self.record(first), RangeSet(ranges))
-        }
+        let found = lookups.rows(
+            forKey: key,
+            { found, row in
+                if found.record == nil { found.record = Self.record(row) }
+                if let start = row.integer(Self.rangeColumn), let end = row.integer(Self.rangeColumn + 1), start < end {
+                    found.ranges.append(ByteRange(start, end))
+                }
+            },
+            into: (record: ResourceRecord?.none, ranges: [ByteRange]())
+        )
+        guard let found, let record = found.record else { return nil }
+        return (record, RangeSet(found.ranges))
     }
 
     /// The resource with row id `id`, if it still exists.
@@ -430,7 +435,7 @@ package final class CacheIndex: Sendable {
                     SELECT \(Self.resourceColumns) FROM resource WHERE pinned = 0 AND cachedBytes > 0
                     ORDER BY lastAccess ASC, id ASC
                     """
-            ).map(Self.record)
+            ).map { Self.record($0) }
         }
     }
 
@@ -466,14 +471,14 @@ package final class CacheIndex: Sendable {
         try Row.fetchOne(
             db.cachedStatement(sql: resourceByKey),
             arguments: [key]
-        ).map(record)
+        ).map { record($0) }
     }
 
     static func fetchResource(_ db: Database, id: Int64) throws -> ResourceRecord? {
         try Row.fetchOne(
             db.cachedStatement(sql: resourceByID),
             arguments: [id]
-        ).map(record)
+        ).map { record($0) }
     }
 
     /// The columns ``record(_:)`` reads, in its order (by position: `ls` decodes 100,000 rows).
@@ -491,29 +496,29 @@ package final class CacheIndex: Sendable {
         WHERE resource.key = ? ORDER BY cachedRange.start
         """
     /// Where ``resourceAndRangesByKey``'s range columns start.
-    private static let rangeColumn = 16
+    private static let rangeColumn: Int32 = 16
     private static let resourceByID = "SELECT \(resourceColumns) FROM resource WHERE id = ?"
 
     /// A row of ``resourceColumns``.
-    private static func record(_ row: Row) -> ResourceRecord {
+    private static func record(_ row: some ResourceColumns) -> ResourceRecord {
         ResourceRecord(
-            id: row[0],
-            key: row[1],
-            url: row[2],
+            id: row.integer(0) ?? 0,
+            key: row.text(1) ?? "",
+            url: row.text(2) ?? "",
             info: ContentInfo(
-                length: row[3],
-                contentType: row[4],
-                etag: row[5],
-                lastModified: row[6],
-                byteRangeAccess: row[7],
-                stored: StoredFields(fields: decode(row[8]), receivedAt: row[9] ?? 0)
+                length: row.integer(3),
+                contentType: row.text(4),
+                etag: row.text(5),
+                lastModified: row.text(6),
+                byteRangeAccess: (row.integer(7) ?? 1) != 0,
+                stored: StoredFields(fields: decode(row.text(8)), receivedAt: row.real(9) ?? 0)
             ),
-            createdAt: Date(timeIntervalSince1970: row[10]),
-            lastAccess: Date(timeIntervalSince1970: row[11]),
-            pinned: row[12],
-            cachedBytes: row[13],
-            fileState: (row[14] as Int64?).flatMap { size in
-                (row[15] as Int64?).map { DataFileState(size: size, modified: $0) }
+            createdAt: Date(timeIntervalSince1970: row.real(10) ?? 0),
+            lastAccess: Date(timeIntervalSince1970: row.real(11) ?? 0),
+            pinned: (row.integer(12) ?? 0) != 0,
+            cachedBytes: row.integer(13) ?? 0,
+            fileState: row.integer(14).flatMap { size in
+                row.integer(15).map { DataFileState(size: size, modified: $0) }
             }
         )
     }
@@ -535,4 +540,11 @@ package final class CacheIndex: Sendable {
             return HeaderField(String(Substring(line[..<colon])), String(Substring(value)))
         }
     }
+}
+
+/// GRDB's rows as ``CacheIndex/record(_:)`` reads them.
+extension Row: ResourceColumns {
+    func integer(_ column: Int32) -> Int64? { self[Int(column)] }
+    func real(_ column: Int32) -> Double? { self[Int(column)] }
+    func text(_ column: Int32) -> String? { self[Int(column)] }
 }
