@@ -27,11 +27,14 @@ public struct ProxyTarget: Hashable, Sendable {
         guard !text.unicodeScalars.contains(where: { $0.value < 0x21 || $0.value == 0x7F }) else {
             throw ProxyRefusal(.badRequest, "the URL holds spaces or control characters")
         }
-        let lowered = text.lowercased()
+        // The scheme's case, from the first characters only (this runs for each first touch).
+        let lowered = text.prefix(8).lowercased()
         for scheme in ["http:/", "https:/"] where lowered.hasPrefix(scheme) && !lowered.hasPrefix(scheme + "/") {
             text.insert("/", at: text.index(text.startIndex, offsetBy: scheme.count))
         }
-        guard let colon = text.firstIndex(of: ":"), text[..<colon].allSatisfy({ $0.isLetter }) else {
+        guard let colon = text.firstIndex(of: ":"),
+            text.utf8[..<colon].allSatisfy(Self.isASCIILetter) || text[..<colon].allSatisfy({ $0.isLetter })
+        else {
             throw ProxyRefusal(.badRequest, "not an absolute URL; request /<http or https URL>")
         }
         let scheme = text[..<colon].lowercased()
@@ -54,9 +57,15 @@ public struct ProxyTarget: Hashable, Sendable {
         self.url = url
     }
 
+    private static func isASCIILetter(_ byte: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte | 0x20)
+    }
+
     /// `.`, `..` and their percent-encoded spellings (`%2e`, `%2E%2e`, …).
     private static func isDotSegment(_ segment: Substring) -> Bool {
-        guard segment.utf8.count <= 6, segment.contains(".") || segment.contains("%") else { return false }
+        guard segment.utf8.count <= 6,
+            segment.utf8.contains(where: { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "%") })
+        else { return false }
         return dotSegments.contains(segment.lowercased())
     }
 

@@ -65,11 +65,48 @@ public struct CacheConfiguration: Sendable {
     /// The URL as one resource is stored under however it is spelled: without its `#fragment`
     /// (never sent to an origin), scheme and host in lower case; path and query as they are.
     public static func canonicalKey(_ url: URL) -> String {
+        let text = url.absoluteString
+        // Most URLs are canonical as written: no parse then (a server keys each request).
+        if url.baseURL == nil, isCanonical(text) { return text }
+        return respelledKey(url)
+    }
+
+    /// The canonical key by way of `URLComponents`.
+    static func respelledKey(_ url: URL) -> String {
         guard var components = URLComponents(url: url, resolvingAgainstBaseURL: true) else { return url.absoluteString }
         components.fragment = nil
         components.scheme = components.scheme?.lowercased()
         components.percentEncodedHost = components.percentEncodedHost?.lowercased()
         return components.string ?? url.absoluteString
+    }
+
+    /// Whether `text` is an absolute `http` or `https` URL already in its canonical spelling:
+    /// no fragment, and an authority of lower-case letters, digits, dots and dashes with perhaps
+    /// a port of digits (no credentials, no IP literal, no percent-encoding, no leading zero).
+    static func isCanonical(_ text: String) -> Bool {
+        let bytes = text.utf8
+        guard !bytes.contains(UInt8(ascii: "#")) else { return false }
+        let rest: Substring.UTF8View
+        if text.hasPrefix("http://") {
+            rest = text.dropFirst(7).utf8
+        } else if text.hasPrefix("https://") {
+            rest = text.dropFirst(8).utf8
+        } else {
+            return false
+        }
+        let authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
+        let host = authority.prefix { $0 != UInt8(ascii: ":") }
+        let port = authority.dropFirst(host.count)
+        let isHostByte = { (byte: UInt8) in
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
+        }
+        guard !host.isEmpty, host.allSatisfy(isHostByte) else { return false }
+        // A port as `URLComponents` writes it back: digits without a leading zero.
+        let digits = port.dropFirst()
+        return port.isEmpty
+            || digits.first != UInt8(ascii: "0") && !digits.isEmpty
+                && digits.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     /// The default configuration.
