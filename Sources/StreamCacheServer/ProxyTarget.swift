@@ -44,7 +44,8 @@ public struct ProxyTarget: Hashable, Sendable {
         guard let components = URLComponents(string: text), let url = components.url else {
             throw ProxyRefusal(.badRequest, "not a valid URL")
         }
-        guard let host = components.percentEncodedHost, !host.isEmpty else {
+        // The URL's host as written (`URLComponents.percentEncodedHost` runs IDNA on each call).
+        guard let host = url.host(percentEncoded: true), !host.isEmpty else {
             throw ProxyRefusal(.badRequest, "the URL has no host")
         }
         guard components.user == nil, components.password == nil else {

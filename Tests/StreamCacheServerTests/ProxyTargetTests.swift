@@ -22,6 +22,7 @@ import Testing
         "/example.com/ep.mp3",
         "/https://",
         "/https:///ep.mp3",
+        "/http://:8080/ep.mp3",
         "/https://user:pw@example.com/a",
         "/https://example.com/../etc/passwd",
         "/https://example.com/a/%2e%2E/b",

@@ -32,7 +32,7 @@ enum OriginURLRules {
                 "unsupported URL scheme '\(scheme)' (only http and https): \(url.absoluteString)"
             )
         }
-        guard let host = url.host, !host.isEmpty else {
+        guard let host = url.host(percentEncoded: true), !host.isEmpty else {
             throw StreamCacheError(.invalidURL, "URL has no host: \(url.absoluteString)")
         }
         // From the text, not `url.port`: a number past 2^64 wraps around there (…551617 is 1).
