@@ -561,7 +561,8 @@ public actor CacheEngine {
         guard let (record, recorded) = index.resourceNow(forKey: key), let length = record.info.length, length > 0,
             !recorded.isEmpty, record.info.stored.vary.isEmpty, let seen = record.fileState,
             let freshUntil = ResourceSession.freshUntil(of: record.info, configuration: configuration),
-            let file = CacheFile.openExistingLocked(path: directory.dataPath(id: record.id)), file.state() == seen
+            let (file, status) = CacheFile.openExistingLocked(path: directory.dataPath(id: record.id)),
+            status.state == seen, !status.isUnlinked
         else { return nil }
         environment.accessTimes.note(record.id)
         let resource = WarmResource(file: file, info: record.info, written: recorded, freshUntil: freshUntil)

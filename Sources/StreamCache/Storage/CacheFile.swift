@@ -33,17 +33,19 @@ package final class CacheFile: Sendable {
     /// Opens the regular file at `path` if it exists and takes a shared lock at once: `nil` if
     /// it does not exist, is not a regular file, or eviction holds its exclusive lock. Never waits
     /// and never creates, so an event loop may call it.
-    package static func openExistingLocked(path: String) -> CacheFile? {
+    ///
+    /// - Returns: the file, and its status once locked (no writer changes it while it is held).
+    package static func openExistingLocked(path: String) -> (file: CacheFile, status: Status)? {
         // Non-blocking: a pipe planted in `data/` would otherwise hold the caller (an event loop)
         // until something writes to it; it is refused below like any file that is not regular.
         let fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return nil }
-        var status = stat()
-        guard fstat(fd, &status) == 0, (status.st_mode & S_IFMT) == S_IFREG, flock(fd, LOCK_SH | LOCK_NB) == 0 else {
+        var info = stat()
+        guard flock(fd, LOCK_SH | LOCK_NB) == 0, fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
             close(fd)
             return nil
         }
-        return CacheFile(path: path, descriptor: fd)
+        return (CacheFile(path: path, descriptor: fd), Status(info))
     }
 
     private init(path: String, descriptor: Int32) {
@@ -121,19 +123,22 @@ package final class CacheFile: Sendable {
         /// Whether all of `range` can be read: the file is still the cache's and not shorter
         /// than the range's end (it was cut behind the cache's back).
         package func holds(_ range: ByteRange) -> Bool { !isUnlinked && size >= range.upperBound }
+
+        /// What `fstat` said.
+        init(_ info: stat) {
+            isUnlinked = info.st_nlink == 0
+            state = DataFileState(
+                size: Int64(info.st_size),
+                modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            )
+        }
     }
 
     /// The file's status now; `nil` if `fstat` fails.
     package func status() -> Status? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
-        return Status(
-            isUnlinked: info.st_nlink == 0,
-            state: DataFileState(
-                size: Int64(info.st_size),
-                modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            )
-        )
+        return Status(info)
     }
 
     /// See ``Status/isUnlinked``.
