@@ -57,7 +57,10 @@ public struct StoredFields: Hashable, Sendable {
     /// `Expires` less `Date`, else a heuristic of a tenth of the time since `Last-Modified`
     /// (§4.2.2), at most `heuristicLimit`; else `0`.
     public func freshnessLifetime(heuristicLimit: Double) -> Double {
-        let control = cacheControl
+        freshnessLifetime(heuristicLimit: heuristicLimit, control: cacheControl)
+    }
+
+    private func freshnessLifetime(heuristicLimit: Double, control: CacheControl) -> Double {
         if let maxAge = control.maxAge { return Double(maxAge) }
         let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
         let expiresValues = values("Expires")
@@ -105,7 +108,12 @@ public struct StoredFields: Hashable, Sendable {
     /// How much longer the response is fresh at `now` (negative: stale for that long), in
     /// seconds: its lifetime, at most `cap`, less its age then.
     public func remainingFreshness(at now: Double, heuristicLimit: Double, cap: Double = .infinity) -> Double {
-        min(freshnessLifetime(heuristicLimit: heuristicLimit), cap) - age(at: now)
+        remainingFreshness(at: now, heuristicLimit: heuristicLimit, cap: cap, control: cacheControl)
+    }
+
+    /// ``remainingFreshness(at:heuristicLimit:cap:)`` with the ``cacheControl`` a caller has parsed.
+    package func remainingFreshness(at now: Double, heuristicLimit: Double, cap: Double, control: CacheControl) -> Double {
+        min(freshnessLifetime(heuristicLimit: heuristicLimit, control: control), cap) - age(at: now)
     }
 
     /// The fields after a `304` that carried `updates` at `receivedAt` (RFC 9111 §4.3.4): each

@@ -124,11 +124,15 @@ actor ResourceSession {
     /// Until when `info`, as stored, is fresh (RFC 9111 §4.2), on this process's clock; `nil` if
     /// it is stale already.
     static func freshUntil(of info: ContentInfo, configuration: CacheConfiguration) -> ContinuousClock.Instant? {
-        guard info.stored.receivedAt > 0, !info.stored.cacheControl.noCache else { return nil }
+        guard info.stored.receivedAt > 0 else { return nil }
+        // Parsed once: a server asks this at each first touch of a cached resource.
+        let control = info.stored.cacheControl
+        guard !control.noCache else { return nil }
         let remaining = info.stored.remainingFreshness(
             at: Date().timeIntervalSince1970,
             heuristicLimit: ResourceStateMachine.seconds(configuration.heuristicFreshnessLimit),
-            cap: ResourceStateMachine.seconds(configuration.revalidationInterval)
+            cap: ResourceStateMachine.seconds(configuration.revalidationInterval),
+            control: control
         )
         guard remaining > 0 else { return nil }
         return ContinuousClock.now.advanced(by: .milliseconds(Int64(min(remaining, 1e12) * 1000)))
