@@ -274,16 +274,12 @@ package final class CacheIndex: Sendable {
     /// One statement, a row per range, so the record and its ranges are of one snapshot without
     /// a transaction around them (the `BEGIN` and `COMMIT` of a read cost as much as the query).
     package func resourceNow(forKey key: String) -> (ResourceRecord, RangeSet)? {
-        let found = lookups.rows(
-            forKey: key,
-            { found, row in
-                if found.record == nil { found.record = Self.record(row) }
-                if let start = row.integer(Self.rangeColumn), let end = row.integer(Self.rangeColumn + 1), start < end {
-                    found.ranges.append(ByteRange(start, end))
-                }
-            },
-            into: (record: ResourceRecord?.none, ranges: [ByteRange]())
-        )
+        let found = lookups.rows(forKey: key, into: (record: ResourceRecord?.none, ranges: [ByteRange]())) { found, row in
+            if found.record == nil { found.record = Self.record(row) }
+            if let start = row.integer(Self.rangeColumn), let end = row.integer(Self.rangeColumn + 1), start < end {
+                found.ranges.append(ByteRange(start, end))
+            }
+        }
         guard let found, let record = found.record else { return nil }
         return (record, RangeSet(found.ranges))
     }

@@ -30,16 +30,13 @@ final class IndexLookups: @unchecked Sendable {
         self.sql = sql
     }
 
-    /// Runs the statement for `key` and hands `body` each row in turn; `nil` if the database
-    /// cannot be read now (busy for longer than a read should wait on an event loop, or damaged).
-    func rows<Result>(
-        forKey key: String,
-        _ body: (inout Result, Columns) -> Void,
-        into initial: Result
-    ) -> Result? {
+    /// Runs the statement for `key`, handing `body` what it found so far and each row in turn;
+    /// `nil` if the database cannot be read now (busy for longer than a read should wait on an
+    /// event loop, or damaged).
+    func rows<Found>(forKey key: String, into initial: Found, _ body: (inout Found, Columns) -> Void) -> Found? {
         guard let connection = lock.withLock({ idle.popLast() }) ?? Connection(path: path, sql: sql) else { return nil }
         defer { lock.withLock { if idle.count < Self.kept { idle.append(connection) } } }
-        return connection.rows(forKey: key, body, into: initial)
+        return connection.rows(forKey: key, into: initial, body)
     }
 
     /// The columns of the statement's current row, read by position.
@@ -93,17 +90,17 @@ final class IndexLookups: @unchecked Sendable {
             sqlite3_close(database)
         }
 
-        func rows<Result>(forKey key: String, _ body: (inout Result, Columns) -> Void, into initial: Result) -> Result? {
+        func rows<Found>(forKey key: String, into initial: Found, _ body: (inout Found, Columns) -> Void) -> Found? {
             defer {
                 sqlite3_reset(statement)
                 sqlite3_clear_bindings(statement)
             }
             guard sqlite3_bind_text(statement, 1, key, -1, Self.transient) == SQLITE_OK else { return nil }
-            var result = initial
+            var found = initial
             while true {
                 switch sqlite3_step(statement) {
-                case SQLITE_ROW: body(&result, Columns(statement: statement))
-                case SQLITE_DONE: return result
+                case SQLITE_ROW: body(&found, Columns(statement: statement))
+                case SQLITE_DONE: return found
                 default: return nil
                 }
             }
