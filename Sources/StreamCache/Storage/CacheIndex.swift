@@ -292,25 +292,28 @@ package final class CacheIndex: Sendable {
     /// Every resource with its present ranges, most recently used first.
     package func allResources() async throws -> [(ResourceRecord, RangeSet)] {
         try await read { db in
-            let rows = try Row.fetchAll(
-                db,
-                sql: "SELECT \(Self.resourceColumns) FROM resource ORDER BY lastAccess DESC, id DESC"
-            )
             // Every range in one query, not one per resource: `ls` of 100,000 resources.
             var ranges: [Int64: [ByteRange]] = [:]
-            let cursor = try Row.fetchCursor(
+            let rangeRows = try Row.fetchCursor(
                 db,
                 sql: "SELECT resourceId, start, \"end\" FROM cachedRange ORDER BY resourceId, start"
             )
-            while let row = try cursor.next() {
+            while let row = try rangeRows.next() {
                 let start: Int64 = row[1]
                 let end: Int64 = row[2]
                 if start < end { ranges[row[0], default: []].append(ByteRange(start, end)) }
             }
-            return rows.map { row in
+            // Decoded as the statement steps, not copied into rows first.
+            var resources: [(ResourceRecord, RangeSet)] = []
+            let rows = try Row.fetchCursor(
+                db,
+                sql: "SELECT \(Self.resourceColumns) FROM resource ORDER BY lastAccess DESC, id DESC"
+            )
+            while let row = try rows.next() {
                 let record = Self.record(row)
-                return (record, RangeSet(ranges[record.id] ?? []))
+                resources.append((record, RangeSet(ranges[record.id] ?? [])))
             }
+            return resources
         }
     }
 
