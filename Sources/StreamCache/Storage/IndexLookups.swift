@@ -21,8 +21,9 @@ final class IndexLookups: @unchecked Sendable {
     // `idle` is guarded by `lock`.
     private let lock = NSLock()
     private var idle: [Connection] = []
-    /// Idle connections kept: one per thread that reads at once (a server's event loops).
-    private static let kept = 4
+    /// Idle connections kept: one per thread that may read at once (a server's event loops, one
+    /// per core by default), so none is opened and closed again for a single read.
+    private static let kept = max(4, ProcessInfo.processInfo.activeProcessorCount)
 
     /// Lookups of `sql` (one `?`, bound to the key) in the database at `path`.
     init(path: String, sql: String) {
