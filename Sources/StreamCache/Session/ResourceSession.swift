@@ -125,17 +125,14 @@ actor ResourceSession {
     /// it is stale already.
     static func freshUntil(of info: ContentInfo, configuration: CacheConfiguration) -> ContinuousClock.Instant? {
         guard info.stored.receivedAt > 0 else { return nil }
-        // Parsed once: a server asks this at each first touch of a cached resource.
-        let control = info.stored.cacheControl
-        guard !control.noCache else { return nil }
-        let remaining = info.stored.remainingFreshness(
+        let remaining = ResourceStateMachine.remainingFreshness(
+            of: info,
             at: Date().timeIntervalSince1970,
-            heuristicLimit: ResourceStateMachine.seconds(configuration.heuristicFreshnessLimit),
-            cap: ResourceStateMachine.seconds(configuration.revalidationInterval),
-            control: control
+            heuristicLimit: configuration.heuristicFreshnessLimit,
+            cap: configuration.revalidationInterval
         )
-        guard remaining > 0 else { return nil }
-        return ContinuousClock.now.advanced(by: .milliseconds(Int64(min(remaining, 1e12) * 1000)))
+        guard remaining > .zero else { return nil }
+        return ContinuousClock.now.advanced(by: remaining)
     }
 
     /// Whether every byte of the current version is in the cache file.

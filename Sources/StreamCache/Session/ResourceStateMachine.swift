@@ -76,13 +76,31 @@ struct ResourceStateMachine: Sendable {
     /// How long a response received just now stays fresh (RFC 9111 §4.2), at most the
     /// configured cap; none for `no-cache`.
     func freshness(of info: ContentInfo) -> Duration {
+        // At receipt; the cap counts from when the origin spoke, as the lifetime does.
+        Self.remainingFreshness(
+            of: info,
+            at: info.stored.receivedAt,
+            heuristicLimit: settings.heuristicLimit,
+            cap: settings.revalidationInterval
+        )
+    }
+
+    /// How much longer a response described by `info` is fresh at `moment` (seconds since
+    /// 1970), its lifetime at most `cap`; zero for `no-cache` or a stale one.
+    static func remainingFreshness(
+        of info: ContentInfo,
+        at moment: Double,
+        heuristicLimit: Duration,
+        cap: Duration
+    ) -> Duration {
+        // Parsed once: a server asks this at each first touch of a cached resource.
         let control = info.stored.cacheControl
         guard !control.noCache else { return .zero }
-        // At receipt; the cap counts from when the origin spoke, as the lifetime does.
         let seconds = info.stored.remainingFreshness(
-            at: info.stored.receivedAt,
-            heuristicLimit: Self.seconds(settings.heuristicLimit),
-            cap: Self.seconds(settings.revalidationInterval)
+            at: moment,
+            heuristicLimit: Self.seconds(heuristicLimit),
+            cap: Self.seconds(cap),
+            control: control
         )
         guard seconds > 0 else { return .zero }
         return .milliseconds(Int64(min(seconds, 1e12) * 1000))
