@@ -50,10 +50,10 @@ urls "$work/nginx.list" "http://127.0.0.1:$origin" $((count - reads)) $((count -
 times "$work/nginx.list" > "$work/nginx.ms"
 times "$work/base.list" > "$work/base.ms"
 
-total=$("$bin" ls --cache-dir "$work/cache" | head -1 | sed -E 's/.*, ([0-9.]+ [KMG]iB) cached.*/\1/')
+total=$("$bin" ls --cache-dir "$segment_cache" | head -1 | sed -E 's/.*, ([0-9.]+ [KMG]iB) cached.*/\1/')
 budget=$(( count * 2048 * 9 / 10 ))
 started=$(date +%s.%N)
-"$bin" config --max-size "$budget" --cache-dir "$work/cache" > "$work/evict.out" &
+"$bin" config --max-size "$budget" --cache-dir "$segment_cache" > "$work/evict.out" &
 evictor=$!
 : > "$work/during.ms"
 last=$((count - reads - 1))

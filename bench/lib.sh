@@ -9,10 +9,19 @@ else
     bin=$(swift build -c release --show-bin-path)/streamcache
 fi
 work=$(mktemp -d /tmp/streamcache-bench.XXXXXX)
+# ext4 without a journal (as here) skips the inodes of files deleted in the last minute (six while
+# their blocks are not yet written) one by one at every file it creates in their group: 0.4-0.7
+# ms per file created after the last benchmark's files were deleted, against 0.02 ms otherwise,
+# which made whichever server created its files there the slower. So the servers' folders go
+# where ext4 puts a new top-level folder (`chattr +T`: away from /tmp's group), and the clean-up
+# below writes its deletions at once (`sync`). Still, leave a minute between two benchmarks that
+# create a file per resource (`many.sh`, `evict.sh`).
+chattr +T "$work" 2>/dev/null || true
 # Servers run in the background from command substitutions, so each leaves its pid in $work/*.pid.
 cleanup() {
     for file in "$work"/*.pid; do [ -e "$file" ] && kill "$(cat "$file")" 2>/dev/null || true; done
     rm -rf "$work"
+    sync
 }
 trap cleanup EXIT
 
@@ -78,6 +87,34 @@ stop_listener() {
 
 # Many small resources (bench/many.sh, bench/evict.sh): HLS segments of 2 KB.
 #
+# even_file_creation FOLDER... : waits, at most seven minutes, until creating a file near each
+# FOLDER (in a new folder beside it, in the same ext4 group, whose files stay until the end)
+# costs its usual 0.1 ms or less (see `chattr +T` above); prints what it measured. A benchmark that creates a file per
+# resource compares servers only where each pays the same for it.
+even_file_creation() {
+    python3 - "$@" <<'PY'
+import os, sys, time
+folders, started, round = sys.argv[1:], time.monotonic(), 0
+while True:
+    costs = []
+    for folder in folders:
+        probe = os.path.join(os.path.dirname(folder), f"creation-probe-{round}")
+        os.makedirs(probe)
+        began = time.perf_counter()
+        for i in range(200):
+            os.close(os.open(f"{probe}/{i}", os.O_WRONLY | os.O_CREAT, 0o600))
+        costs.append((time.perf_counter() - began) / 200 * 1e3)
+    shown = ", ".join(f"{cost:.2f} ms" for cost in costs)
+    if max(costs) <= 0.1:
+        print(f"creating a file: {shown}")
+        break
+    if time.monotonic() - started > 420:
+        print(f"creating a file still costs {shown} in the servers' folders: the cold figures below are not the servers' alone")
+        break
+    round += 1
+    time.sleep(10)
+PY
+}
 # make_segments COUNT : COUNT files of 2 KB in $work/origin/seg, each unlike the others.
 make_segments() {
     echo "making $1 files of 2 KB"
@@ -94,9 +131,11 @@ PY
 # segment_origin : nginx serving the segments, fresh for a day (as a CDN serves a recorded
 # stream's); prints the port.
 segment_origin() { run_nginx nginx "sendfile on;" "root $work/origin; expires 1d;"; }
-# serve_segments NAME : `serve` on $work/cache with room for every segment; prints the port.
+# serve_segments NAME : `serve` on $segment_cache with room for every segment; prints the port.
+segment_cache=$work/serve/cache
 serve_segments() {
-    start_listener "$1" "$bin" serve --port 0 --max-size 20G --cache-dir "$work/cache" --error-log "$work/$1-errors.log"
+    mkdir -p "$(dirname "$segment_cache")"
+    start_listener "$1" "$bin" serve --port 0 --max-size 20G --cache-dir "$segment_cache" --error-log "$work/$1-errors.log"
 }
 # urls FILE PREFIX FIRST LAST : a curl config fetching segments FIRST..LAST under PREFIX.
 urls() {

@@ -27,6 +27,7 @@ make_segments "$count"
 origin=$(segment_origin)
 nginx_cache=$(start_nginx_cache "$origin")
 proxy=$(serve_segments proxy)
+even_file_creation "$work/nginx-cache/cache" "$segment_cache"
 
 # rate FILE : fetches the config's URLs with 8 connections; prints requests per second and
 # fails on any answer but 200.
@@ -95,8 +96,8 @@ kill "$proxy_pid"
 while kill -0 "$proxy_pid" 2>/dev/null; do sleep 0.1; done
 
 ls_s=()
-for _ in $(seq "$reps"); do ls_s+=("$(measure "$bin" ls --cache-dir "$work/cache" | awk '{ print $1 }')"); done
-summary=$("$bin" ls --cache-dir "$work/cache" | head -1)
+for _ in $(seq "$reps"); do ls_s+=("$(measure "$bin" ls --cache-dir "$segment_cache" | awk '{ print $1 }')"); done
+summary=$("$bin" ls --cache-dir "$segment_cache" | head -1)
 
 table_format="%-52s %-30s %-28s %s\n"
 table_row case peer "streamcache serve" ratio

@@ -72,11 +72,11 @@ actor ResourceSession {
             let path = environment.directory.dataPath(id: created.id)
             let file = try await CacheFile.openLocked(path: path)
             // Holding the shared lock, the row can no longer be evicted; check it survived until now.
-            guard let record = try await index.resource(id: created.id) else {
+            guard let (record, indexed) = try await index.resource(id: created.id, key: key) else {
                 unlink(path)
                 continue
             }
-            var recorded = try await index.ranges(of: record.id)
+            var recorded = indexed
             var info = record.info
             if !info.stored.matches(headers.fields(for: url, firstURL: url)) {
                 // Stored for a request whose fields the response varies on had other values

@@ -84,20 +84,15 @@ extension CacheIndex {
         by algorithm: BlockChecksums.Algorithm = .current
     ) throws {
         for (block, checksum) in checksums {
-            try db.execute(
-                sql: """
-                    INSERT OR REPLACE INTO blockChecksum (resourceId, block, checksum, algorithm)
-                    VALUES (?, ?, ?, ?)
-                    """,
-                arguments: [id, block, Int64(bitPattern: checksum), algorithm.rawValue]
+            try run(
+                db,
+                "INSERT OR REPLACE INTO blockChecksum (resourceId, block, checksum, algorithm) VALUES (?, ?, ?, ?)",
+                [id, block, Int64(bitPattern: checksum), algorithm.rawValue]
             )
         }
     }
 
     static func storeFileState(_ db: Database, id: Int64, _ state: DataFileState) throws {
-        try db.execute(
-            sql: "UPDATE resource SET fileSize = ?, fileModified = ? WHERE id = ?",
-            arguments: [state.size, state.modified, id]
-        )
+        try run(db, "UPDATE resource SET fileSize = ?, fileModified = ? WHERE id = ?", [state.size, state.modified, id])
     }
 }

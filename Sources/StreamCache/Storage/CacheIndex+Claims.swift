@@ -65,8 +65,7 @@ extension CacheIndex {
             if let next = taken.firstOffset(atOrAfter: first) { end = min(end ?? Int64.max, next) }
             // From where the fetch's last claim starts: its bytes may not be recorded yet.
             let earlier = try Int64.fetchOne(
-                db,
-                sql: "SELECT start FROM fetchClaim WHERE owner = ? AND fetch = ?",
+                db.cachedStatement(sql: "SELECT start FROM fetchClaim WHERE owner = ? AND fetch = ?"),
                 arguments: [rules.owner, fetch]
             )
             let start = min(earlier ?? first, first)
@@ -99,7 +98,7 @@ extension CacheIndex {
     /// Ends the claim of fetch `fetch` of engine `owner`.
     package func releaseClaim(owner: String, fetch: Int) async throws {
         try await write { db in
-            try db.execute(sql: "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?", arguments: [owner, fetch])
+            try Self.run(db, "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?", [owner, fetch])
         }
     }
 
@@ -139,9 +138,10 @@ extension CacheIndex {
             }
             try Self.storeChecksums(db, id: id, checksums)
             if let fileState { try Self.storeFileState(db, id: id, fileState) }
-            try db.execute(
-                sql: "UPDATE fetchClaim SET start = MAX(start, ?), heartbeat = ? WHERE owner = ? AND fetch = ?",
-                arguments: [next, Date().timeIntervalSince1970, owner, fetch]
+            try Self.run(
+                db,
+                "UPDATE fetchClaim SET start = MAX(start, ?), heartbeat = ? WHERE owner = ? AND fetch = ?",
+                [next, Date().timeIntervalSince1970, owner, fetch]
             )
             return true
         }
@@ -155,12 +155,13 @@ extension CacheIndex {
         end: Int64?,
         owner: String
     ) throws {
-        try db.execute(
-            sql: """
-                INSERT OR REPLACE INTO fetchClaim (resourceId, owner, fetch, start, "end", heartbeat)
-                VALUES (?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [id, owner, fetch, start, end, Date().timeIntervalSince1970]
+        try run(
+            db,
+            """
+            INSERT OR REPLACE INTO fetchClaim (resourceId, owner, fetch, start, "end", heartbeat)
+            VALUES (?, ?, ?, ?, ?, ?)
+            """,
+            [id, owner, fetch, start, end, Date().timeIntervalSince1970]
         )
     }
 
@@ -178,8 +179,9 @@ extension CacheIndex {
             return SharedState(exists: false, recorded: RangeSet(), foreign: RangeSet(), foreignStream: nil)
         }
         let rows = try Row.fetchAll(
-            db,
-            sql: "SELECT owner, fetch, start, \"end\", heartbeat FROM fetchClaim WHERE resourceId = ? AND owner != ?",
+            db.cachedStatement(
+                sql: "SELECT owner, fetch, start, \"end\", heartbeat FROM fetchClaim WHERE resourceId = ? AND owner != ?"
+            ),
             arguments: [id, rules.owner]
         )
         let oldest = Date().timeIntervalSince1970 - rules.staleAfter
@@ -193,10 +195,7 @@ extension CacheIndex {
             alive[owner] = isAlive
             guard isAlive, heartbeat >= oldest else {
                 if pruning {
-                    try db.execute(
-                        sql: "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?",
-                        arguments: [owner, row["fetch"] as Int64]
-                    )
+                    try run(db, "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?", [owner, row["fetch"] as Int64])
                 }
                 continue
             }

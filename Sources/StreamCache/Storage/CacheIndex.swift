@@ -250,16 +250,23 @@ package final class CacheIndex: Sendable {
 
     /// The resource stored under `key`, created (empty, with `url`) if there is none.
     package func resource(forKey key: String, creatingWithURL url: String) async throws -> ResourceRecord {
-        // Read first: a cached resource opens even when the disk is too full for a write.
-        if let existing = try await resource(forKey: key) { return existing }
-        return try await write { db in
-            if let existing = try Self.fetchResource(db, key: key) { return existing }
-            let now = Date().timeIntervalSince1970
-            try db.execute(
-                sql: "INSERT INTO resource (key, url, createdAt, lastAccess) VALUES (?, ?, ?, ?)",
-                arguments: [key, url, now, now]
-            )
-            return try Self.fetchResource(db, id: db.lastInsertedRowID)!
+        if let (existing, _) = resourceNow(forKey: key) { return existing }
+        do {
+            return try await write { db in
+                if let existing = try Self.fetchResource(db, key: key) { return existing }
+                let now = Date().timeIntervalSince1970
+                try Self.run(
+                    db,
+                    "INSERT INTO resource (key, url, createdAt, lastAccess) VALUES (?, ?, ?, ?)",
+                    [key, url, now, now]
+                )
+                return try Self.fetchResource(db, id: db.lastInsertedRowID)!
+            }
+        } catch {
+            // A cached resource opens even when the disk is too full for a write (and the quick
+            // read above failed).
+            guard let existing = try await resource(forKey: key) else { throw error }
+            return existing
         }
     }
 
@@ -282,6 +289,17 @@ package final class CacheIndex: Sendable {
         }
         guard let found, let record = found.record else { return nil }
         return (record, RangeSet(found.ranges))
+    }
+
+    /// Resource `id`, stored under `key`, and its ranges, if it still exists: read as
+    /// ``resourceNow(forKey:)`` reads, and by the pool if that finds no such row (a quick read
+    /// that failed must not pass for a removed row).
+    package func resource(id: Int64, key: String) async throws -> (ResourceRecord, RangeSet)? {
+        if let (record, ranges) = resourceNow(forKey: key), record.id == id { return (record, ranges) }
+        return try await read { db in
+            guard let record = try Self.fetchResource(db, id: id) else { return nil }
+            return (record, try Self.fetchRanges(db, id: id))
+        }
     }
 
     /// The resource with row id `id`, if it still exists.
@@ -320,13 +338,14 @@ package final class CacheIndex: Sendable {
     /// Stores what the origin said about resource `id`.
     package func update(id: Int64, info: ContentInfo) async throws {
         try await write { db in
-            try db.execute(
-                sql: """
-                    UPDATE resource SET length = ?, contentType = ?, etag = ?, lastModified = ?, byteRangeAccess = ?,
-                                        storedFields = ?, receivedAt = ?
-                    WHERE id = ?
-                    """,
-                arguments: [
+            try Self.run(
+                db,
+                """
+                UPDATE resource SET length = ?, contentType = ?, etag = ?, lastModified = ?, byteRangeAccess = ?,
+                                    storedFields = ?, receivedAt = ?
+                WHERE id = ?
+                """,
+                [
                     info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess,
                     Self.encode(info.stored.fields), info.stored.receivedAt, id,
                 ]
@@ -440,15 +459,22 @@ package final class CacheIndex: Sendable {
 
     // MARK: Rows
 
+    /// Runs `sql` with `arguments` as a statement of the connection's cache: the statements of
+    /// every fetch run thousands of times, and preparing one costs more than running it.
+    static func run(_ db: Database, _ sql: String, _ arguments: StatementArguments) throws {
+        try db.cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+
     static func storeRanges(_ db: Database, id: Int64, ranges: RangeSet) throws {
-        try db.execute(sql: "DELETE FROM cachedRange WHERE resourceId = ?", arguments: [id])
+        try run(db, "DELETE FROM cachedRange WHERE resourceId = ?", [id])
         for range in ranges.ranges {
-            try db.execute(
-                sql: "INSERT INTO cachedRange (resourceId, start, \"end\") VALUES (?, ?, ?)",
-                arguments: [id, range.lowerBound, range.upperBound]
+            try run(
+                db,
+                "INSERT INTO cachedRange (resourceId, start, \"end\") VALUES (?, ?, ?)",
+                [id, range.lowerBound, range.upperBound]
             )
         }
-        try db.execute(sql: "UPDATE resource SET cachedBytes = ? WHERE id = ?", arguments: [ranges.count, id])
+        try run(db, "UPDATE resource SET cachedBytes = ? WHERE id = ?", [ranges.count, id])
     }
 
     static func fetchRanges(_ db: Database, id: Int64) throws -> RangeSet {
