@@ -14,8 +14,9 @@ work=$(mktemp -d /tmp/streamcache-bench.XXXXXX)
 # ms per file created after the last benchmark's files were deleted, against 0.02 ms otherwise,
 # which made whichever server created its files there the slower. So the servers' folders go
 # where ext4 puts a new top-level folder (`chattr +T`: away from /tmp's group), and the clean-up
-# below writes its deletions at once (`sync`). Still, leave a minute between two benchmarks that
-# create a file per resource (`many.sh`, `evict.sh`).
+# below writes its deletions at once (`sync`). It still happens (a group ext4 picks may hold
+# files deleted minutes ago, by a test run for one): `many.sh` shows each server's system time
+# beside its CPU time, where it shows.
 chattr +T "$work" 2>/dev/null || true
 # Servers run in the background from command substitutions, so each leaves its pid in $work/*.pid.
 cleanup() {
@@ -87,34 +88,6 @@ stop_listener() {
 
 # Many small resources (bench/many.sh, bench/evict.sh): HLS segments of 2 KB.
 #
-# even_file_creation FOLDER... : waits, at most seven minutes, until creating a file near each
-# FOLDER (in a new folder beside it, in the same ext4 group, whose files stay until the end)
-# costs its usual 0.1 ms or less (see `chattr +T` above); prints what it measured. A benchmark that creates a file per
-# resource compares servers only where each pays the same for it.
-even_file_creation() {
-    python3 - "$@" <<'PY'
-import os, sys, time
-folders, started, round = sys.argv[1:], time.monotonic(), 0
-while True:
-    costs = []
-    for folder in folders:
-        probe = os.path.join(os.path.dirname(folder), f"creation-probe-{round}")
-        os.makedirs(probe)
-        began = time.perf_counter()
-        for i in range(200):
-            os.close(os.open(f"{probe}/{i}", os.O_WRONLY | os.O_CREAT, 0o600))
-        costs.append((time.perf_counter() - began) / 200 * 1e3)
-    shown = ", ".join(f"{cost:.2f} ms" for cost in costs)
-    if max(costs) <= 0.1:
-        print(f"creating a file: {shown}")
-        break
-    if time.monotonic() - started > 420:
-        print(f"creating a file still costs {shown} in the servers' folders: the cold figures below are not the servers' alone")
-        break
-    round += 1
-    time.sleep(10)
-PY
-}
 # make_segments COUNT : COUNT files of 2 KB in $work/origin/seg, each unlike the others.
 make_segments() {
     echo "making $1 files of 2 KB"
@@ -180,6 +153,8 @@ measure() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
 # cpu_of PID : the CPU seconds (user + system) process PID has used so far.
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+# system_cpu_of PID : the CPU seconds process PID has spent in the kernel so far.
+system_cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", $15 / hz }' "/proc/$1/stat"; }
 # stats VALUE... : "median min max" of the values.
 stats() { printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 } END { printf "%s %s %s\n", v[int((NR + 1) / 2)], v[1], v[NR] }'; }
 # spread VALUE... : "median (min–max)", for a table cell.

@@ -9,7 +9,7 @@
 # a CDN serves the segments of a recorded stream). The cases:
 # * cold: 8 clients (curl --parallel) fetch distinct resources through `serve` and through
 #   nginx proxy_cache, a slice of COUNT/REPETITIONS each per repetition, one after the other:
-#   requests per second, and each server's CPU time per resource;
+#   requests per second, and each server's CPU time per resource (and of it, its time in the kernel);
 # * cached: a new `serve` process on the filled cache; 8 clients fetch 2,000 distinct resources
 #   it has not touched yet, against nginx serving the same files from disk: requests per
 #   second; then the time to first byte of 20 untouched resources one at a time, each on a new
@@ -27,7 +27,6 @@ make_segments "$count"
 origin=$(segment_origin)
 nginx_cache=$(start_nginx_cache "$origin")
 proxy=$(serve_segments proxy)
-even_file_creation "$work/nginx-cache/cache" "$segment_cache"
 
 # rate FILE : fetches the config's URLs with 8 connections; prints requests per second and
 # fails on any answer but 200.
@@ -60,11 +59,14 @@ side_by_side() {
 
 nginx_cache_pid=$(cat "$work/nginx-cache.pid") cold_pid=$(cat "$work/proxy.pid")
 n_cpu=$(cpu_of "$nginx_cache_pid") p_cpu=$(cpu_of "$cold_pid")
+n_sys=$(system_cpu_of "$nginx_cache_pid") p_sys=$(system_cpu_of "$cold_pid")
 side_by_side "http://127.0.0.1:$nginx_cache" $((count / reps))
 n_cold=("${peer_rates[@]}") p_cold=("${proxy_rates[@]}")
 # CPU milliseconds per cold resource, the server alone (each works only in its own runs).
 per_resource() { awk -v a="$1" -v b="$2" -v n="$(((count / reps) * reps))" 'BEGIN { printf "%.2f", (b - a) * 1000 / n }'; }
 n_cpu=$(per_resource "$n_cpu" "$(cpu_of "$nginx_cache_pid")") p_cpu=$(per_resource "$p_cpu" "$(cpu_of "$cold_pid")")
+n_sys=$(per_resource "$n_sys" "$(system_cpu_of "$nginx_cache_pid")")
+p_sys=$(per_resource "$p_sys" "$(system_cpu_of "$cold_pid")")
 stop_listener proxy
 
 proxy=$(serve_segments proxy2)
@@ -107,7 +109,7 @@ rate_row() {
         "$(ratio "$(median_of "${peer[@]}")" "$(median_of "${ours[@]}")")"
 }
 rate_row "cold 2 KB resources, req/s, 8 clients" "nginx proxy_cache" "${n_cold[*]}" "${p_cold[*]}"
-echo "CPU ms per cold resource, the server alone: nginx proxy_cache $n_cpu, serve $p_cpu"
+echo "CPU ms per cold resource, the server alone (of it in the kernel): nginx proxy_cache $n_cpu ($n_sys), serve $p_cpu ($p_sys)"
 rate_row "cached, first touch of each, req/s, 8 clients" nginx "${n_warm[*]}" "${p_warm[*]}"
 table_row "first byte of an untouched cached resource, ms" "nginx $(spread "${n_ttfb[@]}")" \
     "$(spread "${p_ttfb[@]}")" "$(ratio "$(median_of "${p_ttfb[@]}")" "$(median_of "${n_ttfb[@]}")")"

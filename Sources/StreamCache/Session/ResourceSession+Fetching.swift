@@ -34,13 +34,16 @@ extension ResourceSession {
                 error as? StreamCacheError ?? StreamCacheError(.originUnreachable, "origin fetch failed: \(error)")
             logger.debug("fetch failed", metadata: ["key": "\(key)", "error": "\(failure?.message ?? "")"])
         }
-        if let (batch, generation, file) = await end(id, error: failure) {
-            batches.start(batch, generation: generation, file: file)
-        }
+        let last = await end(id, error: failure)
         await batches.finish()
+        // Its last bytes are recorded with the end of its claim, in one transaction: other
+        // processes may fetch what it did not.
+        var released = false
+        if let (batch, generation, file) = last {
+            released = await makeDurable(batch, generation: generation, file: file, fetch: id, endingClaim: true)
+        }
         await remove(id)
-        // Its bytes are recorded: other processes may fetch what it did not.
-        try? await index.releaseClaim(owner: environment.mark.token, fetch: id)
+        if !released { try? await index.releaseClaim(owner: environment.mark.token, fetch: id) }
     }
 
     /// Sends one request of fetch `id` and writes its body where the machine says.
@@ -244,15 +247,24 @@ extension ResourceSession {
     }
 
     /// Syncs `file`, then records `batch` if it still belongs to the current version, and moves
-    /// the claim of fetch `fetch` past it.
-    func makeDurable(_ batch: RangeSet, generation: Int, file: CacheFile, fetch: Int) async {
+    /// the claim of fetch `fetch` past it, or with `endingClaim` ends it.
+    ///
+    /// - Returns: whether the claim ended with the batch.
+    @discardableResult
+    func makeDurable(
+        _ batch: RangeSet,
+        generation: Int,
+        file: CacheFile,
+        fetch: Int,
+        endingClaim: Bool = false
+    ) async -> Bool {
         do {
             try await file.synchronizeOffPool()
         } catch {
             logger.warning("cannot sync the cache file", metadata: ["key": "\(key)", "error": "\(error)"])
-            return
+            return false
         }
-        guard let toRecord = machine.synced(batch, generation: generation) else { return }
+        guard let toRecord = machine.synced(batch, generation: generation) else { return false }
         let id = record.id
         let length = machine.info.length
         let blocks = BlockChecksums.completed(by: toRecord, recorded: machine.recorded.union(toRecord), length: length)
@@ -261,18 +273,20 @@ extension ResourceSession {
         let unsummed = blocks.filter { checksums[$0] == nil }
         checksums.merge(await BlockChecksums.compute(unsummed, in: file, length: length)) { summed, _ in summed }
         do {
-            try await index.addRanges(
+            let recorded = try await index.addRanges(
                 toRecord,
                 to: id,
                 advancing: fetch,
-                to: toRecord.ranges.last?.upperBound ?? 0,
+                to: endingClaim ? nil : toRecord.ranges.last?.upperBound ?? 0,
                 owner: environment.mark.token,
                 checksums: checksums,
                 fileState: file.state()
             )
             machine.recorded(toRecord, generation: generation)
+            return recorded && endingClaim
         } catch {
             logger.warning("cannot record fetched ranges", metadata: ["key": "\(key)", "error": "\(error)"])
+            return false
         }
     }
 }

@@ -52,8 +52,9 @@ package enum BlockChecksums {
         return blocks
     }
 
-    /// Reads `blocks` of `file` and sums them by `algorithm`, on a thread of their own (it may
-    /// read megabytes).
+    /// Reads `blocks` of `file` and sums them by `algorithm`, on a thread of their own if they
+    /// hold more than 64 KiB (it may read megabytes); a short block ending a small resource is
+    /// read where it is asked for, which costs less than the hop.
     ///
     /// - Returns: the checksum of each block that could be read whole.
     static func compute(
@@ -63,6 +64,9 @@ package enum BlockChecksums {
         by algorithm: Algorithm = .current
     ) async -> [Int64: UInt64] {
         guard !blocks.isEmpty else { return [:] }
+        if blocks.reduce(0, { $0 + range(of: $1, length: length).count }) <= 64 << 10 {
+            return sums(of: blocks, in: file, length: length, by: algorithm)
+        }
         return await withCheckedContinuation { continuation in
             queue.async {
                 continuation.resume(returning: sums(of: blocks, in: file, length: length, by: algorithm))
@@ -97,7 +101,8 @@ package enum BlockChecksums {
         by algorithm: Algorithm
     ) -> [Int64: UInt64] {
         var sums: [Int64: UInt64] = [:]
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(size), alignment: 16)
+        let largest = blocks.map { range(of: $0, length: length).count }.max() ?? 0
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: Int(max(largest, 0)), alignment: 16)
         defer { buffer.deallocate() }
         for block in blocks {
             let range = range(of: block, length: length)

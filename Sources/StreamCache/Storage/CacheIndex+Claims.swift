@@ -97,9 +97,7 @@ extension CacheIndex {
 
     /// Ends the claim of fetch `fetch` of engine `owner`.
     package func releaseClaim(owner: String, fetch: Int) async throws {
-        try await write { db in
-            try Self.run(db, "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?", [owner, fetch])
-        }
+        try await write { db in try Self.releaseClaim(db, owner: owner, fetch: fetch) }
     }
 
     /// Ends every claim of engine `owner`.
@@ -116,7 +114,7 @@ extension CacheIndex {
 
     /// Adds `ranges` (already durable) to resource `id`, with the checksums of the blocks they
     /// complete and the data file's state after them, and moves the claim of fetch `fetch` on to
-    /// `next`, in one transaction.
+    /// `next` (`nil`: ends it, the fetch's last bytes), in one transaction.
     ///
     /// - Returns: `false` if the resource no longer exists; then nothing is recorded.
     @discardableResult
@@ -124,7 +122,7 @@ extension CacheIndex {
         _ ranges: RangeSet,
         to id: Int64,
         advancing fetch: Int,
-        to next: Int64,
+        to next: Int64?,
         owner: String,
         checksums: [Int64: UInt64] = [:],
         fileState: DataFileState? = nil
@@ -138,13 +136,21 @@ extension CacheIndex {
             }
             try Self.storeChecksums(db, id: id, checksums)
             if let fileState { try Self.storeFileState(db, id: id, fileState) }
-            try Self.run(
-                db,
-                "UPDATE fetchClaim SET start = MAX(start, ?), heartbeat = ? WHERE owner = ? AND fetch = ?",
-                [next, Date().timeIntervalSince1970, owner, fetch]
-            )
+            if let next {
+                try Self.run(
+                    db,
+                    "UPDATE fetchClaim SET start = MAX(start, ?), heartbeat = ? WHERE owner = ? AND fetch = ?",
+                    [next, Date().timeIntervalSince1970, owner, fetch]
+                )
+            } else {
+                try Self.releaseClaim(db, owner: owner, fetch: fetch)
+            }
             return true
         }
+    }
+
+    private static func releaseClaim(_ db: Database, owner: String, fetch: Int) throws {
+        try run(db, "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?", [owner, fetch])
     }
 
     private static func storeClaim(
@@ -195,7 +201,7 @@ extension CacheIndex {
             alive[owner] = isAlive
             guard isAlive, heartbeat >= oldest else {
                 if pruning {
-                    try run(db, "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?", [owner, row["fetch"] as Int64])
+                    try releaseClaim(db, owner: owner, fetch: row["fetch"])
                 }
                 continue
             }

@@ -1,0 +1,41 @@
+import Foundation
+import Testing
+
+@testable import StreamCache
+
+/// Claims in the index as two engines on one cache directory see them: a fetch's claim keeps
+/// the other engine off its bytes while its batches are recorded, and its last batch ends it in
+/// the same transaction, so the other may fetch what it did not.
+@Suite struct FetchClaimTests {
+    @Test func aFetchsLastBatchEndsItsClaimWithItsBytes() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("claims-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let path = folder.appendingPathComponent("index.sqlite").path
+        let first = try CacheIndex(path: path)
+        let second = try CacheIndex(path: path)
+        let rules = { (owner: String) in CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60) }
+        let id = try await first.resource(forKey: "k", creatingWithURL: "https://example.com/a.ts").id
+
+        let (granted, _) = try await first.claim(resource: id, fetch: 1, first: 0, last: 9_999, rules: rules("a"))
+        #expect(granted == .some(9_999))
+        // A batch in the middle moves the claim on: the other engine still may not fetch its rest.
+        try await first.addRanges(RangeSet([ByteRange(0, 4_000)]), to: id, advancing: 1, to: 4_000, owner: "a")
+        let (refused, seen) = try await second.claim(resource: id, fetch: 1, first: 4_000, last: 9_999, rules: rules("b"))
+        #expect(refused == nil)
+        #expect(seen.foreign == RangeSet([ByteRange(4_000, 10_000)]))
+
+        // The fetch stops at 6,000 (its player left); its last batch ends the claim.
+        let recorded = try await first.addRanges(
+            RangeSet([ByteRange(4_000, 6_000)]),
+            to: id,
+            advancing: 1,
+            to: nil,
+            owner: "a"
+        )
+        #expect(recorded)
+        let (rest, state) = try await second.claim(resource: id, fetch: 1, first: 6_000, last: 9_999, rules: rules("b"))
+        #expect(rest == .some(9_999))
+        #expect(state.recorded == RangeSet([ByteRange(0, 6_000)]) && state.foreign.isEmpty)
+    }
+}
