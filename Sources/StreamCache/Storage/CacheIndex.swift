@@ -11,9 +11,12 @@ import SQLite3
 ///
 /// The index may know less than the data files, never more: ranges are recorded only after their
 /// bytes are durable (see ``ResourceSession``). Several processes may share one index; every
-/// write is one immediate transaction, and a busy database is waited for, not failed.
+/// write is atomic, in an immediate transaction it may share with other writes asked for at the
+/// same time (``IndexWrites``), and a busy database is waited for, not failed.
 package final class CacheIndex: Sendable {
     private let pool: any DatabaseWriter
+    /// Every write, committed in groups.
+    private let writes: IndexWrites
     /// ``resourceNow(forKey:)``'s reads, on connections of their own.
     private let lookups: IndexLookups
 
@@ -40,6 +43,7 @@ package final class CacheIndex: Sendable {
             try Self.checkIntegrity(pool)
             try Self.createSchema(pool)
             self.pool = pool
+            writes = IndexWrites(pool)
             lookups = IndexLookups(path: path, sql: Self.resourceAndRangesByKey)
             // The index holds the URLs a user fetched: the user's alone, with its WAL files.
             for file in [path, path + "-wal", path + "-shm"] { chmod(file, 0o600) }
@@ -61,6 +65,7 @@ package final class CacheIndex: Sendable {
             let queue = try DatabaseQueue(path: path, configuration: configuration)
             try Self.checkIntegrity(queue)
             pool = queue
+            writes = IndexWrites(queue)
             lookups = IndexLookups(path: path, sql: Self.resourceAndRangesByKey)
         } catch {
             let kind: StreamCacheError.Kind = Self.isDamage(error) ? .damagedIndex : .index
@@ -216,7 +221,7 @@ package final class CacheIndex: Sendable {
 
     func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
         do {
-            return try await pool.write(body)
+            return try await writes.write(body)
         } catch let error as StreamCacheError {
             throw error
         } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {

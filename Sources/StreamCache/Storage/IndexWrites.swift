@@ -1,0 +1,113 @@
+import Foundation
+import GRDB
+
+/// The index's writes, committed in groups: writes asked for while a transaction runs wait and
+/// go into the next one together, each in a savepoint of its own.
+///
+/// Every session of a busy engine writes its claims and ranges (a handful of small writes per
+/// resource, eight sessions at once for eight players of HLS segments), and a transaction's
+/// fixed costs (its locks, the WAL frames of the pages it changed, a hop to the writer's queue
+/// and back) outweigh such a write. A group pays them once. Each write still sees the ones
+/// before it and is atomic on its own: one that throws is rolled back to its savepoint and
+/// gets its error, and the others are committed. Each caller resumes after the commit of its
+/// group, so what it wrote is durable in the index when it goes on, as with a transaction of
+/// its own; if the commit fails (or SQLite gave the transaction up, on a full disk for one),
+/// every write of the group gets the error and none of them is kept.
+final class IndexWrites: @unchecked Sendable {
+    /// One caller's write: its body, and how to resume the caller.
+    private struct Job {
+        let body: (Database) throws -> Void
+        let finish: (Error?) -> Void
+    }
+
+    private let writer: any DatabaseWriter
+    // `pending` and `draining` are guarded by `lock`.
+    private let lock = NSLock()
+    private var pending: [Job] = []
+    private var draining = false
+
+    init(_ writer: any DatabaseWriter) {
+        self.writer = writer
+    }
+
+    /// Runs `body` in the next group's transaction and returns its result once that commits.
+    func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
+            let result = Box<T>()
+            let job = Job(
+                body: { db in result.value = try body(db) },
+                finish: { error in
+                    if let error {
+                        continuation.resume(throwing: error)
+                    } else if let value = result.value {
+                        continuation.resume(returning: value)
+                    } else {
+                        continuation.resume(throwing: StreamCacheError(.index, "a cache index write left no result"))
+                    }
+                }
+            )
+            let startsDrain = lock.withLock {
+                pending.append(job)
+                defer { draining = true }
+                return !draining
+            }
+            if startsDrain { writer.asyncWriteWithoutTransaction { db in self.drain(db) } }
+        }
+    }
+
+    /// Commits group after group on the writer's queue until no write waits.
+    private func drain(_ db: Database) {
+        while let jobs = takePending() {
+            commit(jobs, in: db)
+        }
+    }
+
+    private func takePending() -> [Job]? {
+        lock.withLock {
+            guard !pending.isEmpty else {
+                draining = false
+                return nil
+            }
+            defer { pending.removeAll(keepingCapacity: true) }
+            return pending
+        }
+    }
+
+    private func commit(_ jobs: [Job], in db: Database) {
+        var failures = [Error?](repeating: nil, count: jobs.count)
+        do {
+            try db.inTransaction(.immediate) {
+                if jobs.count == 1 {
+                    // Alone, the transaction is its savepoint.
+                    try jobs[0].body(db)
+                    return .commit
+                }
+                for (position, job) in jobs.enumerated() {
+                    // Savepoints by cached statements: GRDB's `inSavepoint` prepares its two
+                    // each time, which cost more than the write.
+                    try db.cachedStatement(sql: "SAVEPOINT write").execute()
+                    do {
+                        try job.body(db)
+                    } catch {
+                        // SQLite may have rolled the whole transaction back (a full disk, an
+                        // I/O error): then nothing of the group is kept.
+                        guard db.isInsideTransaction else { throw error }
+                        try db.cachedStatement(sql: "ROLLBACK TO write").execute()
+                        failures[position] = error
+                    }
+                    try db.cachedStatement(sql: "RELEASE write").execute()
+                }
+                return .commit
+            }
+        } catch {
+            for job in jobs { job.finish(error) }
+            return
+        }
+        for (job, failure) in zip(jobs, failures) { job.finish(failure) }
+    }
+}
+
+/// A write's result, set on the writer's queue before its caller resumes.
+private final class Box<T>: @unchecked Sendable {
+    var value: T?
+}

@@ -1,0 +1,58 @@
+import Foundation
+import GRDB
+import Testing
+
+@testable import StreamCache
+
+/// Writes committed in groups (``IndexWrites``): each caller gets its own result or error, a
+/// write that fails leaves nothing behind, and the others of its group are kept.
+@Suite struct IndexWritesTests {
+    private struct Refused: Error {}
+
+    @Test func aGroupKeepsEachWriteButTheOneThatFailed() async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("writes-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let pool = try DatabasePool(path: folder.appendingPathComponent("index.sqlite").path)
+        try await pool.write { db in try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, value INTEGER)") }
+        let writes = IndexWrites(pool)
+
+        // The first write holds the writer while 40 more are asked for: those go in one group.
+        let holding = Task {
+            try await writes.write { db in
+                Thread.sleep(forTimeInterval: 0.2)
+                try db.execute(sql: "INSERT INTO item (id, value) VALUES (0, 0)")
+                return 0
+            }
+        }
+        try await Task.sleep(for: .milliseconds(50))
+        let outcomes = await withTaskGroup(of: (Int, Int?).self) { group in
+            for number in 1...40 {
+                group.addTask {
+                    let value = try? await writes.write { db -> Int in
+                        try db.execute(sql: "INSERT INTO item (id, value) VALUES (?, ?)", arguments: [number, number * 10])
+                        if number == 7 { throw Refused() }
+                        return try Int.fetchOne(db, sql: "SELECT value FROM item WHERE id = ?", arguments: [number]) ?? -1
+                    }
+                    return (number, value)
+                }
+            }
+            return await group.reduce(into: [Int: Int?]()) { $0[$1.0] = $1.1 }
+        }
+        #expect(try await holding.value == 0)
+        for number in 1...40 {
+            #expect(outcomes[number] == (number == 7 ? .some(nil) : .some(number * 10)))
+        }
+        let stored = try await pool.read { db in try Int.fetchAll(db, sql: "SELECT id FROM item ORDER BY id") }
+        #expect(stored == [0] + Array(1...40).filter { $0 != 7 })
+
+        // A write that fails alone is rolled back as well.
+        await #expect(throws: Refused.self) {
+            try await writes.write { db -> Int in
+                try db.execute(sql: "INSERT INTO item (id, value) VALUES (100, 1)")
+                throw Refused()
+            }
+        }
+        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item WHERE id = 100") } == 0)
+    }
+}
