@@ -61,7 +61,7 @@ extension CacheIndex {
         state: DataFileState?
     ) async throws -> RangeSet? {
         try await write { db in
-            guard try Self.fetchResource(db, id: id) != nil else { return nil }
+            guard try Self.exists(db, id: id) else { return nil }
             var ranges = try Self.fetchRanges(db, id: id)
             for block in blocks {
                 ranges.remove(BlockChecksums.range(of: block, length: length))

@@ -130,7 +130,7 @@ extension CacheIndex {
         async throws -> Bool
     {
         try await write { db in
-            guard try Self.fetchResource(db, id: id) != nil else { return false }
+            guard try Self.exists(db, id: id) else { return false }
             if !ranges.isEmpty {
                 try Self.storeRanges(db, id: id, ranges: try Self.fetchRanges(db, id: id).union(ranges))
             }
@@ -181,7 +181,7 @@ extension CacheIndex {
     ) throws
         -> SharedState
     {
-        guard try fetchResource(db, id: id) != nil else {
+        guard try exists(db, id: id) else {
             return SharedState(exists: false, recorded: RangeSet(), foreign: RangeSet(), foreignStream: nil)
         }
         let rows = try Row.fetchAll(

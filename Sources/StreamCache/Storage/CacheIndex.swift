@@ -422,7 +422,7 @@ package final class CacheIndex: Sendable {
     /// Replaces all ranges of resource `id` by `ranges` (used when the data file holds less).
     package func setRanges(_ ranges: RangeSet, of id: Int64) async throws {
         try await write { db in
-            guard try Self.fetchResource(db, id: id) != nil else { return }
+            guard try Self.exists(db, id: id) else { return }
             try Self.storeRanges(db, id: id, ranges: ranges)
         }
     }
@@ -502,6 +502,11 @@ package final class CacheIndex: Sendable {
             db.cachedStatement(sql: resourceByKey),
             arguments: [key]
         ).map { record($0) }
+    }
+
+    /// Whether resource `id` still exists (without reading its row).
+    static func exists(_ db: Database, id: Int64) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM resource WHERE id = ?"), arguments: [id]) ?? false
     }
 
     static func fetchResource(_ db: Database, id: Int64) throws -> ResourceRecord? {

@@ -76,34 +76,51 @@ final class IndexWrites: @unchecked Sendable {
     private func commit(_ jobs: [Job], in db: Database) {
         var failures = [Error?](repeating: nil, count: jobs.count)
         do {
-            try db.inTransaction(.immediate) {
+            // The transaction and its savepoints by cached statements: GRDB's `inTransaction`
+            // and `inSavepoint` prepare theirs each time, which costs more than a small write.
+            try run("BEGIN IMMEDIATE", in: db)
+            do {
                 if jobs.count == 1 {
                     // Alone, the transaction is its savepoint.
                     try jobs[0].body(db)
-                    return .commit
-                }
-                for (position, job) in jobs.enumerated() {
-                    // Savepoints by cached statements: GRDB's `inSavepoint` prepares its two
-                    // each time, which cost more than the write.
-                    try db.cachedStatement(sql: "SAVEPOINT write").execute()
-                    do {
-                        try job.body(db)
-                    } catch {
-                        // SQLite may have rolled the whole transaction back (a full disk, an
-                        // I/O error): then nothing of the group is kept.
-                        guard db.isInsideTransaction else { throw error }
-                        try db.cachedStatement(sql: "ROLLBACK TO write").execute()
-                        failures[position] = error
+                } else {
+                    for (position, job) in jobs.enumerated() {
+                        failures[position] = try inSavepoint(job, in: db)
                     }
-                    try db.cachedStatement(sql: "RELEASE write").execute()
                 }
-                return .commit
+                try run("COMMIT", in: db)
+            } catch {
+                if db.isInsideTransaction { try? run("ROLLBACK", in: db) }
+                throw error
             }
         } catch {
             for job in jobs { job.finish(error) }
             return
         }
         for (job, failure) in zip(jobs, failures) { job.finish(failure) }
+    }
+
+    /// Runs `job` in a savepoint of the group's transaction.
+    ///
+    /// - Returns: the job's error, its savepoint rolled back.
+    /// - Throws: the job's error if SQLite gave up the whole transaction with it (a full disk,
+    ///   an I/O error): then nothing of the group is kept.
+    private func inSavepoint(_ job: Job, in db: Database) throws -> Error? {
+        try run("SAVEPOINT write", in: db)
+        var failure: Error?
+        do {
+            try job.body(db)
+        } catch {
+            guard db.isInsideTransaction else { throw error }
+            try run("ROLLBACK TO write", in: db)
+            failure = error
+        }
+        try run("RELEASE write", in: db)
+        return failure
+    }
+
+    private func run(_ sql: String, in db: Database) throws {
+        try db.cachedStatement(sql: sql).execute()
     }
 }
 
