@@ -31,6 +31,8 @@ final class IndexWrites: @unchecked Sendable {
     }
 
     /// Runs `body` in the next group's transaction and returns its result once that commits.
+    /// A write asked for is carried out even if its task is cancelled meanwhile: a fetch that is
+    /// cancelled still records the bytes it made durable, and ends its claim.
     func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
             let result = Box<T>()
