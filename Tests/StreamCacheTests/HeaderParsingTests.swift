@@ -87,7 +87,13 @@ import Testing
         #expect(ContentRange(parsing: "bytes */100")?.range == nil)
         #expect(ContentRange(parsing: "bytes */100")?.total == 100)
         #expect(ContentRange(parsing: "bytes 0-9/*")?.total == nil)
-        for bad in ["bytes 9-0/100", "bytes 0-100/100", "0-9/100", "bytes x-9/100", "bytes */*", "bytes 0-9"] {
+        #expect(ContentRange(parsing: "  Bytes  0-9/100 ")?.range == ByteRange(0, 10))
+        #expect(ContentRange(parsing: "BYTES 5-5/6") == ContentRange(parsing: "bytes 5-5/6"))
+        #expect(ContentRange(parsing: "bytes 0-999999999999999999/1000000000000000000") == nil)
+        for bad in [
+            "bytes 9-0/100", "bytes 0-100/100", "0-9/100", "bytes x-9/100", "bytes */*", "bytes 0-9", "bytes\t0-9/100",
+            "bytes 0-9/100/100", "bytes 0-1-9/100", "bytes -1-9/100", "bytes +0-9/100", "bytes 0-9/1e3", "bytes 0-٩/100",
+        ] {
             #expect(ContentRange(parsing: bad) == nil, "\(bad)")
         }
     }

@@ -6,7 +6,11 @@ public struct StoredFields: Hashable, Sendable {
     /// The response's header fields a cache stores: all but the hop-by-hop ones, `Set-Cookie`, and
     /// those that describe one message's framing or range. (`Age` is kept for the age it gives;
     /// answers send their own.)
-    public private(set) var fields: [HeaderField]
+    public private(set) var fields: [HeaderField] {
+        didSet { cacheControl = Self.cacheControl(of: fields) }
+    }
+    /// The `Cache-Control` directives of ``fields``, parsed once: every freshness question asks them.
+    public private(set) var cacheControl: CacheControl
     /// When the response was received (`response_time`), seconds since 1970.
     public private(set) var receivedAt: Double
     /// The age the response had when it was received (RFC 9111 §4.2.3, `corrected_initial_age`,
@@ -15,12 +19,18 @@ public struct StoredFields: Hashable, Sendable {
 
     /// `fields` as a cache stores them, received at `receivedAt`.
     public init(fields: [HeaderField] = [], receivedAt: Double = 0) {
-        self.fields = fields.filter { Self.isStored($0.name) }
+        let stored = fields.filter { Self.isStored($0.name) }
+        self.fields = stored
         self.receivedAt = receivedAt
+        cacheControl = Self.cacheControl(of: stored)
         let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
         let apparent = max(0, receivedAt - date)
         let age = value("Age").flatMap { CacheControl.seconds(Substring($0.trimmingCharacters(in: .whitespaces))) }
         initialAge = max(apparent, Double(age ?? 0))
+    }
+
+    private static func cacheControl(of fields: [HeaderField]) -> CacheControl {
+        CacheControl(fields: fields.filter { $0.hasName("Cache-Control") }.map(\.value))
     }
 
     /// Field names never stored or sent from the cache, lowercased.
@@ -40,8 +50,6 @@ public struct StoredFields: Hashable, Sendable {
     /// The first value of `name`.
     public func value(_ name: String) -> String? { values(name).first }
 
-    public var cacheControl: CacheControl { CacheControl(fields: values("Cache-Control")) }
-
     /// The `Vary` field names, lowercased (`*` among them if present).
     public var vary: [String] {
         values("Vary").flatMap { $0.split(separator: ",") }
@@ -57,11 +65,7 @@ public struct StoredFields: Hashable, Sendable {
     /// `Expires` less `Date`, else a heuristic of a tenth of the time since `Last-Modified`
     /// (§4.2.2), at most `heuristicLimit`; else `0`.
     public func freshnessLifetime(heuristicLimit: Double) -> Double {
-        freshnessLifetime(heuristicLimit: heuristicLimit, control: cacheControl)
-    }
-
-    private func freshnessLifetime(heuristicLimit: Double, control: CacheControl) -> Double {
-        if let maxAge = control.maxAge { return Double(maxAge) }
+        if let maxAge = cacheControl.maxAge { return Double(maxAge) }
         let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
         let expiresValues = values("Expires")
         if !expiresValues.isEmpty {
@@ -108,12 +112,7 @@ public struct StoredFields: Hashable, Sendable {
     /// How much longer the response is fresh at `now` (negative: stale for that long), in
     /// seconds: its lifetime, at most `cap`, less its age then.
     public func remainingFreshness(at now: Double, heuristicLimit: Double, cap: Double = .infinity) -> Double {
-        remainingFreshness(at: now, heuristicLimit: heuristicLimit, cap: cap, control: cacheControl)
-    }
-
-    /// ``remainingFreshness(at:heuristicLimit:cap:)`` with the ``cacheControl`` a caller has parsed.
-    package func remainingFreshness(at now: Double, heuristicLimit: Double, cap: Double, control: CacheControl) -> Double {
-        min(freshnessLifetime(heuristicLimit: heuristicLimit, control: control), cap) - age(at: now)
+        min(freshnessLifetime(heuristicLimit: heuristicLimit), cap) - age(at: now)
     }
 
     /// The fields after a `304` that carried `updates` at `receivedAt` (RFC 9111 §4.3.4): each

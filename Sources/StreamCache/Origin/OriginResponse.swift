@@ -82,22 +82,27 @@ public struct ContentRange: Hashable, Sendable {
 
     /// Parses a header value; `nil` if it is malformed.
     public init?(parsing value: String) {
-        let text = value.trimmingCharacters(in: .whitespaces)
-        guard text.lowercased().hasPrefix("bytes ") else { return nil }
-        let rest = text.dropFirst(6).trimmingCharacters(in: .whitespaces)
-        let parts = rest.split(separator: "/", omittingEmptySubsequences: false)
+        // On the field's bytes (every origin answer is judged by it): spaces and tabs around
+        // the value and after the unit are skipped; anything else out of place refuses it.
+        var text = Substring(value).utf8
+        Self.trimSpaces(&text)
+        let unit = text.prefix(6)
+        guard unit.count == 6, zip(unit, "bytes ".utf8).allSatisfy({ $0 | 0x20 == $1 }) else { return nil }
+        text = text.dropFirst(6)
+        Self.trimSpaces(&text)
+        let parts = text.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: false)
         guard parts.count == 2 else { return nil }
-        if parts[1] == "*" {
+        if parts[1].elementsEqual("*".utf8) {
             total = nil
         } else {
             guard let total = Self.number(parts[1]) else { return nil }
             self.total = total
         }
-        if parts[0] == "*" {
+        if parts[0].elementsEqual("*".utf8) {
             guard total != nil else { return nil }
             range = nil
         } else {
-            let bounds = parts[0].split(separator: "-", omittingEmptySubsequences: false)
+            let bounds = parts[0].split(separator: UInt8(ascii: "-"), omittingEmptySubsequences: false)
             guard bounds.count == 2, let first = Self.number(bounds[0]), let last = Self.number(bounds[1]),
                 first <= last, last < Int64.max
             else { return nil }
@@ -106,10 +111,20 @@ public struct ContentRange: Hashable, Sendable {
         }
     }
 
-    private static func number(_ text: Substring) -> Int64? {
-        guard !text.isEmpty, text.count <= 18, text.allSatisfy(\.isASCII), text.allSatisfy(\.isNumber) else {
-            return nil
+    private static func trimSpaces(_ text: inout Substring.UTF8View) {
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        while let first = text.first, isSpace(first) { text = text.dropFirst() }
+        while let last = text.last, isSpace(last) { text = text.dropLast() }
+    }
+
+    /// A number of at most 18 ASCII digits (no sign, no spaces).
+    private static func number(_ digits: Substring.UTF8View) -> Int64? {
+        guard !digits.isEmpty, digits.count <= 18 else { return nil }
+        var value: Int64 = 0
+        for byte in digits {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int64(byte - UInt8(ascii: "0"))
         }
-        return Int64(text)
+        return value
     }
 }

@@ -93,14 +93,11 @@ struct ResourceStateMachine: Sendable {
         heuristicLimit: Duration,
         cap: Duration
     ) -> Duration {
-        // Parsed once: a server asks this at each first touch of a cached resource.
-        let control = info.stored.cacheControl
-        guard !control.noCache else { return .zero }
+        guard !info.stored.cacheControl.noCache else { return .zero }
         let seconds = info.stored.remainingFreshness(
             at: moment,
             heuristicLimit: Self.seconds(heuristicLimit),
-            cap: Self.seconds(cap),
-            control: control
+            cap: Self.seconds(cap)
         )
         guard seconds > 0 else { return .zero }
         return .milliseconds(Int64(min(seconds, 1e12) * 1000))
