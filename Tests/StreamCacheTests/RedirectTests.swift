@@ -65,6 +65,23 @@ import Testing
         await fixture.tearDown()
     }
 
+    /// The port as written decides, on the URL's bytes: in range, any form of authority.
+    @Test func portsAreJudgedAsWritten() throws {
+        let accepted = [
+            "http://127.0.0.1:8080/x", "http://[::1]:8080/x", "http://[::1]/x", "https://example.com:1/x?a=1:2",
+            "http://example.com:65535/x#f:9", "http://example.com/x:99999", "http://example.com:/x",
+        ]
+        for url in accepted { #expect(throws: Never.self, "\(url)") { try CacheEngine.validate(URL(string: url)!) } }
+        let refused = [
+            "http://127.0.0.1:0/x", "http://127.0.0.1:65536/x", "http://[::1]:65536/x", "http://h:080808/x",
+            "http://127.0.0.1:18446744073709551617/x", "http://h:-1/x",
+        ]
+        for url in refused {
+            guard let parsed = URL(string: url) else { continue }
+            #expect(throws: StreamCacheError.self, "\(url)") { try CacheEngine.validate(parsed) }
+        }
+    }
+
     /// A header given for one host went to another host after a redirect.
     @Test func headersGoOnlyToTheOriginsTheyAreFor() async throws {
         let first = try await EngineFixture.make()

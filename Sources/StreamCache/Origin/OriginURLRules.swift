@@ -37,28 +37,31 @@ enum OriginURLRules {
         }
         // From the text, not `url.port`: a number past 2^64 wraps around there (…551617 is 1).
         if let port = portText(of: url.absoluteString) {
-            guard port.isEmpty || port.count <= 5 && port.allSatisfy(\.isASCII) && port.allSatisfy(\.isNumber),
-                port.isEmpty || Int(port).map({ (1...65535).contains($0) }) == true
+            guard port.isEmpty || port.count <= 5 && port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+                port.isEmpty || Int(Substring(port)).map({ (1...65535).contains($0) }) == true
             else {
-                throw StreamCacheError(.invalidURL, "port \(port) is out of range (1-65535): \(url.absoluteString)")
+                throw StreamCacheError(.invalidURL, "port \(Substring(port)) is out of range (1-65535): \(url.absoluteString)")
             }
         }
     }
 
-    /// The port as written in `text`'s authority (`nil` if none is written).
-    static func portText(of text: String) -> Substring? {
-        // The scheme ends at the first colon (the standard library's search, not Foundation's
-        // `range(of:)`: this runs for each first touch of a segment).
-        guard let colon = text.firstIndex(of: ":"), text[colon...].hasPrefix("://") else { return nil }
-        let rest = text[colon...].dropFirst(3)
-        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        if authority.hasPrefix("[") {
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            let after = authority[authority.index(after: close)...]
-            return after.hasPrefix(":") ? after.dropFirst() : nil
+    /// The port as written in `text`'s authority (`nil` if none is written), on its bytes: this
+    /// runs for each first touch of a segment.
+    static func portText(of text: String) -> Substring.UTF8View? {
+        let bytes = Substring(text).utf8
+        // The scheme ends at the first colon.
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")), bytes[colon...].starts(with: "://".utf8) else {
+            return nil
         }
-        guard let colon = authority.lastIndex(of: ":") else { return nil }
+        let rest = bytes[colon...].dropFirst(3)
+        var authority = rest.prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") && $0 != UInt8(ascii: "#") }
+        if let at = authority.lastIndex(of: UInt8(ascii: "@")) { authority = authority[authority.index(after: at)...] }
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")) else { return nil }
+            let after = authority[authority.index(after: close)...]
+            return after.first == UInt8(ascii: ":") ? after.dropFirst() : nil
+        }
+        guard let colon = authority.lastIndex(of: UInt8(ascii: ":")) else { return nil }
         return authority[authority.index(after: colon)...]
     }
 }
