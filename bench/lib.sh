@@ -9,9 +9,9 @@ else
     bin=$(swift build -c release --show-bin-path)/streamcache
 fi
 work=$(mktemp -d /tmp/streamcache-bench.XXXXXX)
-# ext4 without a journal (as here) skips the inodes of files deleted in the last minute (six while
-# their blocks are not yet written) one by one at every file it creates in their group: 0.4-0.7
-# ms per file created after the last benchmark's files were deleted, against 0.02 ms otherwise,
+# ext4 without a journal (as here) skips the inodes of files deleted in the last minutes one by
+# one at every file it creates in their group: 0.4-0.7 ms per file created after the last
+# benchmark's files were deleted (a minute later and more), against 0.02 ms otherwise,
 # which made whichever server created its files there the slower. So the servers' folders go
 # where ext4 puts a new top-level folder (`chattr +T`: away from /tmp's group), and the clean-up
 # below writes its deletions at once (`sync`). It still happens (a group ext4 picks may hold
