@@ -1,4 +1,5 @@
 import Foundation
+import StreamCacheTesting
 import Testing
 
 @testable import StreamCache
@@ -8,10 +9,9 @@ import Testing
 /// the same transaction, so the other may fetch what it did not.
 @Suite struct FetchClaimTests {
     @Test func aFetchsLastBatchEndsItsClaimWithItsBytes() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("claims-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("index.sqlite").path
+        let folder = TestData.temporaryDirectory("claims")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/index.sqlite"
         let first = try CacheIndex(path: path)
         let second = try CacheIndex(path: path)
         let rules = { (owner: String) in CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60) }

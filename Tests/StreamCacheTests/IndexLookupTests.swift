@@ -9,10 +9,9 @@ import Testing
 /// pool, and leaves the index's files as the other connections expect them.
 @Suite struct IndexLookupTests {
     @Test func theLookupSeesEveryCommitAndReadsWhatThePoolReads() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("lookups-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let path = folder.appendingPathComponent("index.sqlite").path
+        let folder = TestData.temporaryDirectory("lookups")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/index.sqlite"
         let index = try CacheIndex(path: path)
         #expect(index.resourceNow(forKey: "missing") == nil)
 

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import StreamCacheTesting
 import Testing
 
 @testable import StreamCache
@@ -10,10 +11,9 @@ import Testing
     private struct Refused: Error {}
 
     @Test func aGroupKeepsEachWriteButTheOneThatFailed() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("writes-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        let pool = try DatabasePool(path: folder.appendingPathComponent("index.sqlite").path)
+        let folder = TestData.temporaryDirectory("writes")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pool = try DatabasePool(path: folder + "/index.sqlite")
         try await pool.write { db in try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, value INTEGER)") }
         let writes = IndexWrites(pool)
 
