@@ -38,7 +38,20 @@ enum PlaylistRewriter {
 
     /// Whether the path of `url` ends in a playlist's extension (`.m3u8`, `.m3u`).
     static func pathNamesPlaylist(_ url: URL) -> Bool {
-        let pathExtension = url.pathExtension.lowercased()
+        // The last segment of the path as written, read on its bytes (`pathExtension` decodes and
+        // splits the whole path, for each first touch of a segment); Foundation reads the odd
+        // ones: percent-encoded, or starting with a dot.
+        var path = Substring(url.path(percentEncoded: true))
+        while path.utf8.last == UInt8(ascii: "/") { path = path.dropLast() }
+        let name = path.utf8.split(separator: UInt8(ascii: "/")).last ?? path.utf8[...]
+        let pathExtension: String
+        if name.first == UInt8(ascii: ".") || name.contains(UInt8(ascii: "%")) {
+            pathExtension = url.pathExtension.lowercased()
+        } else if let dot = name.lastIndex(of: UInt8(ascii: ".")) {
+            pathExtension = String(Substring(name[name.index(after: dot)...])).lowercased()
+        } else {
+            return false
+        }
         return pathExtension == "m3u8" || pathExtension == "m3u"
     }
 

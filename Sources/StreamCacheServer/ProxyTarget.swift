@@ -41,17 +41,19 @@ public struct ProxyTarget: Hashable, Sendable {
         guard scheme == "http" || scheme == "https" else {
             throw ProxyRefusal(.badRequest, "unsupported URL scheme '\(scheme)' (only http and https)")
         }
-        guard let components = URLComponents(string: text), let url = components.url else {
+        // Parsed once (RFC 3986, characters a URL may not hold percent-encoded), where
+        // URLComponents' `url` parsed the text a second time, for each first touch of a segment.
+        guard let url = URL(string: text) else {
             throw ProxyRefusal(.badRequest, "not a valid URL")
         }
         // The URL's host as written (`URLComponents.percentEncodedHost` runs IDNA on each call).
         guard let host = url.host(percentEncoded: true), !host.isEmpty else {
             throw ProxyRefusal(.badRequest, "the URL has no host")
         }
-        guard components.user == nil, components.password == nil else {
+        guard url.user(percentEncoded: true) == nil, url.password(percentEncoded: true) == nil else {
             throw ProxyRefusal(.badRequest, "credentials in the URL are not accepted; configure a header instead")
         }
-        let segments = components.percentEncodedPath.split(separator: "/", omittingEmptySubsequences: false)
+        let segments = url.path(percentEncoded: true).split(separator: "/", omittingEmptySubsequences: false)
         guard !segments.contains(where: { Self.isDotSegment($0) }) else {
             throw ProxyRefusal(.badRequest, "the URL path holds a '.' or '..' segment")
         }

@@ -30,4 +30,18 @@ import Testing
                 == Array(repeating: [false, true, false], count: 3).flatMap { $0 }
         )
     }
+
+    /// The path's own reading agrees with Foundation's `pathExtension`, which it stands in for.
+    @Test(arguments: [
+        "https://example.com/live/index.m3u8", "https://example.com/live/index.m3u8/", "https://example.com/a.b.M3U",
+        "https://example.com/.m3u8", "https://example.com/a/..m3u8", "https://example.com/a%2Em3u8",
+        "https://example.com/list.m3u%38", "https://example.com/x", "https://example.com/", "https://example.com",
+        "https://example.com/dir.m3u8/seg.ts", "https://example.com/a.m3u8;v=1", "https://example.com/a.m3u8?x=.ts",
+        "https://example.com/a.m3u8#.ts", "https://example.com//a.m3u", "https://example.com/a.", "https://example.com/m3u8",
+    ])
+    func thePathIsReadAsFoundationReadsIt(url: String) throws {
+        let parsed = try #require(URL(string: url))
+        let byFoundation = ["m3u8", "m3u"].contains(parsed.pathExtension.lowercased())
+        #expect(PlaylistRewriter.pathNamesPlaylist(parsed) == byFoundation)
+    }
 }

@@ -9,6 +9,11 @@ import Testing
         ("/https:/example.com/ep.mp3", "https://example.com/ep.mp3"),
         ("/HTTPS://Example.com/ep.mp3", "HTTPS://Example.com/ep.mp3"),
         ("/https://example.com/a..b/c.mp3", "https://example.com/a..b/c.mp3"),
+        ("/https://example.com:443/%E2%82%AC.mp3#t=1", "https://example.com:443/%E2%82%AC.mp3#t=1"),
+        ("/http://[::1]:8080/a.ts", "http://[::1]:8080/a.ts"),
+        // Characters a URL may not hold as they are, as some players send them: percent-encoded.
+        ("/https://example.com/a{b}|c", "https://example.com/a%7Bb%7D%7Cc"),
+        ("/https://example.com/a<b>?q=\"x\"", "https://example.com/a%3Cb%3E?q=%22x%22"),
     ])
     func acceptsAbsoluteHTTPURLs(target: String, expected: String) throws {
         #expect(try ProxyTarget(requestTarget: target).url.absoluteString == expected)
@@ -24,6 +29,9 @@ import Testing
         "/https:///ep.mp3",
         "/http://:8080/ep.mp3",
         "/https://user:pw@example.com/a",
+        "/https://user@example.com/a",
+        "/https://@example.com/a",
+        "/https://:pw@example.com/a",
         "/https://example.com/../etc/passwd",
         "/https://example.com/a/%2e%2E/b",
         "/https://example.com/./a",

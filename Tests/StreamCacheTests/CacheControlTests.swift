@@ -17,6 +17,11 @@ import Testing
         (", , max-age=10 ,", 10),
         ("foo=\"a, max-age=5\", bar", nil),
         ("no-store,,private", nil),
+        ("\tmax-age=5\t", 5),
+        ("max-age=\"6\\0\"", 60),
+        ("max-age = 60", 0),
+        ("max-age=\u{663}", 0),
+        ("Ünknown=1, max-age=7", 7),
     ])
     func maxAge(field: String, expected: Int64?) {
         #expect(CacheControl(fields: [field]).maxAge == expected, "\(field)")

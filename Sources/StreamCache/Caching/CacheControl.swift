@@ -52,64 +52,80 @@ public struct CacheControl: Hashable, Sendable {
 
     /// A delta-seconds value: digits only; larger than 2^31 is 2^31.
     static func seconds(_ text: Substring) -> Int64? {
-        guard !text.isEmpty, text.allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        guard text.count <= 18, let value = Int64(text) else { return maximumSeconds }
+        guard !text.isEmpty, text.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            return nil
+        }
+        guard text.utf8.count <= 18, let value = Int64(text) else { return maximumSeconds }
         return min(value, maximumSeconds)
     }
 
     /// The `name[=value]` directives of one field value, names lowercased, quotes removed;
     /// empty elements (`,,`) skipped.
+    ///
+    /// Read on the value's UTF-8 bytes: every resource's fields are parsed each time its row is
+    /// read, for each first touch of a segment.
     static func directives(in field: String) -> [(String, Substring?)] {
         var result: [(String, Substring?)] = []
-        var rest = Substring(field)
-        while !rest.isEmpty {
-            rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "," }
-            guard !rest.isEmpty else { break }
-            let name = rest.prefix { $0 != "=" && $0 != "," }
-            rest = rest.dropFirst(name.count)
+        let bytes = Array(field.utf8)
+        var index = 0
+        /// Moves `index` to the next comma (or the end).
+        func skipToComma() {
+            while index < bytes.count, bytes[index] != comma { index += 1 }
+        }
+        while index < bytes.count {
+            while index < bytes.count, isBlank(bytes[index]) || bytes[index] == comma { index += 1 }
+            guard index < bytes.count else { break }
+            let nameStart = index
+            while index < bytes.count, bytes[index] != equals, bytes[index] != comma { index += 1 }
+            let name = text(bytes[nameStart..<index], trimmed: true, lowercased: true)
             var value: Substring?
-            if rest.first == "=" {
-                rest = rest.dropFirst()
-                if rest.first == "\"" {
+            if index < bytes.count, bytes[index] == equals {
+                index += 1
+                if index < bytes.count, bytes[index] == quote {
                     // A quoted string: up to the closing quote, backslash escapes kept simple.
-                    var text = ""
-                    var index = rest.index(after: rest.startIndex)
+                    var unquoted: [UInt8] = []
                     var escaped = false
-                    while index < rest.endIndex {
-                        let character = rest[index]
+                    index += 1
+                    while index < bytes.count {
+                        let byte = bytes[index]
                         if escaped {
-                            text.append(character)
+                            unquoted.append(byte)
                             escaped = false
-                        } else if character == "\\" {
+                        } else if byte == backslash {
                             escaped = true
-                        } else if character == "\"" {
+                        } else if byte == quote {
                             break
                         } else {
-                            text.append(character)
+                            unquoted.append(byte)
                         }
-                        index = rest.index(after: index)
+                        index += 1
                     }
-                    value = Substring(text)
-                    rest = index < rest.endIndex ? rest[rest.index(after: index)...] : ""
-                    rest = rest.drop { $0 != "," }
+                    value = Substring(String(decoding: unquoted, as: UTF8.self))
+                    skipToComma()
                 } else {
-                    let token = rest.prefix { $0 != "," }
-                    rest = rest.dropFirst(token.count)
-                    value = token.trimmingSuffix(" \t")
+                    let valueStart = index
+                    skipToComma()
+                    value = Substring(text(bytes[valueStart..<index], trimmed: true, lowercased: false))
                 }
             }
-            let trimmed = name.trimmingSuffix(" \t").lowercased()
-            if !trimmed.isEmpty { result.append((trimmed, value)) }
+            if !name.isEmpty { result.append((name, value)) }
         }
         return result
     }
-}
 
-extension Substring {
-    /// Without the trailing characters in `set`.
-    func trimmingSuffix(_ set: String) -> Substring {
-        var end = endIndex
-        while end > startIndex, set.contains(self[index(before: end)]) { end = index(before: end) }
-        return self[startIndex..<end]
+    /// `bytes` as text, without trailing spaces and tabs if `trimmed`, ASCII letters in lower
+    /// case if `lowercased`.
+    private static func text(_ bytes: ArraySlice<UInt8>, trimmed: Bool, lowercased: Bool) -> String {
+        var end = bytes.endIndex
+        while trimmed, end > bytes.startIndex, isBlank(bytes[end - 1]) { end -= 1 }
+        let kept = bytes[bytes.startIndex..<end]
+        guard lowercased else { return String(decoding: kept, as: UTF8.self) }
+        return String(decoding: kept.lazy.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
     }
+
+    private static func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+    private static let comma = UInt8(ascii: ",")
+    private static let equals = UInt8(ascii: "=")
+    private static let quote = UInt8(ascii: "\"")
+    private static let backslash = UInt8(ascii: "\\")
 }

@@ -30,17 +30,19 @@ public struct StoredFields: Hashable, Sendable {
     }
 
     private static func cacheControl(of fields: [HeaderField]) -> CacheControl {
-        CacheControl(fields: fields.filter { $0.hasName("Cache-Control") }.map(\.value))
+        CacheControl(fields: fields.compactMap { $0.hasName("Cache-Control") ? $0.value : nil })
     }
 
     /// Field names never stored or sent from the cache, lowercased.
-    static let notStored: Set<String> = [
+    static let notStored = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
         "proxy-authenticate", "proxy-authorization", "set-cookie", "set-cookie2", "content-length",
         "content-range", "accept-ranges", "content-encoding",
     ]
 
-    static func isStored(_ name: String) -> Bool { !notStored.contains(name.lowercased()) }
+    /// Compared in place, without lowercasing a copy of each name: every resource's fields are
+    /// read again each time its row is.
+    static func isStored(_ name: String) -> Bool { !notStored.contains { HeaderField.namesMatch(name, $0) } }
 
     /// Every value of `name`, in order.
     public func values(_ name: String) -> [String] {
@@ -48,7 +50,7 @@ public struct StoredFields: Hashable, Sendable {
     }
 
     /// The first value of `name`.
-    public func value(_ name: String) -> String? { values(name).first }
+    public func value(_ name: String) -> String? { fields.first { $0.hasName(name) }?.value }
 
     /// The `Vary` field names, lowercased (`*` among them if present).
     public var vary: [String] {

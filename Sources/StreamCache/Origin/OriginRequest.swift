@@ -72,7 +72,10 @@ public struct HeaderField: Hashable, Sendable {
     }
 
     /// Whether the field is named `other`, in any case (field names are ASCII tokens).
-    public func hasName(_ other: String) -> Bool {
+    public func hasName(_ other: String) -> Bool { Self.namesMatch(name, other) }
+
+    /// Whether two field names are the same in any case (ASCII letters only).
+    static func namesMatch(_ name: String, _ other: String) -> Bool {
         name.utf8.count == other.utf8.count
             && zip(name.utf8, other.utf8).allSatisfy { a, b in
                 a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))
