@@ -24,45 +24,14 @@ make_segments $((2 * rounds * count))
 origin=$(segment_origin)
 shm=$(mktemp -d /dev/shm/streamcache-cold-ab.XXXXXX)
 trap 'rm -rf "$shm"; cleanup' EXIT
-# ticks PID : user and kernel CPU ticks process PID has used so far.
-ticks() { awk '{ print $14, $15 }' "/proc/$1/stat"; }
-hz=$(getconf CLK_TCK)
 
 echo "cold path, old $old against new $bin: $count cold 2 KB resources per round, $rounds rounds, $(nproc) cores, $(date -u +%Y-%m-%d)"
-next=0
 for round in $(seq "$rounds"); do
     for build in old new; do
         binary=$([ "$build" = old ] && echo "$old" || echo "$bin")
-        port=$(start_listener "$build-$round" "$binary" serve --port 0 --max-size 20G --cache-dir "$shm/$build-$round")
-        pid=$(cat "$work/$build-$round.pid")
-        urls "$work/list" "http://127.0.0.1:$port/http://127.0.0.1:$origin" "$next" $((next + count - 1))
-        next=$((next + count))
-        read -r user_before kernel_before < <(ticks "$pid")
-        started=$(date +%s.%N)
-        codes=$(curl -s --no-progress-meter -Z --parallel-max 8 -K "$work/list" -w '%{http_code}\n')
-        ended=$(date +%s.%N)
-        read -r user_after kernel_after < <(ticks "$pid")
-        if grep -qv '^200$' <<< "$codes"; then
-            echo "a request through the $build build failed: $(grep -v '^200$' <<< "$codes" | sort | uniq -c)" >&2
-            exit 1
-        fi
-        awk -v b="$build" -v r="$round" -v n="$count" -v a="$started" -v e="$ended" -v hz="$hz" \
-            -v u=$((user_after - user_before)) -v k=$((kernel_after - kernel_before)) \
-            'BEGIN { printf "%s %.0f %.3f %.3f\n", b, n / (e - a), u / hz * 1000 / n, k / hz * 1000 / n }' \
-            >> "$work/results"
-        tail -n 1 "$work/results" | awk -v r="$round" \
-            '{ printf "round %s %s: %s req/s, CPU ms per resource %.3f (user %.3f, kernel %.3f)\n", r, $1, $2, $3 + $4, $3, $4 }'
-        stop_listener "$build-$round"
+        ab_round "$build" "$binary" "$shm/$build-$round" "$count"
+        ab_report "$round" ms 1000 resource
         rm -rf "${shm:?}/$build-$round"
     done
 done
-python3 - "$work/results" <<'PY'
-import statistics, sys
-rows = [line.split() for line in open(sys.argv[1])]
-median = lambda build, pick: statistics.median(pick(r) for r in rows if r[0] == build)
-rate_old, rate_new = median("old", lambda r: float(r[1])), median("new", lambda r: float(r[1]))
-cpu_old = median("old", lambda r: float(r[2]) + float(r[3]))
-cpu_new = median("new", lambda r: float(r[2]) + float(r[3]))
-print(f"median req/s:                 old {rate_old:.0f}, new {rate_new:.0f}, ratio {rate_new / rate_old:.2f}")
-print(f"median CPU ms per resource:   old {cpu_old:.3f}, new {cpu_new:.3f}, ratio {cpu_old / cpu_new:.2f}")
-PY
+ab_summary ms 1000 resource

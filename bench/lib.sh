@@ -170,3 +170,53 @@ time_row() {
     table_row "$1" "$2 $(spread "${peer[@]}") s" "$(spread "${ours[@]}") s" \
         "$(ratio "$(median_of "${ours[@]}")" "$(median_of "${peer[@]}")")"
 }
+
+# Two builds side by side (bench/cold-ab.sh, bench/touch-ab.sh), on segments of $origin.
+#
+# ab_round BUILD BINARY CACHE_DIR COUNT : one side of a round: BINARY's `serve` on CACHE_DIR, and
+# 8 clients (curl --parallel) fetching the next COUNT segments (from $ab_next on); fails on any
+# answer but 200. Appends "BUILD REQ/S USER KERNEL" (CPU seconds per request) to $work/results.
+ab_next=0
+ab_round() {
+    local build=$1 count=$4 port pid started ended codes before after
+    port=$(start_listener "$build-ab" "$2" serve --port 0 --max-size 20G --cache-dir "$3")
+    pid=$(cat "$work/$build-ab.pid")
+    urls "$work/list" "http://127.0.0.1:$port/http://127.0.0.1:$origin" "$ab_next" $((ab_next + count - 1))
+    ab_next=$((ab_next + count))
+    before=$(awk '{ print $14, $15 }' "/proc/$pid/stat")
+    started=$(date +%s.%N)
+    codes=$(curl -s --no-progress-meter -Z --parallel-max 8 -K "$work/list" -w '%{http_code}\n')
+    ended=$(date +%s.%N)
+    after=$(awk '{ print $14, $15 }' "/proc/$pid/stat")
+    if grep -qv '^200$' <<< "$codes"; then
+        echo "a request through the $build build failed: $(grep -v '^200$' <<< "$codes" | sort | uniq -c)" >&2
+        exit 1
+    fi
+    awk -v b="$build" -v n="$count" -v a="$started" -v e="$ended" -v hz="$(getconf CLK_TCK)" \
+        -v before="$before" -v after="$after" 'BEGIN {
+            split(before, x, " "); split(after, y, " ")
+            printf "%s %.0f %.9f %.9f\n", b, n / (e - a), (y[1] - x[1]) / hz / n, (y[2] - x[2]) / hz / n
+        }' >> "$work/results"
+    stop_listener "$build-ab"
+}
+# ab_report ROUND UNIT SCALE WHAT : the last side's line, CPU per WHAT in UNIT (seconds times SCALE).
+ab_report() {
+    tail -n 1 "$work/results" | awk -v r="$1" -v unit="$2" -v s="$3" -v what="$4" '{
+        printf "round %s %s: %s req/s, CPU %s per %s %.3f (user %.3f, kernel %.3f)\n", r, $1, $2, unit, what, ($3 + $4) * s, $3 * s, $4 * s
+    }'
+}
+# ab_summary UNIT SCALE WHAT : the medians of both builds and their ratios (above 1: new is faster).
+ab_summary() {
+    awk -v unit="$1" -v s="$2" -v what="$3" '
+        { rate[$1] = rate[$1] " " $2; cpu[$1] = cpu[$1] " " ($3 + $4) * s }
+        function median(list,    v, n, i, j, t) {
+            n = split(list, v, " ")
+            for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (v[j] + 0 < v[i] + 0) { t = v[i]; v[i] = v[j]; v[j] = t }
+            return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        }
+        END {
+            ro = median(rate["old"]); rn = median(rate["new"]); co = median(cpu["old"]); cn = median(cpu["new"])
+            printf "median req/s:               old %.0f, new %.0f, ratio %.2f\n", ro, rn, rn / ro
+            printf "median CPU %s per %s: old %.3f, new %.3f, ratio %.2f\n", unit, what, co, cn, co / cn
+        }' "$work/results"
+}
