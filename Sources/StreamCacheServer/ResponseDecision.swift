@@ -23,8 +23,18 @@ struct ResponseDecision: Equatable {
     }
 
     let outcome: Outcome
+    /// The fields of the representation the answer sends (see ``Representation/fields``), shared
+    /// with it rather than copied: the warm path decides this for every range.
+    let representationFields: ArraySlice<Field>
+    /// The fields that describe this answer's bytes (`Content-Range`, `Content-Length`).
+    let bytesFields: [Field]
+
     /// The response's fields, in the order they are sent.
-    let fields: [Field]
+    var fields: [Field] { Array(representationFields) + bytesFields }
+
+    static func == (a: ResponseDecision, b: ResponseDecision) -> Bool {
+        a.outcome == b.outcome && a.fields == b.fields
+    }
 
     /// What every answer about one representation says at one age, whatever the request: its
     /// `Accept-Ranges`, `Content-Type`, validators, stored fields and `Age`. An executor that
@@ -86,20 +96,22 @@ struct ResponseDecision: Equatable {
         let info = representation.info
         if CachedResponseFields.playerHasIt(ifNoneMatch: ifNoneMatch, ifModifiedSince: ifModifiedSince, info: info) {
             outcome = .notModified
-            fields = Array(representation.fields.dropFirst(2))
+            representationFields = representation.fields.dropFirst(2)
+            bytesFields = []
             return
         }
-        var fields = representation.fields
+        var bytesFields: [Field] = []
         switch RangeRequest(range: range, ifRange: ifRange).plan(for: info) {
         case .unsatisfiable:
             outcome = .unsatisfiable(length: info.length ?? 0)
-            self.fields = [Field(name: "Content-Range", value: "bytes */\(info.length ?? 0)")]
+            representationFields = []
+            self.bytesFields = [Field(name: "Content-Range", value: "bytes */\(info.length ?? 0)")]
             return
         case .whole:
             outcome = .send(partial: false, range: info.length.map { ByteRange(0, $0) })
         case .partial(let part):
             outcome = .send(partial: true, range: part)
-            fields.append(
+            bytesFields.append(
                 Field(
                     name: "Content-Range",
                     value: "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(info.length ?? 0)"
@@ -107,15 +119,16 @@ struct ResponseDecision: Equatable {
             )
         }
         if case .send(_, let range?) = outcome {
-            fields.append(Field(name: "Content-Length", value: String(range.count)))
+            bytesFields.append(Field(name: "Content-Length", value: String(range.count)))
         }
-        self.fields = fields
+        representationFields = representation.fields[...]
+        self.bytesFields = bytesFields
     }
 
     /// The fields as HTTPTypes carries them.
     var httpFields: HTTPFields {
         var fields = HTTPFields()
-        for field in self.fields {
+        for field in representationFields + bytesFields {
             if let name = HTTPField.Name(field.name) { fields.append(HTTPField(name: name, value: field.value)) }
         }
         return fields

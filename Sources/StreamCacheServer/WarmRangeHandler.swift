@@ -89,6 +89,8 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 guard read == count else { return false }
                 body = .byteBuffer(buffer)
             } else {
+                // Checked now: `sendfile` past the file's end would send nothing, again and again.
+                guard answer.resource.file.holds(answer.range) else { return false }
                 let file = NIOFileHandle(
                     _deprecatedTakingOwnershipOfDescriptor: try answer.resource.file.duplicateDescriptor()
                 )

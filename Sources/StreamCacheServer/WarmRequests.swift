@@ -36,8 +36,9 @@ struct WarmRequests: Sendable {
         private var pathVerdict: Bool?
         /// The last content type judged, and what it says (`nil`: generic, the path decides).
         private var typeCheck: (contentType: String, namesPlaylist: Bool?)?
-        /// What the last answer said of the resource, kept while it holds.
-        private var representation: ResponseDecision.Representation?
+        /// What the last answer said of the resource, kept while it holds, and its fields as
+        /// the event loop sends them.
+        private var representation: (judged: ResponseDecision.Representation, headers: HTTPHeaders)?
 
         init(uri: String, url: URL, key: String) {
             self.uri = uri
@@ -56,11 +57,16 @@ struct WarmRequests: Sendable {
 
         /// What an answer about `info` says at `now`, judged again only when the info or the
         /// age differs from the last answer's.
-        mutating func representation(of info: ContentInfo, at now: Date) -> ResponseDecision.Representation {
-            if let representation, representation.holds(info, at: now) { return representation }
+        mutating func representation(of info: ContentInfo, at now: Date) -> (
+            judged: ResponseDecision.Representation, headers: HTTPHeaders
+        ) {
+            if let representation, representation.judged.holds(info, at: now) { return representation }
             let judged = ResponseDecision.Representation(info, at: now)
-            representation = judged
-            return judged
+            var headers = HTTPHeaders()
+            headers.reserveCapacity(judged.fields.count + 3)
+            for field in judged.fields { headers.add(name: field.name, value: field.value) }
+            representation = (judged, headers)
+            return (judged, headers)
         }
 
         private mutating func pathNamesPlaylist() -> Bool {
@@ -86,22 +92,16 @@ struct WarmRequests: Sendable {
     ///   - target: the judged target of the connection's last request, replaced when `head` names another.
     ///   - local: the address the connection arrived on, and the `Host` last accepted on it.
     func answer(_ head: HTTPRequestHead, target: inout Target?, local: inout ConnectionAddress) -> Answer? {
-        let fields = head.headers
         guard head.method == .GET else { return nil }
-        // A conditional request (but If-Range) is the responder's to answer, perhaps with a 304.
-        guard !fields.contains(name: "transfer-encoding"), !fields.contains(name: RequestHeadCheck.refusalField),
-            fields["content-length"].allSatisfy({ $0 == "0" }),
-            Self.singleValued.allSatisfy({ fields[$0].count <= 1 }),
-            !fields.contains(name: "if-none-match"), !fields.contains(name: "if-modified-since")
-        else { return nil }
-        guard let host = fields.first(name: "host"),
+        let fields = RequestFields(head.headers)
+        guard !fields.isTheResponders, let host = fields.host,
             host == local.acceptedHost || authority.accepts(host, port: local.port, localAddress: local.ip)
         else { return nil }
         local.acceptedHost = host
         let verdict = webPages.judge(
-            origin: fields.first(name: "origin"),
-            fetchSite: fields.first(name: "sec-fetch-site"),
-            referer: fields.first(name: "referer"),
+            origin: fields.origin,
+            fetchSite: fields.fetchSite,
+            referer: fields.referer,
             isThisServer: { authority.accepts($0, port: local.port, localAddress: local.ip) }
         )
         guard verdict == .serve else { return nil }
@@ -116,15 +116,12 @@ struct WarmRequests: Sendable {
             length > 0, !judged.isPlaylist(resource.info.contentType)
         else { return nil }
 
-        let decision = ResponseDecision(
-            judged.representation(of: resource.info, at: Date()),
-            range: fields.first(name: "range"),
-            ifRange: fields.first(name: "if-range")
-        )
+        let representation = judged.representation(of: resource.info, at: Date())
+        let decision = ResponseDecision(representation.judged, range: fields.range, ifRange: fields.ifRange)
         guard case .send(let partial, let range?) = decision.outcome, resource.covers(range) else { return nil }
-        var headers = HTTPHeaders()
-        headers.reserveCapacity(decision.fields.count + 1)
-        for field in decision.fields { headers.add(name: field.name, value: field.value) }
+        // The representation's fields as the last answer built them (a send carries them all).
+        var headers = representation.headers
+        for field in decision.bytesFields { headers.add(name: field.name, value: field.value) }
         if !head.isKeepAlive {
             headers.add(name: "Connection", value: "close")
         } else if head.version == .http1_0 {
@@ -139,8 +136,52 @@ struct WarmRequests: Sendable {
         )
     }
 
-    /// Headers the responder reads one value of; a request with several goes to it.
-    private static let singleValued = ["host", "range", "if-range", "origin", "sec-fetch-site", "referer"]
+    /// What the warm path reads of a request's fields, in one pass over them (a dozen searches
+    /// through them, each comparing every name, ran for every range).
+    struct RequestFields {
+        var host: String?
+        var range: String?
+        var ifRange: String?
+        var origin: String?
+        var fetchSite: String?
+        var referer: String?
+        /// Whether the request is the responder's to answer: it has a body or a transfer coding,
+        /// is conditional (but for `If-Range`: perhaps a `304`), carries a refusal
+        /// (``RequestHeadCheck``), or has two values of a field read once here.
+        private(set) var isTheResponders = false
+
+        init(_ headers: HTTPHeaders) {
+            for (name, value) in headers {
+                switch name.utf8.count {
+                case 4 where Self.is(name, "host"): Self.keep(value, in: &host, twice: &isTheResponders)
+                case 5 where Self.is(name, "range"): Self.keep(value, in: &range, twice: &isTheResponders)
+                case 6 where Self.is(name, "origin"): Self.keep(value, in: &origin, twice: &isTheResponders)
+                case 7 where Self.is(name, "referer"): Self.keep(value, in: &referer, twice: &isTheResponders)
+                case 8 where Self.is(name, "if-range"): Self.keep(value, in: &ifRange, twice: &isTheResponders)
+                case 14 where Self.is(name, "sec-fetch-site"): Self.keep(value, in: &fetchSite, twice: &isTheResponders)
+                case 14 where Self.is(name, "content-length"): if value != "0" { isTheResponders = true }
+                case 13 where Self.is(name, "if-none-match"), 17 where Self.is(name, "if-modified-since"),
+                    17 where Self.is(name, "transfer-encoding"),
+                    RequestHeadCheck.refusalField.utf8.count where Self.is(name, RequestHeadCheck.refusalField):
+                    isTheResponders = true
+                default: break
+                }
+            }
+        }
+
+        /// Keeps a field's value; a second one makes the request the responder's.
+        private static func keep(_ value: String, in field: inout String?, twice: inout Bool) {
+            if field != nil { twice = true }
+            field = value
+        }
+
+        /// Whether `name` (as long as `expected`) is `expected` in any case (ASCII letters).
+        private static func `is`(_ name: String, _ expected: String) -> Bool {
+            zip(name.utf8, expected.utf8).allSatisfy {
+                $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($1 | 0x20) >= UInt8(ascii: "a") && ($1 | 0x20) <= UInt8(ascii: "z"))
+            }
+        }
+    }
 }
 
 /// The address a connection arrived on, formatted once per connection, and the last `Host`

@@ -16,10 +16,21 @@ package struct WarmResource: Sendable {
 
     /// Whether all of `range` may be sent now: written, the version confirmed recently, and the
     /// file still the cache's and holding the range (another process sharing the directory may
-    /// have stored a new version or removed the resource; the file may have been cut short).
+    /// have stored a new version or removed the resource; the file may have been cut short), as
+    /// its status said at most ``statusAge`` ago.
+    ///
+    /// So a run of ranges costs one `fstat` per ``statusAge``, not one each. What that leaves a
+    /// moment unseen a read still finds: a file cut short gives a short read, which the server
+    /// declines, and a `sendfile` checks the file first (past the end it would send nothing,
+    /// again and again). A file another process replaced is read for at most ``statusAge``
+    /// more: its own version, whole, as the answer's head says.
     package func covers(_ range: ByteRange, at now: ContinuousClock.Instant = .now) -> Bool {
-        now < freshUntil && written.contains(range) && file.holds(range)
+        guard now < freshUntil, written.contains(range) else { return false }
+        return file.status(readWithin: Self.statusAge, now: now)?.holds(range) ?? false
     }
+
+    /// How old a file status ``covers(_:at:)`` takes as it is.
+    package static let statusAge: Duration = .milliseconds(50)
 }
 
 /// The warm resources of one engine, by cache key. Read from any thread (a server's event loop

@@ -17,6 +17,8 @@ package final class CacheFile: Sendable {
     /// The path of the file.
     package let path: String
     private let descriptor: Int32
+    /// The last status read, and when (see ``status(readWithin:now:)``).
+    private let lastStatus = LastStatus()
 
     /// Opens (creating if needed) the file at `path` and takes a shared lock on it.
     ///
@@ -45,7 +47,10 @@ package final class CacheFile: Sendable {
             close(fd)
             return nil
         }
-        return (CacheFile(path: path, descriptor: fd), Status(info))
+        let file = CacheFile(path: path, descriptor: fd)
+        let status = Status(info)
+        file.lastStatus.set(status, at: .now)
+        return (file, status)
     }
 
     private init(path: String, descriptor: Int32) {
@@ -138,7 +143,26 @@ package final class CacheFile: Sendable {
     package func status() -> Status? {
         var info = stat()
         guard fstat(descriptor, &info) == 0 else { return nil }
-        return Status(info)
+        let status = Status(info)
+        lastStatus.set(status, at: .now)
+        return status
+    }
+
+    /// The file's status as read at most `age` before `now`, read again if it is older: the warm
+    /// path's many reads of one file in a moment share one `fstat`.
+    package func status(readWithin age: Duration, now: ContinuousClock.Instant = .now) -> Status? {
+        if let (status, readAt) = lastStatus.get(), now - readAt <= age { return status }
+        return status()
+    }
+
+    /// A status and when it was read, for any thread.
+    private final class LastStatus: @unchecked Sendable {
+        // `value` is guarded by `lock`.
+        private let lock = NSLock()
+        private var value: (Status, ContinuousClock.Instant)?
+
+        func get() -> (Status, ContinuousClock.Instant)? { lock.withLock { value } }
+        func set(_ status: Status, at instant: ContinuousClock.Instant) { lock.withLock { value = (status, instant) } }
     }
 
     /// See ``Status/isUnlinked``.
