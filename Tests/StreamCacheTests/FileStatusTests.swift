@@ -11,7 +11,7 @@ import Testing
         let folder = TestData.temporaryDirectory("status")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let path = folder + "/1"
-        FileManager.default.createFile(atPath: path, contents: Data(count: 1000))
+        try #require(FileManager.default.createFile(atPath: path, contents: Data(count: 1000)))
         let (file, status) = try #require(CacheFile.openExistingLocked(path: path))
         #expect(status.size == 1000)
         truncate(path, 10)

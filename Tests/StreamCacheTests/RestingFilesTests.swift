@@ -14,7 +14,7 @@ import Testing
         /// Opens a new file and keeps it under `key`.
         func keep(_ key: String) throws {
             let path = folder + "/" + key
-            FileManager.default.createFile(atPath: path, contents: Data(count: 10))
+            try #require(FileManager.default.createFile(atPath: path, contents: Data(count: 10)))
             let (file, status) = try #require(CacheFile.openExistingLocked(path: path))
             let resource = WarmResource(
                 file: file,
