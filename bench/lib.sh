@@ -178,25 +178,22 @@ time_row() {
 # answer but 200. Appends "BUILD REQ/S USER KERNEL" (CPU seconds per request) to $work/results.
 ab_next=0
 ab_round() {
-    local build=$1 count=$4 port pid started ended codes before after
+    local build=$1 count=$4 port pid started ended codes cpu kernel
     port=$(start_listener "$build-ab" "$2" serve --port 0 --max-size 20G --cache-dir "$3")
     pid=$(cat "$work/$build-ab.pid")
     urls "$work/list" "http://127.0.0.1:$port/http://127.0.0.1:$origin" "$ab_next" $((ab_next + count - 1))
     ab_next=$((ab_next + count))
-    before=$(awk '{ print $14, $15 }' "/proc/$pid/stat")
+    cpu=$(cpu_of "$pid") kernel=$(system_cpu_of "$pid")
     started=$(date +%s.%N)
     codes=$(curl -s --no-progress-meter -Z --parallel-max 8 -K "$work/list" -w '%{http_code}\n')
     ended=$(date +%s.%N)
-    after=$(awk '{ print $14, $15 }' "/proc/$pid/stat")
     if grep -qv '^200$' <<< "$codes"; then
         echo "a request through the $build build failed: $(grep -v '^200$' <<< "$codes" | sort | uniq -c)" >&2
         exit 1
     fi
-    awk -v b="$build" -v n="$count" -v a="$started" -v e="$ended" -v hz="$(getconf CLK_TCK)" \
-        -v before="$before" -v after="$after" 'BEGIN {
-            split(before, x, " "); split(after, y, " ")
-            printf "%s %.0f %.9f %.9f\n", b, n / (e - a), (y[1] - x[1]) / hz / n, (y[2] - x[2]) / hz / n
-        }' >> "$work/results"
+    awk -v b="$build" -v n="$count" -v a="$started" -v e="$ended" \
+        -v cpu="$(add "$(cpu_of "$pid")" "-$cpu")" -v kernel="$(add "$(system_cpu_of "$pid")" "-$kernel")" \
+        'BEGIN { printf "%s %.0f %.9f %.9f\n", b, n / (e - a), (cpu - kernel) / n, kernel / n }' >> "$work/results"
     stop_listener "$build-ab"
 }
 # ab_report ROUND UNIT SCALE WHAT : the last side's line, CPU per WHAT in UNIT (seconds times SCALE).

@@ -152,17 +152,26 @@ struct WarmRequests: Sendable {
 
         init(_ headers: HTTPHeaders) {
             for (name, value) in headers {
+                // By length first: most names are compared with none.
                 switch name.utf8.count {
-                case 4 where Self.is(name, "host"): Self.keep(value, in: &host, twice: &isTheResponders)
-                case 5 where Self.is(name, "range"): Self.keep(value, in: &range, twice: &isTheResponders)
-                case 6 where Self.is(name, "origin"): Self.keep(value, in: &origin, twice: &isTheResponders)
-                case 7 where Self.is(name, "referer"): Self.keep(value, in: &referer, twice: &isTheResponders)
-                case 8 where Self.is(name, "if-range"): Self.keep(value, in: &ifRange, twice: &isTheResponders)
-                case 14 where Self.is(name, "sec-fetch-site"): Self.keep(value, in: &fetchSite, twice: &isTheResponders)
-                case 14 where Self.is(name, "content-length"): if value != "0" { isTheResponders = true }
-                case 13 where Self.is(name, "if-none-match"), 17 where Self.is(name, "if-modified-since"),
-                    17 where Self.is(name, "transfer-encoding"),
-                    RequestHeadCheck.refusalField.utf8.count where Self.is(name, RequestHeadCheck.refusalField):
+                case 4 where HeaderField.namesMatch(name, "host"):
+                    Self.keep(value, in: &host, twice: &isTheResponders)
+                case 5 where HeaderField.namesMatch(name, "range"):
+                    Self.keep(value, in: &range, twice: &isTheResponders)
+                case 6 where HeaderField.namesMatch(name, "origin"):
+                    Self.keep(value, in: &origin, twice: &isTheResponders)
+                case 7 where HeaderField.namesMatch(name, "referer"):
+                    Self.keep(value, in: &referer, twice: &isTheResponders)
+                case 8 where HeaderField.namesMatch(name, "if-range"):
+                    Self.keep(value, in: &ifRange, twice: &isTheResponders)
+                case 14 where HeaderField.namesMatch(name, "sec-fetch-site"):
+                    Self.keep(value, in: &fetchSite, twice: &isTheResponders)
+                case 14 where HeaderField.namesMatch(name, "content-length"):
+                    if value != "0" { isTheResponders = true }
+                case 13 where HeaderField.namesMatch(name, "if-none-match"),
+                    17 where HeaderField.namesMatch(name, "if-modified-since"),
+                    17 where HeaderField.namesMatch(name, "transfer-encoding"),
+                    _ where HeaderField.namesMatch(name, RequestHeadCheck.refusalField):
                     isTheResponders = true
                 default: break
                 }
@@ -173,13 +182,6 @@ struct WarmRequests: Sendable {
         private static func keep(_ value: String, in field: inout String?, twice: inout Bool) {
             if field != nil { twice = true }
             field = value
-        }
-
-        /// Whether `name` (as long as `expected`) is `expected` in any case (ASCII letters).
-        private static func `is`(_ name: String, _ expected: String) -> Bool {
-            zip(name.utf8, expected.utf8).allSatisfy {
-                $0 == $1 || ($0 | 0x20 == $1 | 0x20 && ($1 | 0x20) >= UInt8(ascii: "a") && ($1 | 0x20) <= UInt8(ascii: "z"))
-            }
         }
     }
 }

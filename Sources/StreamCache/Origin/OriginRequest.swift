@@ -75,7 +75,7 @@ public struct HeaderField: Hashable, Sendable {
     public func hasName(_ other: String) -> Bool { Self.namesMatch(name, other) }
 
     /// Whether two field names are the same in any case (ASCII letters only).
-    static func namesMatch(_ name: String, _ other: String) -> Bool {
+    package static func namesMatch(_ name: String, _ other: String) -> Bool {
         name.utf8.count == other.utf8.count
             && zip(name.utf8, other.utf8).allSatisfy { a, b in
                 a == b || (a | 0x20 == b | 0x20 && (a | 0x20) >= UInt8(ascii: "a") && (a | 0x20) <= UInt8(ascii: "z"))
