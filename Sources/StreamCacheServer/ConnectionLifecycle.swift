@@ -51,6 +51,11 @@ struct ConnectionLifecycle {
     /// A response part is being written.
     mutating func writing(_ part: HTTPServerResponsePart, now: NIODeadline) -> Action {
         guard case .end = part else { return .none }
+        return responseEnded(now: now)
+    }
+
+    /// A response has been written to its end.
+    mutating func responseEnded(now: NIODeadline) -> Action {
         responsesDue -= 1
         guard responsesDue == 0 else { return .none }
         if quiescing { return .close }

@@ -3,8 +3,8 @@ import NIOHTTP1
 
 /// Closes proxy connections as ``ConnectionLifecycle`` decides: idle ones after the idle
 /// timeout, and all of them on graceful shutdown (`ChannelShouldQuiesceEvent`) once their
-/// responses are written. It sees every request and response of the connection, those answered
-/// by ``WarmRangeHandler`` as well as the responder's.
+/// responses are written. It sees every request and response of the connection: the responder's
+/// parts, and each response ``WarmRangeHandler`` writes encoded as an ``EncodedResponseWritten``.
 final class ConnectionLifecycleHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -52,6 +52,16 @@ final class ConnectionLifecycleHandler: ChannelDuplexHandler, RemovableChannelHa
         let written = promise ?? context.eventLoop.makePromise()
         context.writeAndFlush(data, promise: written)
         written.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+
+    func triggerUserOutboundEvent(context: ChannelHandlerContext, event: Any, promise: EventLoopPromise<Void>?) {
+        guard let response = event as? EncodedResponseWritten else {
+            context.triggerUserOutboundEvent(event, promise: promise)
+            return
+        }
+        promise?.succeed(())
+        guard lifecycle.responseEnded(now: .now()) == .close else { return }
+        response.written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {

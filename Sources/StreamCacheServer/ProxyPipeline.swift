@@ -2,8 +2,8 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
-/// The handlers of a proxy connection, the whole executor: HTTP/1.1 parsing, then handlers of
-/// the proxy's own. ``RequestHeadCheck`` judges the raw head; ``ConnectionLifecycleHandler``
+/// The handlers of a proxy connection, the whole executor: the outlet for responses written
+/// encoded, HTTP/1.1 parsing, then handlers of the proxy's own. ``RequestHeadCheck`` judges the raw head; ``ConnectionLifecycleHandler``
 /// closes idle connections after the idle timeout and all of them on graceful shutdown once
 /// their responses are written; ``WarmRangeHandler`` answers the ranges the cache holds on the
 /// event loop; ``ResponderHandler`` runs the responder in a task for everything else. An
@@ -19,6 +19,8 @@ enum ProxyPipeline {
         responder: ResponderHandler
     ) throws {
         let pipeline = channel.pipeline.syncOperations
+        let outlet = EncodedResponseOutlet()
+        try pipeline.addHandler(outlet)
         try pipeline.configureHTTPServerPipeline(
             withPipeliningAssistance: false,  // the responder handler answers one request at a time
             withErrorHandling: true,  // a parse error is answered 400, and the connection closed
@@ -27,7 +29,7 @@ enum ProxyPipeline {
         try pipeline.addHandler(HTTP10KeepAliveHandler())
         try pipeline.addHandler(RequestHeadCheck(authority: warm.authority, accessKey: accessKey))
         try pipeline.addHandler(ConnectionLifecycleHandler(idleTimeout: idleTimeout))
-        try pipeline.addHandler(WarmRangeHandler(requests: warm, logs: logs))
+        try pipeline.addHandler(WarmRangeHandler(requests: warm, logs: logs, outlet: outlet))
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
         try pipeline.addHandler(responder)
     }

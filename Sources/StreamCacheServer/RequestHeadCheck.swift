@@ -1,6 +1,7 @@
 import HTTPTypes
 import NIOCore
 import NIOHTTP1
+import StreamCache
 
 /// Judges what only the raw request head shows, before it becomes an
 /// `HTTPRequest` that keeps one `Host` and no absolute-form target: a request whose framing or
@@ -45,9 +46,9 @@ final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
         var forged = false
         for (name, value) in head.headers {
             switch name.utf8.count {
-            case 4 where name.lowercased() == "host": hosts += 1
-            case 17 where name.lowercased() == "transfer-encoding": codings.append(value.lowercased())
-            case Self.refusalField.utf8.count where name.lowercased() == Self.refusalField.lowercased(): forged = true
+            case 4 where HeaderField.namesMatch(name, "host"): hosts += 1
+            case 17 where HeaderField.namesMatch(name, "transfer-encoding"): codings.append(value.lowercased())
+            case Self.refusalField.utf8.count where HeaderField.namesMatch(name, Self.refusalField): forged = true
             default: break
             }
         }

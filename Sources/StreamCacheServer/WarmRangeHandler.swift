@@ -4,10 +4,12 @@ import NIOHTTP1
 import StreamCache
 
 /// Answers on the event loop the requests ``WarmRequests`` says a warm resource answers: a
-/// range up to ``bufferedLimit`` is read into one buffer, a larger one is sent with `sendfile`
-/// from a descriptor of its own (a `FileRegion`). Every other request goes on to the
-/// responder, and so does every request that comes while one of the responder's is unanswered,
-/// so responses keep the order of their requests.
+/// range up to ``bufferedLimit`` is read into the buffer that holds the encoded head, a larger
+/// one is sent with `sendfile` from a descriptor of its own (a `FileRegion`). The response goes
+/// out through the ``EncodedResponseOutlet``, and an ``EncodedResponseWritten`` tells the
+/// handlers between of it. Every other request goes on to the responder, and so does every
+/// request that comes while one of the responder's is unanswered, so responses keep the order
+/// of their requests.
 final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -19,6 +21,7 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let requests: WarmRequests
     private let logs: ProxyLogs
+    private let outlet: EncodedResponseOutlet
     private var local = ConnectionAddress(nil)
     private var remoteIP: String?
     /// The target of the last request, judged.
@@ -28,9 +31,10 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Whether the request answered here still has parts to come, which are dropped.
     private var droppingRequest = false
 
-    init(requests: WarmRequests, logs: ProxyLogs) {
+    init(requests: WarmRequests, logs: ProxyLogs, outlet: EncodedResponseOutlet) {
         self.requests = requests
         self.logs = logs
+        self.outlet = outlet
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -41,8 +45,14 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if forwarded == 0, let answer = requests.answer(head, target: &target, local: &local),
-                send(answer, to: head, context: context)
+            if forwarded == 0, let front = outlet.context,
+                var answer = requests.answer(
+                    head,
+                    target: &target,
+                    local: &local,
+                    allocator: context.channel.allocator
+                ),
+                send(&answer, to: head, through: front, context: context)
             {
                 droppingRequest = true
                 return
@@ -64,60 +74,58 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    /// Writes the whole response.
+    /// Writes the whole response through `front`, the outlet's context.
     ///
     /// - Returns: `false` if the bytes could not be read, with nothing written: the responder
     ///   answers then.
     private func send(
-        _ answer: WarmRequests.Answer,
+        _ answer: inout WarmRequests.Answer,
         to request: HTTPRequestHead,
+        through front: ChannelHandlerContext,
         context: ChannelHandlerContext
     ) -> Bool {
         let startedAt = ContinuousClock.now
-        let count = Int(answer.range.count)
-        let body: IOData
-        var handle: NIOFileHandle?
+        let file = answer.resource.file
+        let range = answer.range
+        let count = Int(range.count)
+        var region: FileRegion?
         do {
-            if answer.range.count <= Self.bufferedLimit {
-                var buffer = context.channel.allocator.buffer(capacity: count)
-                let read = try buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
-                    try answer.resource.file.read(
+            if range.count <= Self.bufferedLimit {
+                let read = try answer.head.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
+                    try file.read(
                         into: UnsafeMutableRawBufferPointer(rebasing: pointer[..<count]),
-                        at: answer.range.lowerBound
+                        at: range.lowerBound
                     )
                 }
                 guard read == count else { return false }
-                body = .byteBuffer(buffer)
             } else {
                 // Checked now: `sendfile` past the file's end would send nothing, again and again.
-                guard answer.resource.file.holds(answer.range) else { return false }
-                let file = NIOFileHandle(
-                    _deprecatedTakingOwnershipOfDescriptor: try answer.resource.file.duplicateDescriptor()
-                )
-                handle = file
-                body = .fileRegion(
-                    FileRegion(
-                        fileHandle: file,
-                        readerIndex: Int(answer.range.lowerBound),
-                        endIndex: Int(answer.range.upperBound)
-                    )
+                guard file.holds(range) else { return false }
+                region = FileRegion(
+                    fileHandle: NIOFileHandle(
+                        _deprecatedTakingOwnershipOfDescriptor: try file.duplicateDescriptor()
+                    ),
+                    readerIndex: Int(range.lowerBound),
+                    endIndex: Int(range.upperBound)
                 )
             }
         } catch {
             return false
         }
-        let head = HTTPResponseHead(version: request.version, status: answer.status, headers: answer.headers)
-        context.write(wrapOutboundOut(.head(head)), promise: nil)
-        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        let written: EventLoopFuture<Void>
+        if let region {
+            front.write(NIOAny(IOData.byteBuffer(answer.head)), promise: nil)
+            written = front.writeAndFlush(NIOAny(IOData.fileRegion(region)))
+        } else {
+            written = front.writeAndFlush(NIOAny(IOData.byteBuffer(answer.head)))
+        }
+        context.triggerUserOutboundEvent(EncodedResponseWritten(written: written), promise: nil)
         let keepAlive = request.isKeepAlive
         let entry = logs.recordsEveryExchange ? logEntry(request, answer: answer) : nil
-        guard handle != nil || !keepAlive || entry != nil else {
-            // Nothing to do once it is written: the common small range.
-            context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-            return true
-        }
-        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { [logs] result in
-            try? handle?.close()
+        // Nothing more to do once it is written: the common small range.
+        guard region != nil || !keepAlive || entry != nil else { return true }
+        written.assumeIsolated().whenComplete { [logs] result in
+            try? region?.fileHandle.close()
             if !keepAlive { context.close(promise: nil) }
             guard var entry else { return }
             entry.seconds = startedAt.duration(to: .now).seconds

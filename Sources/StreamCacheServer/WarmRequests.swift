@@ -21,7 +21,10 @@ struct WarmRequests: Sendable {
     /// A response to send from a warm resource.
     struct Answer {
         let status: HTTPResponseStatus
-        let headers: HTTPHeaders
+        /// The response head encoded (status line, fields, blank line), with room after it for
+        /// the body when it is at most ``WarmRangeHandler/bufferedLimit`` bytes, read into it in
+        /// place.
+        var head: ByteBuffer
         let resource: WarmResource
         let range: ByteRange
     }
@@ -36,9 +39,9 @@ struct WarmRequests: Sendable {
         private var pathVerdict: Bool?
         /// The last content type judged, and what it says (`nil`: generic, the path decides).
         private var typeCheck: (contentType: String, namesPlaylist: Bool?)?
-        /// What the last answer said of the resource, kept while it holds, and its fields as
-        /// the event loop sends them.
-        private var representation: (judged: ResponseDecision.Representation, headers: HTTPHeaders)?
+        /// What the last answer said of the resource, kept while it holds, and its fields
+        /// encoded.
+        private var representation: (judged: ResponseDecision.Representation, fields: ByteBuffer)?
 
         init(uri: String, url: URL, key: String) {
             self.uri = uri
@@ -58,15 +61,14 @@ struct WarmRequests: Sendable {
         /// What an answer about `info` says at `now`, judged again only when the info or the
         /// age differs from the last answer's.
         mutating func representation(of info: ContentInfo, at now: Date) -> (
-            judged: ResponseDecision.Representation, headers: HTTPHeaders
+            judged: ResponseDecision.Representation, fields: ByteBuffer
         ) {
             if let representation, representation.judged.holds(info, at: now) { return representation }
             let judged = ResponseDecision.Representation(info, at: now)
-            var headers = HTTPHeaders()
-            headers.reserveCapacity(judged.fields.count + 3)
-            for field in judged.fields { headers.add(name: field.name, value: field.value) }
-            representation = (judged, headers)
-            return (judged, headers)
+            var fields = ByteBuffer()
+            for field in judged.fields { fields.writeField(field) }
+            representation = (judged, fields)
+            return (judged, fields)
         }
 
         private mutating func pathNamesPlaylist() -> Bool {
@@ -91,7 +93,12 @@ struct WarmRequests: Sendable {
     /// - Parameters:
     ///   - target: the judged target of the connection's last request, replaced when `head` names another.
     ///   - local: the address the connection arrived on, and the `Host` last accepted on it.
-    func answer(_ head: HTTPRequestHead, target: inout Target?, local: inout ConnectionAddress) -> Answer? {
+    func answer(
+        _ head: HTTPRequestHead,
+        target: inout Target?,
+        local: inout ConnectionAddress,
+        allocator: ByteBufferAllocator
+    ) -> Answer? {
         guard head.method == .GET else { return nil }
         let fields = RequestFields(head.headers)
         guard !fields.isTheResponders, let host = fields.host,
@@ -119,21 +126,21 @@ struct WarmRequests: Sendable {
         let representation = judged.representation(of: resource.info, at: Date())
         let decision = ResponseDecision(representation.judged, range: fields.range, ifRange: fields.ifRange)
         guard case .send(let partial, let range?) = decision.outcome, resource.covers(range) else { return nil }
-        // The representation's fields as the last answer built them (a send carries them all).
-        var headers = representation.headers
-        for field in decision.bytesFields { headers.add(name: field.name, value: field.value) }
+        let body = range.count <= WarmRangeHandler.bufferedLimit ? Int(range.count) : 0
+        var encoded = allocator.buffer(capacity: representation.fields.readableBytes + 160 + body)
+        encoded.writeStaticString(head.version.minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
+        encoded.writeStaticString(partial ? "206 Partial Content\r\n" : "200 OK\r\n")
+        // The representation's fields as the last answer encoded them (a send carries them all).
+        encoded.writeImmutableBuffer(representation.fields)
+        for field in decision.bytesFields { encoded.writeField(field) }
         if !head.isKeepAlive {
-            headers.add(name: "Connection", value: "close")
-        } else if head.version == .http1_0 {
+            encoded.writeStaticString("Connection: close\r\n")
+        } else if head.version.minor == 0 {
             // An HTTP/1.0 client keeps the connection only when the answer says so.
-            headers.add(name: "Connection", value: "keep-alive")
+            encoded.writeStaticString("Connection: keep-alive\r\n")
         }
-        return Answer(
-            status: partial ? .partialContent : .ok,
-            headers: headers,
-            resource: resource,
-            range: range
-        )
+        encoded.writeStaticString("\r\n")
+        return Answer(status: partial ? .partialContent : .ok, head: encoded, resource: resource, range: range)
     }
 
     /// What the warm path reads of a request's fields, in one pass over them (a dozen searches
@@ -196,5 +203,15 @@ struct ConnectionAddress {
     init(_ address: SocketAddress?) {
         ip = address?.ipAddress
         port = address?.port ?? -1
+    }
+}
+
+extension ByteBuffer {
+    /// Writes `Name: value` and the line's end.
+    fileprivate mutating func writeField(_ field: ResponseDecision.Field) {
+        writeString(field.name)
+        writeStaticString(": ")
+        writeString(field.value)
+        writeStaticString("\r\n")
     }
 }

@@ -16,9 +16,12 @@ public enum RangeSpecifier: Hashable, Sendable {
         return value.withUTF8 { parse($0) }
     }
 
+    /// `bytes=`, compared without case.
+    private static let prefix = Array("bytes=".utf8)
+
     private static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> [RangeSpecifier]? {
         let (start, end) = trimmed(bytes, 0, bytes.count)
-        let prefix = Array("bytes=".utf8)
+        let prefix = Self.prefix
         guard end - start >= prefix.count,
             prefix.indices.allSatisfy({ bytes[start + $0] | (prefix[$0] == 61 ? 0 : 0x20) == prefix[$0] })
         else { return nil }
