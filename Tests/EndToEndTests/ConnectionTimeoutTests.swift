@@ -9,6 +9,11 @@ import Testing
         let setup = try await ProxySetup(proxyArguments: ["--idle-timeout", "1"])
         defer { setup.remove() }
         try setup.workspace.write(TestData.bytes(count: 1000, seed: 530), as: "a.bin")
+        // A day old: its copy is fresh for a while (RFC 9111 §4.2.2), so the cache answers it.
+        try FileManager.default.setAttributes(
+            [.modificationDate: Date(timeIntervalSinceNow: -86_400)],
+            ofItemAtPath: setup.workspace.originDirectory + "/a.bin"
+        )
         let port = setup.proxy.port
         let host = "Host: 127.0.0.1:\(port)\r\n"
         let cases = [
@@ -22,6 +27,13 @@ import Testing
             #expect(closed, "the proxy kept \(name) open")
             if name.hasPrefix("an idle") { #expect(reply.hasPrefix("HTTP/1.1 200")) }
         }
+        // Answered from the cache on the event loop (which sends no `Date`), not by the
+        // responder: closed all the same.
+        let warm = "GET /\(setup.origin.url("a.bin")) HTTP/1.1\r\n\(host)Range: bytes=0-99\r\n\r\n"
+        let (closed, reply) = try await RawSocket.converse(warm, port: port, seconds: 8)
+        #expect(closed, "the proxy kept an idle connection open after a cached range")
+        #expect(reply.hasPrefix("HTTP/1.1 206"))
+        #expect(!reply.lowercased().contains("\r\ndate:"), "the responder answered, not the event loop")
         #expect(setup.proxy.process.isRunning)
     }
 
