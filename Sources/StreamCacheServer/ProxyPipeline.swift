@@ -3,12 +3,13 @@ import NIOHTTP1
 import NIOHTTPTypesHTTP1
 
 /// The handlers of a proxy connection, the whole executor: the outlet for responses written
-/// encoded, HTTP/1.1 parsing, then handlers of the proxy's own. ``RequestHeadCheck`` judges the raw head; ``ConnectionLifecycleHandler``
-/// closes idle connections after the idle timeout and all of them on graceful shutdown once
-/// their responses are written; ``WarmRangeHandler`` answers the ranges the cache holds on the
-/// event loop; ``ResponderHandler`` runs the responder in a task for everything else. An
-/// HTTP/1.0 client without keep-alive gets the close it expects; a request that cannot be
-/// parsed gets `400` and the connection is closed.
+/// encoded (``EncodedResponseOutlet``), HTTP/1.1 parsing, then handlers of the proxy's own.
+/// ``RequestHeadCheck`` judges the raw head; ``ConnectionLifecycleHandler`` closes idle
+/// connections after the idle timeout and all of them on graceful shutdown once their responses
+/// are written; ``WarmRangeHandler`` answers the ranges the cache holds on the event loop;
+/// ``ResponderHandler`` runs the responder in a task for everything else. An HTTP/1.0 client
+/// without keep-alive gets the close it expects (``RequestHeadCheck`` marks it); a request that
+/// cannot be parsed gets `400` and the connection is closed.
 enum ProxyPipeline {
     static func setUp(
         _ channel: any Channel,
@@ -26,28 +27,10 @@ enum ProxyPipeline {
             withErrorHandling: true,  // a parse error is answered 400, and the connection closed
             withOutboundHeaderValidation: false  // HTTPTypes validates fields already
         )
-        try pipeline.addHandler(HTTP10KeepAliveHandler())
         try pipeline.addHandler(RequestHeadCheck(authority: warm.authority, accessKey: accessKey))
         try pipeline.addHandler(ConnectionLifecycleHandler(idleTimeout: idleTimeout))
         try pipeline.addHandler(WarmRangeHandler(requests: warm, logs: logs, outlet: outlet))
         try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
         try pipeline.addHandler(responder)
-    }
-}
-
-/// Marks an HTTP/1.0 request without `Connection: keep-alive` (and an HTTP/1.1 one that asks
-/// to close) with `Connection: close`, the one signal ``ResponderHandler`` closes a connection on
-/// after its response.
-final class HTTP10KeepAliveHandler: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPServerRequestPart
-    typealias InboundOut = HTTPServerRequestPart
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard case .head(var head) = unwrapInboundIn(data), !head.isKeepAlive else {
-            context.fireChannelRead(data)
-            return
-        }
-        head.headers.replaceOrAdd(name: "Connection", value: "close")
-        context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 }

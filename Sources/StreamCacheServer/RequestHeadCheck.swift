@@ -13,6 +13,10 @@ import StreamCache
 /// The verdict travels with the request in ``refusalField`` as a ``ProxyRefusal``'s description,
 /// `<status> <reason>` (any value the client sent under that name is dropped first), so the
 /// responder answers it in its turn and logs it like every other refusal.
+///
+/// A request after which the connection closes (HTTP/1.0 without `Connection: keep-alive`, or
+/// HTTP/1.1 asking to close) is marked `Connection: close`, the one signal
+/// ``ResponderHandler`` closes a connection on after its response.
 final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -58,16 +62,15 @@ final class RequestHeadCheck: ChannelInboundHandler, RemovableChannelHandler {
             unkeyed = Self.removing(keyPrefix, from: head.uri)
             if unkeyed == nil { verdict = ProxyRefusal(.forbidden, "the request does not carry this server's access key") }
         }
-        guard forged || verdict != nil || unkeyed != nil else {
+        let closes = !head.isKeepAlive
+        guard forged || verdict != nil || unkeyed != nil || closes else {
             context.fireChannelRead(data)
             return
         }
         if let unkeyed { head.uri = unkeyed }
-        head.headers.remove(name: Self.refusalField)
-        if let verdict {
-            head.headers.add(name: Self.refusalField, value: verdict.description)
-            head.headers.replaceOrAdd(name: "Connection", value: "close")
-        }
+        if forged { head.headers.remove(name: Self.refusalField) }
+        if let verdict { head.headers.add(name: Self.refusalField, value: verdict.description) }
+        if closes || verdict != nil { head.headers.replaceOrAdd(name: "Connection", value: "close") }
         context.fireChannelRead(wrapInboundOut(.head(head)))
     }
 

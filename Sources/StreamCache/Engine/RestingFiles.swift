@@ -37,9 +37,10 @@ final class RestingFiles: @unchecked Sendable {
     func take(_ key: String, now: ContinuousClock.Instant = .now) -> (WarmResource, id: Int64)? {
         var closed: [String: Entry] = [:]
         let kept = lock.withLock { () -> Entry? in
-            if recent[key] != nil {
-                recent[key]?.lastUsed = now
-                return recent[key]
+            // One search of the key (a URL's length): this runs for every range read this way.
+            if let index = recent.index(forKey: key) {
+                recent.values[index].lastUsed = now
+                return recent.values[index]
             }
             guard var entry = older.removeValue(forKey: key) else { return nil }
             entry.lastUsed = now
