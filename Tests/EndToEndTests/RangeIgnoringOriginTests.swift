@@ -51,6 +51,41 @@ import Testing
         #expect(later.allSatisfy { $0.hasSuffix(" 304 -") }, "the origin was asked again: \(Array(later))")
     }
 
+    /// A player that hangs up and asks again at once (ffprobe, then ffmpeg; a seek) reads on
+    /// from the whole answer the first request brought: the origin sends the file once.
+    @Test func aReaderThatComesBackReadsOnFromTheSameAnswer() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let size = 24_000_000
+        let data = TestData.bytes(count: size, seed: 921)
+        try workspace.write(data, as: "big.bin")
+        let origin = try await PythonOrigin(directory: workspace.originDirectory)
+        defer { origin.stop() }
+        let log = workspace.output("access.log")
+        let proxy = try await ListeningProcess(["serve", "--access-log", log], cacheDir: workspace.cacheDirectory)
+        let url = origin.url("big.bin")
+
+        // A player reads the first 100 kB, then asks near the end, as one looking for an index
+        // there does (one curl, so the second request follows at once, as a player's would).
+        let (head, tail) = (workspace.output("head"), workspace.output("tail"))
+        let player = try await Tool.run(
+            "curl",
+            ["-s", "-r", "0-99999", "-o", head, proxy.url(url), "--next", "-s", "-r", "20000000-20000999", "-o", tail]
+                + [proxy.url(url)]
+        )
+        #expect(player.status == 0)
+        #expect(workspace.read(head) == slice(data, 0, 100_000))
+        #expect(workspace.read(tail) == slice(data, 20_000_000, 1000))
+        try await proxy.stop()
+
+        // Asked whether the file changed (a `304`, no body) perhaps, but for its body once.
+        #expect(origin.requests().filter { !$0.hasSuffix(" 304 -") }.count == 1, "the origin was asked \(origin.requests())")
+        let listing = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        let cached = try JSONDecoder().decode(ListingOf<Listed>.self, from: listing.stdout).resources.first?.cachedBytes
+        let logged = try originBytes(inLog: log, path: "big.bin")
+        #expect(logged.reduce(0, +) == cached, "the access log says \(logged) origin bytes; the cache kept \(cached ?? 0)")
+    }
+
     /// The fields of `ls --json` this test reads.
     struct Listed: Decodable {
         struct Range: Decodable {

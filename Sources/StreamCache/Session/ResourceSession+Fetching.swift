@@ -79,6 +79,7 @@ extension ResourceSession {
                     batches.start(batch, generation: generation, file: file)
                 }
                 if step.endsFetch { return nil }
+                if step.holds, try await !self.readerCame(for: id) { return nil }
             }
             return try await self.bodyEnded(id)
         }
@@ -150,19 +151,21 @@ extension ResourceSession {
     /// it wants are written to `file` and reported written, in one step on the actor, so each
     /// chunk costs one hop.
     ///
-    /// - Returns: whether the fetch ends here, and a batch to make durable if one is due.
+    /// - Returns: whether the fetch ends here, whether it holds its body for a reader to come
+    ///   (``readerCame(for:)``), and a batch to make durable if one is due.
     private func receive(
         _ chunk: [UInt8],
         fetch id: Int,
         file: CacheFile
-    ) throws -> (endsFetch: Bool, batch: (RangeSet, Int)?) {
+    ) throws -> (endsFetch: Bool, holds: Bool, batch: (RangeSet, Int)?) {
         switch machine.received(id, count: chunk.count, now: .now) {
         case .stop:
-            return (true, nil)
+            return (true, false, nil)
         case .fail(let error):
             throw error
         case .write(let pieces, let endsFetch):
-            guard !pieces.isEmpty else { return (endsFetch, nil) }
+            let holds = !endsFetch && machine.waitsForReader(id, now: .now) == true
+            guard !pieces.isEmpty else { return (endsFetch, holds, nil) }
             let count = pieces.reduce(0) { $0 + $1.count }
             let budget = environment.configuration.maxSize
             if machine.written.count + Int64(count) > budget {
@@ -202,7 +205,20 @@ extension ResourceSession {
             }
             let batch = machine.wrote(id, now: .now)
             wakeAll()
-            return (endsFetch, batch.map { ($0, machine.generation) })
+            return (endsFetch, holds, batch.map { ($0, machine.generation) })
+        }
+    }
+
+    /// Waits while whole-body fetch `id` holds its body for a reader: `true` when one wants what
+    /// it brings, `false` when the grace is over (``ResourceStateMachine/waitsForReader(_:now:)``).
+    /// Its body is not read meanwhile, so the origin's connection waits too.
+    private func readerCame(for id: Int) async throws -> Bool {
+        while true {
+            switch machine.waitsForReader(id, now: .now) {
+            case nil: return true
+            case false?: return false
+            case true?: try await Task.sleep(for: .milliseconds(20))
+            }
         }
     }
 

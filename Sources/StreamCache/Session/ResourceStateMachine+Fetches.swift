@@ -122,7 +122,8 @@ extension ResourceStateMachine {
     }
 
     /// Charges the `count` body bytes fetch `id` just received to the reader it fetches for (or,
-    /// if that one left, to another that waits on it), for the logs.
+    /// if that one left, to another that waits on it), for the logs. Bytes that came while no
+    /// reader was there go to the next one that comes for the same answer, if one does.
     private mutating func charge(_ count: Int64, to id: Int) {
         guard var fetch = fetches[id] else {
             unattributed += count
@@ -132,13 +133,16 @@ extension ResourceStateMachine {
             fetch.account =
                 readers.filter { $0.value.waitingOn == id }.keys.min()
                 ?? readers.filter { reader in fetch.isWhole || reader.value.wants(fetch.next) }.keys.min()
-            fetches[id] = fetch
         }
         if let account = fetch.account {
-            readers[account]?.charged += count
+            readers[account]?.charged += count + fetch.heldCharge
+            unattributed -= fetch.heldCharge
+            fetch.heldCharge = 0
         } else {
             unattributed += count
+            fetch.heldCharge += count
         }
+        fetches[id] = fetch
     }
 
     /// The origin bytes charged to reader `id` since it was last asked.
@@ -254,19 +258,13 @@ extension ResourceStateMachine {
         }
         body.position = chunk.upperBound
         fetch.state = .receiving(body)
-        if body.isWhole { return receivedWhole(chunk, of: fetch) }
-        if isWanted(fetch) {
-            fetch.orphanedAt = nil
-        } else {
-            // A bounded answer is finished (its bytes are on their way, so a reader that left
-            // costs nothing twice), but only for `orphanGrace`: a slow origin must not hold a
-            // connection for nobody.
-            let orphanedAt = fetch.orphanedAt ?? now
-            fetch.orphanedAt = orphanedAt
-            if orphanedAt.duration(to: now) >= settings.orphanGrace {
-                fetches[id] = fetch
-                return .stop
-            }
+        if body.isWhole { return receivedWhole(chunk, of: fetch, now: now) }
+        // A bounded answer is finished (its bytes are on their way, so a reader that left costs
+        // nothing twice), but only for `orphanGrace`: a slow origin must not hold a connection
+        // for nobody.
+        guard keepsGoing(&fetch, now: now) else {
+            fetches[id] = fetch
+            return .stop
         }
         fetches[id] = fetch
         precondition(chunk.lowerBound <= fetch.next, "a body never runs ahead of its fetch's next byte")
@@ -287,29 +285,63 @@ extension ResourceStateMachine {
         return .write(write.isEmpty ? [] : [piece], endsFetch: endsFetch)
     }
 
+    /// Whether `fetch` goes on: while a reader wants what it brings, and for `orphanGrace` after
+    /// the last one left.
+    private func keepsGoing(_ fetch: inout Fetch, now: Instant) -> Bool {
+        if isWanted(fetch) {
+            fetch.orphanedAt = nil
+            return true
+        }
+        let orphanedAt = fetch.orphanedAt ?? now
+        fetch.orphanedAt = orphanedAt
+        return orphanedAt.duration(to: now) < settings.orphanGrace
+    }
+
+    /// Whether whole-body fetch `id` should read on: `nil` while a reader wants what it brings;
+    /// `true` while it waits for one, for `orphanGrace` after the last one left; `false` once
+    /// the grace is over, when it ends.
+    ///
+    /// A whole body nobody wants is not read further (it would run to the end for nobody), but
+    /// is held: a player that hangs up and asks again at once (ffprobe, then ffmpeg; a seek)
+    /// reads on from it. Cut, the next request would have the origin send every byte before
+    /// the cut again.
+    mutating func waitsForReader(_ id: Int, now: Instant) -> Bool? {
+        guard var fetch = current(id), fetch.isWhole else { return nil }
+        if isWanted(fetch) {
+            fetch.orphanedAt = nil
+            fetches[id] = fetch
+            return nil
+        }
+        let goesOn = keepsGoing(&fetch, now: now)
+        fetches[id] = fetch
+        return goesOn
+    }
+
     /// A chunk `chunk` of a whole body arrived for `fetch`: every free byte of it is kept, while
-    /// a reader needs a byte the body has yet to bring.
-    private mutating func receivedWhole(_ chunk: ByteRange, of fetch: Fetch) -> ChunkAction {
+    /// a reader needs a byte the body has yet to bring, and in the grace after the last one
+    /// left (``waitsForReader(_:now:)``).
+    private mutating func receivedWhole(_ chunk: ByteRange, of fetch: Fetch, now: Instant) -> ChunkAction {
         var fetch = fetch
         fetch.next = chunk.lowerBound
-        fetches[fetch.id] = fetch
-        // A whole body is read only while wanted: it would otherwise run to the end for nobody.
         // Judged at the chunk's first byte: a large chunk may hold what a reader waits for.
-        guard isWanted(fetch) else { return .stop }
+        let goesOn = keepsGoing(&fetch, now: now)
+        fetches[fetch.id] = fetch
+        guard goesOn else { return .stop }
         // Every byte that arrived is kept, past the end the fetch was started for too.
         let end = info.length ?? Int64.max
         let kept = chunk.lowerBound < end ? ByteRange(chunk.lowerBound, min(chunk.upperBound, end)) : nil
         let pieces = kept.map { free($0, for: fetch) } ?? []
         fetch.pendingWrites = RangeSet(pieces)
         fetch.next = chunk.upperBound
+        // Past the chunk, nobody needs what the body brings next, and the grace is over.
+        let ends = !keepsGoing(&fetch, now: now)
         fetches[fetch.id] = fetch
         for piece in pieces { writing.insert(piece) }
         return .write(
             pieces.map {
                 Piece(skip: Int($0.lowerBound - chunk.lowerBound), count: Int($0.count), offset: $0.lowerBound)
             },
-            // Past the chunk, nobody needs what the body brings next.
-            endsFetch: !isWanted(fetch)
+            endsFetch: ends
         )
     }
 

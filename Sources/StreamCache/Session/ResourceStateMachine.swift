@@ -238,6 +238,9 @@ extension ResourceStateMachine {
         var lastSync: Instant
         /// Since when no reader wants what the fetch writes (`nil`: one does).
         var orphanedAt: Instant?
+        /// Body bytes received while no reader was there to charge, to charge to the next one
+        /// (meanwhile in `unattributed`): a whole body is held for the reader that comes back.
+        var heldCharge: Int64 = 0
 
         enum State: Sendable {
             /// A request for `first...last` is on its way.
