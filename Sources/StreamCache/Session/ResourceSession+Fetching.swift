@@ -211,15 +211,17 @@ extension ResourceSession {
 
     /// Waits while whole-body fetch `id` holds its body for a reader: `true` when one wants what
     /// it brings, `false` when the grace is over (``ResourceStateMachine/waitsForReader(_:now:)``).
-    /// Its body is not read meanwhile, so the origin's connection waits too.
+    /// Its body is not read meanwhile, so the origin's connection waits too. A shutdown ends
+    /// the wait at once.
     private func readerCame(for id: Int) async throws -> Bool {
-        while true {
+        while !draining {
             switch machine.waitsForReader(id, now: .now) {
             case nil: return true
             case false?: return false
             case true?: try await Task.sleep(for: .milliseconds(20))
             }
         }
+        return false
     }
 
     private func bodyEnded(_ id: Int) async throws -> FetchRequest? {

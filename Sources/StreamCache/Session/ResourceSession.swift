@@ -30,6 +30,8 @@ actor ResourceSession {
     /// The running fetches. Owned by the session: each removes itself when it ends, ``drain()``
     /// awaits them, and a version change cancels the stale ones.
     var fetchTasks: [Int: Task<Void, Never>] = [:]
+    /// Whether the session is draining for a shutdown: nothing waits for a reader any more.
+    var draining = false
     /// Whether the engine has closed the session: it publishes nothing more.
     private var isClosed = false
     /// When the session last looked for a version another process stored.
@@ -334,6 +336,8 @@ actor ResourceSession {
 
     /// Waits until every fetch has ended and recorded what it wrote.
     func drain() async {
+        // No reader comes any more: a body held for one ends now (``readerCame(for:)``).
+        draining = true
         while let task = fetchTasks.values.first {
             await task.value
         }
