@@ -307,14 +307,10 @@ extension ResourceStateMachine {
     /// the cut again.
     mutating func waitsForReader(_ id: Int, now: Instant) -> Bool? {
         guard var fetch = current(id), fetch.isWhole else { return nil }
-        if isWanted(fetch) {
-            fetch.orphanedAt = nil
-            fetches[id] = fetch
-            return nil
-        }
+        let wanted = isWanted(fetch)
         let goesOn = keepsGoing(&fetch, now: now)
         fetches[id] = fetch
-        return goesOn
+        return wanted ? nil : goesOn
     }
 
     /// A chunk `chunk` of a whole body arrived for `fetch`: every free byte of it is kept, while
