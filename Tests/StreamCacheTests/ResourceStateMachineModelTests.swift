@@ -84,6 +84,58 @@ import Testing
         #expect(next.first == 1000 && next.last == 1999)
     }
 
+    /// An origin that ignores `Range`: the whole body nobody wants more of is held for the
+    /// grace, read on when a reader comes back (charged with what came meanwhile), and ended
+    /// once the grace is over.
+    @Test func aWholeBodyNobodyWantsIsHeldForAReturningReader() {
+        var machine = newMachine(firstFetchSpan: 1000)
+        let start = ContinuousClock.now
+        let first = machine.addReader(offset: 0, end: 100)
+        guard case .startFetch(let fetch) = machine.read(first, at: 0, now: start) else {
+            Issue.record("no fetch started")
+            return
+        }
+        // Fresh for an hour: a reader that comes back is not sent to validate it first.
+        let stored = StoredFields(
+            fields: [HeaderField("Cache-Control", "max-age=3600")],
+            receivedAt: Date().timeIntervalSince1970
+        )
+        let info = ContentInfo(length: 3000, etag: "\"a\"", stored: stored)
+        _ = machine.answered(fetch.fetch, .full(info: info), sentIfRange: false, now: start)
+        // Past the 100 bytes the reader asked for: kept, and not ended.
+        #expect(
+            machine.received(fetch.fetch, count: 500, now: start)
+                == .write([.init(skip: 0, count: 500, offset: 0)], endsFetch: false)
+        )
+        _ = machine.wrote(fetch.fetch, now: start)
+        #expect(machine.takeCharge(first) == 500)
+        machine.removeReader(first)
+        #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(1)) == true)
+        // A chunk already on its way when the reader left is kept, for nobody yet.
+        _ = machine.received(fetch.fetch, count: 200, now: start + .seconds(1))
+        _ = machine.wrote(fetch.fetch, now: start + .seconds(1))
+
+        // A player comes back for bytes the body has yet to bring: the body is read on, and
+        // the reader is charged with the 200 bytes too.
+        let back = machine.addReader(offset: 2000, end: nil)
+        switch machine.read(back, at: 2000, now: start + .seconds(2)) {
+        case .wait, .waitForStream: break
+        case let other:
+            Issue.record("a returning reader did not wait for the held body: \(other)")
+            return
+        }
+        #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(2)) == nil)
+        _ = machine.received(fetch.fetch, count: 300, now: start + .seconds(2))
+        _ = machine.wrote(fetch.fetch, now: start + .seconds(2))
+        #expect(machine.takeCharge(back) == 500)
+
+        // Nobody again: held for the grace (3 s by default), then ended.
+        machine.removeReader(back)
+        #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(3)) == true)
+        #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(5)) == true)
+        #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(6)) == false)
+    }
+
     @Test func aFetchWritesOnlyAtItsNextByte() {
         // Requests of 200 bytes: a reader at 300 is past what the first fetch asked for.
         var machine = newMachine(firstFetchSpan: 200)
