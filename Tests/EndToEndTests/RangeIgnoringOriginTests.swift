@@ -7,16 +7,10 @@ import Testing
 /// later read of any of it costs no body.
 @Suite(.timeLimit(.minutes(4))) struct RangeIgnoringOriginTests {
     @Test func everyByteOfAWholeAnswerIsKeptAndCounted() async throws {
-        let workspace = Workspace()
-        defer { workspace.remove() }
-        let size = 24_000_000
-        let data = TestData.bytes(count: size, seed: 920)
-        try workspace.write(data, as: "big.bin")
-        let origin = try await PythonOrigin(directory: workspace.originDirectory)
-        defer { origin.stop() }
-        let log = workspace.output("access.log")
-        let proxy = try await ListeningProcess(["serve", "--access-log", log], cacheDir: workspace.cacheDirectory)
-        let url = origin.url("big.bin")
+        let setup = try await ServedFile(seed: 920)
+        defer { setup.remove() }
+        let (workspace, data, origin, log, proxy, url) =
+            (setup.workspace, setup.data, setup.origin, setup.log, setup.proxy, setup.url)
 
         let first = 16_000_000
         let last = 16_999_999
@@ -54,16 +48,10 @@ import Testing
     /// A player that hangs up and asks again at once (ffprobe, then ffmpeg; a seek) reads on
     /// from the whole answer the first request brought: the origin sends the file once.
     @Test func aReaderThatComesBackReadsOnFromTheSameAnswer() async throws {
-        let workspace = Workspace()
-        defer { workspace.remove() }
-        let size = 24_000_000
-        let data = TestData.bytes(count: size, seed: 921)
-        try workspace.write(data, as: "big.bin")
-        let origin = try await PythonOrigin(directory: workspace.originDirectory)
-        defer { origin.stop() }
-        let log = workspace.output("access.log")
-        let proxy = try await ListeningProcess(["serve", "--access-log", log], cacheDir: workspace.cacheDirectory)
-        let url = origin.url("big.bin")
+        let setup = try await ServedFile(seed: 921)
+        defer { setup.remove() }
+        let (workspace, data, origin, log, proxy, url) =
+            (setup.workspace, setup.data, setup.origin, setup.log, setup.proxy, setup.url)
 
         // A player reads the first 100 kB, then asks near the end, as one looking for an index
         // there does (one curl, so the second request follows at once, as a player's would).
@@ -84,6 +72,30 @@ import Testing
         let cached = try JSONDecoder().decode(ListingOf<Listed>.self, from: listing.stdout).resources.first?.cachedBytes
         let logged = try originBytes(inLog: log, path: "big.bin")
         #expect(logged.reduce(0, +) == cached, "the access log says \(logged) origin bytes; the cache kept \(cached ?? 0)")
+    }
+
+    /// A 24 MB file of python's `http.server`, and `serve` in front of it logging to `log`.
+    struct ServedFile {
+        let workspace = Workspace()
+        let data: [UInt8]
+        let origin: PythonOrigin
+        let log: String
+        let proxy: ListeningProcess
+        let url: String
+
+        init(seed: UInt64) async throws {
+            data = TestData.bytes(count: 24_000_000, seed: seed)
+            try workspace.write(data, as: "big.bin")
+            origin = try await PythonOrigin(directory: workspace.originDirectory)
+            log = workspace.output("access.log")
+            proxy = try await ListeningProcess(["serve", "--access-log", log], cacheDir: workspace.cacheDirectory)
+            url = origin.url("big.bin")
+        }
+
+        func remove() {
+            origin.stop()
+            workspace.remove()
+        }
     }
 
     /// The fields of `ls --json` this test reads.

@@ -158,13 +158,14 @@ extension ResourceSession {
         fetch id: Int,
         file: CacheFile
     ) throws -> (endsFetch: Bool, holds: Bool, batch: (RangeSet, Int)?) {
-        switch machine.received(id, count: chunk.count, now: .now) {
+        let now = ContinuousClock.now
+        switch machine.received(id, count: chunk.count, now: now) {
         case .stop:
             return (true, false, nil)
         case .fail(let error):
             throw error
         case .write(let pieces, let endsFetch):
-            let holds = !endsFetch && machine.waitsForReader(id, now: .now) == true
+            let holds = !endsFetch && machine.waitsForReader(id, now: now) == true
             guard !pieces.isEmpty else { return (endsFetch, holds, nil) }
             let count = pieces.reduce(0) { $0 + $1.count }
             let budget = environment.configuration.maxSize
