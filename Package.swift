@@ -129,7 +129,9 @@ let package = Package(
             dependencies: [
                 "StreamCache",
                 "StreamCacheServer",
+                "StreamCacheTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]
         ),

@@ -57,6 +57,11 @@ struct ConnectionLifecycle {
     /// A response has been written to its end.
     mutating func responseEnded(now: NIODeadline) -> Action {
         responsesDue -= 1
+        return answeredUnread(now: now)
+    }
+
+    /// A request this machine did not read was answered whole (``WarmShortcutHandler``).
+    mutating func answeredUnread(now: NIODeadline) -> Action {
         guard responsesDue == 0 else { return .none }
         if quiescing { return .close }
         lastActivity = now

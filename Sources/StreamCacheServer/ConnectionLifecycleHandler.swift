@@ -60,7 +60,9 @@ final class ConnectionLifecycleHandler: ChannelDuplexHandler, RemovableChannelHa
             return
         }
         promise?.succeed(())
-        guard lifecycle.responseEnded(now: .now()) == .close else { return }
+        let action =
+            response.requestWasRead ? lifecycle.responseEnded(now: .now()) : lifecycle.answeredUnread(now: .now())
+        guard action == .close else { return }
         response.written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 

@@ -27,4 +27,7 @@ final class EncodedResponseOutlet: ChannelOutboundHandler, RemovableChannelHandl
 struct EncodedResponseWritten {
     /// Completes when the response has gone out (or failed to).
     let written: EventLoopFuture<Void>
+    /// Whether the handlers it passed by read its request, or it was answered before the HTTP
+    /// decoder (``WarmShortcutHandler``).
+    let requestWasRead: Bool
 }

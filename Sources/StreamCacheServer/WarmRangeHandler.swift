@@ -7,9 +7,10 @@ import StreamCache
 /// range up to ``bufferedLimit`` is read into the buffer that holds the encoded head, a larger
 /// one is sent with `sendfile` from a descriptor of its own (a `FileRegion`). The response goes
 /// out through the ``EncodedResponseOutlet``, and an ``EncodedResponseWritten`` tells the
-/// handlers between of it. Every other request goes on to the responder, and so does every
-/// request that comes while one of the responder's is unanswered, so responses keep the order
-/// of their requests.
+/// handlers between of it. A player's ranges mostly reach it before they are parsed, from the
+/// ``WarmShortcutHandler`` (``answerUnread(_:)``); the others pass it parsed. Every other
+/// request goes on to the responder, and so does every request that comes while one of the
+/// responder's is unanswered, so responses keep the order of their requests.
 final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias InboundOut = HTTPServerRequestPart
@@ -22,6 +23,7 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private let requests: WarmRequests
     private let logs: ProxyLogs
     private let outlet: EncodedResponseOutlet
+    private var context: ChannelHandlerContext?
     private var local = ConnectionAddress(nil)
     private var remoteIP: String?
     /// The target of the last request, judged.
@@ -38,8 +40,24 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
         local = ConnectionAddress(context.channel.localAddress)
         remoteIP = context.channel.remoteAddress?.ipAddress
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
+    /// Answers `head`, which the handlers before this one did not read (``WarmShortcutHandler``),
+    /// if a warm resource answers it and no responder answer is due.
+    ///
+    /// - Returns: whether it was answered.
+    func answerUnread(_ head: HTTPRequestHead) -> Bool {
+        guard forwarded == 0, !droppingRequest, let context, let front = outlet.context,
+            var answer = requests.answer(head, target: &target, local: &local, allocator: context.channel.allocator)
+        else { return false }
+        return send(&answer, to: head, through: front, context: context, wasRead: false)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -52,7 +70,7 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     local: &local,
                     allocator: context.channel.allocator
                 ),
-                send(&answer, to: head, through: front, context: context)
+                send(&answer, to: head, through: front, context: context, wasRead: true)
             {
                 droppingRequest = true
                 return
@@ -74,7 +92,8 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
-    /// Writes the whole response through `front`, the outlet's context.
+    /// Writes the whole response through `front`, the outlet's context; `wasRead` says whether
+    /// the handlers before this one read its request.
     ///
     /// - Returns: `false` if the bytes could not be read, with nothing written: the responder
     ///   answers then.
@@ -82,7 +101,8 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         _ answer: inout WarmRequests.Answer,
         to request: HTTPRequestHead,
         through front: ChannelHandlerContext,
-        context: ChannelHandlerContext
+        context: ChannelHandlerContext,
+        wasRead: Bool
     ) -> Bool {
         let startedAt = ContinuousClock.now
         let file = answer.resource.file
@@ -119,7 +139,10 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         } else {
             written = front.writeAndFlush(NIOAny(IOData.byteBuffer(answer.head)))
         }
-        context.triggerUserOutboundEvent(EncodedResponseWritten(written: written), promise: nil)
+        context.triggerUserOutboundEvent(
+            EncodedResponseWritten(written: written, requestWasRead: wasRead),
+            promise: nil
+        )
         let keepAlive = request.isKeepAlive
         let entry = logs.recordsEveryExchange ? logEntry(request, answer: answer) : nil
         // Nothing more to do once it is written: the common small range.

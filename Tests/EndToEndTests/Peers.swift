@@ -202,13 +202,27 @@ struct RawSocket {
     /// Sends `text` on a new connection, then reads until the server closes it (`closed`) or
     /// `seconds` pass without it doing so.
     static func converse(_ text: String, port: Int, seconds: Int) async throws -> (closed: Bool, reply: String) {
+        try await converse(pieces: [text], pause: .zero, port: port, seconds: seconds)
+    }
+
+    /// Sends `pieces` on a new connection, each in a write of its own after `pause` (so that the
+    /// server reads them apart), then reads as ``converse(_:port:seconds:)`` does.
+    static func converse(
+        pieces: [String],
+        pause: Duration,
+        port: Int,
+        seconds: Int
+    ) async throws -> (closed: Bool, reply: String) {
         try await onOwnThread {
             let socket = try RawSocket.connect(host: "127.0.0.1", port: port)
             defer { close(socket.descriptor) }
             var timeout = timeval(tv_sec: seconds, tv_usec: 0)
             setsockopt(socket.descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            let bytes = Array(text.utf8)
-            _ = bytes.withUnsafeBytes { send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            for (index, piece) in pieces.enumerated() {
+                if index > 0 { usleep(UInt32(pause / .microseconds(1))) }
+                let bytes = Array(piece.utf8)
+                _ = bytes.withUnsafeBytes { send(socket.descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            }
             var reply = [UInt8]()
             var buffer = [UInt8](repeating: 0, count: 65536)
             while true {

@@ -103,6 +103,51 @@ import Testing
         #expect(bodies == (0..<40).map { String(format: "file %02d", $0) }, "\(reply.reply.prefix(400))")
     }
 
+    /// A player's range arrives in one read and is answered before the HTTP decoder reads it. A
+    /// head in pieces goes to the decoder, and so does the rest of the connection: the bytes
+    /// after a piece are the same request's (here a field's value goes on with what looks like
+    /// a new request), never a request of their own.
+    @Test func aHeadInPiecesIsOneRequestEvenWhenItsLastPieceLooksLikeAWholeOne() async throws {
+        let setup = try await ProxySetup()
+        defer { setup.remove() }
+        let letters = (0..<200_000).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+        let digits = (0..<200_000).map { UInt8(ascii: "0") + UInt8($0 % 7) }
+        try setup.workspace.write(letters, as: "letters.txt")
+        try setup.workspace.write(digits, as: "digits.txt")
+        for name in ["letters.txt", "digits.txt"] {
+            // A day old: their copies are fresh for a while (RFC 9111 §4.2.2), so the cache answers them.
+            try FileManager.default.setAttributes(
+                [.modificationDate: Date(timeIntervalSinceNow: -86_400)],
+                ofItemAtPath: setup.workspace.originDirectory + "/" + name
+            )
+        }
+        _ = try await Curl.fetch(setup.url("letters.txt"))
+        _ = try await Curl.fetch(setup.url("digits.txt"))
+        let host = "Host: 127.0.0.1:\(setup.proxy.port)\r\n"
+        let pieces = [
+            "GET /\(setup.origin.url("letters.txt")) HTTP/1.1\r\n\(host)Range: bytes=0-99\r\n\r\n",
+            "GET /\(setup.origin.url("digits.txt")) HTTP/1.1\r\nX-Pad: 1",
+            "GET /\(setup.origin.url("letters.txt")) HTTP/1.1\r\n\(host)Range: bytes=1000-1099\r\n"
+                + "Connection: close\r\n\r\n",
+        ]
+        let reply = try await RawSocket.converse(
+            pieces: pieces,
+            pause: .milliseconds(200),
+            port: setup.proxy.port,
+            seconds: 10
+        )
+        #expect(reply.closed)
+        let answers = HTTPReplies.split(reply.reply)
+        #expect(answers.map(\.status) == [206, 206], "\(reply.reply.prefix(600))")
+        // Answered on the event loop (which sends no `Date`), as the last piece would have been alone.
+        #expect(!reply.reply.lowercased().contains("date:"), "\(reply.reply.prefix(600))")
+        #expect(answers.first?.body == String(decoding: letters[0..<100], as: UTF8.self))
+        #expect(
+            answers.last?.body == String(decoding: digits[1000..<1100], as: UTF8.self),
+            "the pieces were not one request"
+        )
+    }
+
     @Test func anHTTP10ClientIsClosedAfterItsWarmResponseUnlessItAskedToKeepIt() async throws {
         let setup = try await ProxySetup()
         defer { setup.remove() }
@@ -170,5 +215,24 @@ import Testing
         #expect(entries[2].hasSuffix(" client-went-away"), "\(entries[2])")
         // The warm range: 1,000,000 bytes sent, all of them from the cache.
         #expect(entries[3].contains(" 206 1000000 1000000 0 "), "\(entries[3])")
+    }
+}
+
+/// The answers one connection carried, each by its `Content-Length`.
+enum HTTPReplies {
+    static func split(_ text: String) -> [(status: Int, body: String)] {
+        var answers: [(status: Int, body: String)] = []
+        var rest = Substring(text)
+        while let end = rest.range(of: "\r\n\r\n") {
+            let head = rest[..<end.lowerBound].lowercased()
+            let status = head.split(separator: " ").dropFirst().first.flatMap { Int($0) } ?? 0
+            let length =
+                head.split(separator: "\r\n").first { $0.hasPrefix("content-length:") }
+                .flatMap { Int($0.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)) } ?? 0
+            let body = rest[end.upperBound...].prefix(length)
+            answers.append((status, String(body)))
+            rest = rest[end.upperBound...].dropFirst(length)
+        }
+        return answers
     }
 }

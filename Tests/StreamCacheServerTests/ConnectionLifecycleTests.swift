@@ -61,4 +61,22 @@ import Testing
         #expect(busy.writing(response, now: at(2)) == .none)
         #expect(busy.writing(response, now: at(3)) == .close)
     }
+
+    /// A request answered whole before the HTTP decoder (the warm shortcut), which the machine
+    /// never read: it moves the start of the idle time and leaves nothing due.
+    @Test func aRequestAnsweredUnreadLeavesNothingDue() {
+        var lifecycle = ConnectionLifecycle(idleTimeout: timeout, now: start)
+        #expect(lifecycle.answeredUnread(now: at(20)) == .none)
+        #expect(lifecycle.responsesDue == 0)
+        #expect(lifecycle.check(now: at(30)) == .checkAt(at(50)))
+        #expect(lifecycle.quiesce() == .close)
+
+        // While a response the machine read is due, it is that response's end that counts.
+        var busy = ConnectionLifecycle(idleTimeout: timeout, now: start)
+        busy.read(head, now: at(1))
+        busy.read(.end(nil), now: at(1))
+        #expect(busy.quiesce() == .none)
+        #expect(busy.answeredUnread(now: at(2)) == .none)
+        #expect(busy.writing(response, now: at(3)) == .close)
+    }
 }
