@@ -3,8 +3,8 @@ import NIOHTTP1
 
 /// Hands the warm path (``WarmRangeHandler``) a request before NIO's HTTP decoder reads it,
 /// when its head arrived whole and alone in one read (``WholeRequestHead``): a player's ranges
-/// on a kept-alive connection skip the decoder and the handlers between, a fifth of a warm
-/// range's time of our own.
+/// on a kept-alive connection skip the decoder and the handlers between, which took about 6 µs
+/// of a warm range's 53 (its whole CPU time, kernel included, at one connection).
 ///
 /// Only while the decoder holds no bytes: a read that is not such a head goes on to the decoder,
 /// and so does every read of the connection after it. A head the warm path does not answer goes

@@ -28,7 +28,9 @@ enum WholeRequestHead {
     private static func parse(_ bytes: UnsafeRawBufferPointer) -> HTTPRequestHead? {
         var scanner = Scanner(bytes)
         guard scanner.skip("GET "), let uri = scanner.run(while: targetBytes), uri.first == UInt8(ascii: "/"),
-            scanner.skip(" HTTP/1."), let minor = scanner.one(of: "01"), scanner.skipLineEnd()
+            scanner.skip(" HTTP/1."), let minor = scanner.next(),
+            minor == UInt8(ascii: "1") || minor == UInt8(ascii: "0"),
+            scanner.skipLineEnd()
         else { return nil }
         var fields: [(String, String)] = []
         while !scanner.skipLineEnd() {
@@ -75,16 +77,11 @@ enum WholeRequestHead {
 
         mutating func skipLineEnd() -> Bool { skip("\r\n") }
 
-        /// The next byte, if it is one of `choices`.
-        mutating func one(of choices: StaticString) -> UInt8? {
+        /// The next byte, if there is one.
+        mutating func next() -> UInt8? {
             guard position < bytes.count else { return nil }
-            let byte = bytes[position]
-            let isChoice = UnsafeBufferPointer(start: choices.utf8Start, count: choices.utf8CodeUnitCount).contains(
-                byte
-            )
-            guard isChoice else { return nil }
-            position += 1
-            return byte
+            defer { position += 1 }
+            return bytes[position]
         }
 
         /// The bytes from here that are in `accepted`, if there is at least one.
