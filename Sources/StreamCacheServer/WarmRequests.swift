@@ -29,8 +29,9 @@ struct WarmRequests: Sendable {
         let range: ByteRange
     }
 
-    /// A request target judged once: a connection asks for the same one again and again.
-    struct Target {
+    /// A request target judged once: a connection asks for the same one again and again. (A
+    /// class, so that a range's answer updates it in place rather than copying it back.)
+    final class Target {
         let uri: String
         let url: URL
         let key: String
@@ -50,7 +51,7 @@ struct WarmRequests: Sendable {
         }
 
         /// Whether the resource is a playlist, which the responder rewrites.
-        mutating func isPlaylist(_ contentType: String?) -> Bool {
+        func isPlaylist(_ contentType: String?) -> Bool {
             guard let contentType else { return pathNamesPlaylist() }
             if typeCheck?.contentType != contentType {
                 typeCheck = (contentType, PlaylistRewriter.typeNamesPlaylist(contentType))
@@ -60,7 +61,7 @@ struct WarmRequests: Sendable {
 
         /// What an answer about `info` says at `now`, judged again only when the info or the
         /// age differs from the last answer's.
-        mutating func representation(of info: ContentInfo, at now: Date) -> (
+        func representation(of info: ContentInfo, at now: Date) -> (
             judged: ResponseDecision.Representation, fields: ByteBuffer
         ) {
             if let representation, representation.judged.holds(info, at: now) { return representation }
@@ -71,7 +72,7 @@ struct WarmRequests: Sendable {
             return (judged, fields)
         }
 
-        private mutating func pathNamesPlaylist() -> Bool {
+        private func pathNamesPlaylist() -> Bool {
             if let pathVerdict { return pathVerdict }
             let verdict = PlaylistRewriter.pathNamesPlaylist(url)
             pathVerdict = verdict
@@ -113,8 +114,7 @@ struct WarmRequests: Sendable {
         )
         guard verdict == .serve else { return nil }
         if target?.uri != head.uri { target = self.target(head.uri) }
-        guard var judged = target else { return nil }
-        defer { target = judged }
+        guard let judged = target else { return nil }
         let key = judged.key
         // Published by this process's open session, else read from the index and the file; not
         // for a URL that names a playlist, which the responder rewrites (no index read, no open).

@@ -33,6 +33,7 @@ enum WholeRequestHead {
             scanner.skipLineEnd()
         else { return nil }
         var fields: [(String, String)] = []
+        fields.reserveCapacity(8)
         while !scanner.skipLineEnd() {
             guard let name = scanner.run(while: tokenBytes), scanner.skip(":") else { return nil }
             _ = scanner.run(while: blanks)
