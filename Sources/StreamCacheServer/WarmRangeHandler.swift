@@ -54,24 +54,14 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     ///
     /// - Returns: whether it was answered.
     func answerUnread(_ head: HTTPRequestHead) -> Bool {
-        guard forwarded == 0, !droppingRequest, let context, let front = outlet.context,
-            var answer = requests.answer(head, target: &target, local: &local, allocator: context.channel.allocator)
-        else { return false }
-        return send(&answer, to: head, through: front, context: context, wasRead: false)
+        guard !droppingRequest, let context else { return false }
+        return answer(head, context: context, wasRead: false)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if forwarded == 0, let front = outlet.context,
-                var answer = requests.answer(
-                    head,
-                    target: &target,
-                    local: &local,
-                    allocator: context.channel.allocator
-                ),
-                send(&answer, to: head, through: front, context: context, wasRead: true)
-            {
+            if answer(head, context: context, wasRead: true) {
                 droppingRequest = true
                 return
             }
@@ -92,6 +82,17 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
     }
 
+    /// Answers `head` if a warm resource answers it and no responder answer is due; `wasRead`
+    /// says whether the handlers before this one read it.
+    ///
+    /// - Returns: whether it was answered.
+    private func answer(_ head: HTTPRequestHead, context: ChannelHandlerContext, wasRead: Bool) -> Bool {
+        guard forwarded == 0, let front = outlet.context,
+            var answer = requests.answer(head, target: &target, local: &local, allocator: context.channel.allocator)
+        else { return false }
+        return send(&answer, to: head, through: front, context: context, wasRead: wasRead)
+    }
+
     /// Writes the whole response through `front`, the outlet's context; `wasRead` says whether
     /// the handlers before this one read its request.
     ///
@@ -104,7 +105,8 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         context: ChannelHandlerContext,
         wasRead: Bool
     ) -> Bool {
-        let startedAt = ContinuousClock.now
+        // The clock only for the access log.
+        let startedAt = logs.recordsEveryExchange ? ContinuousClock.now : nil
         let file = answer.resource.file
         let range = answer.range
         let count = Int(range.count)
@@ -143,14 +145,14 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             EncodedResponseWritten(written: written, requestWasRead: wasRead),
             promise: nil
         )
-        let keepAlive = request.isKeepAlive
-        let entry = logs.recordsEveryExchange ? logEntry(request, answer: answer) : nil
+        let keepAlive = answer.keepAlive
+        let entry = startedAt != nil ? logEntry(request, answer: answer) : nil
         // Nothing more to do once it is written: the common small range.
         guard region != nil || !keepAlive || entry != nil else { return true }
         written.assumeIsolated().whenComplete { [logs] result in
             try? region?.fileHandle.close()
             if !keepAlive { context.close(promise: nil) }
-            guard var entry else { return }
+            guard var entry, let startedAt else { return }
             entry.seconds = startedAt.duration(to: .now).seconds
             if case .failure = result {
                 entry.sentBytes = 0

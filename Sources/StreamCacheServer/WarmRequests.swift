@@ -27,6 +27,8 @@ struct WarmRequests: Sendable {
         var head: ByteBuffer
         let resource: WarmResource
         let range: ByteRange
+        /// Whether the connection stays open after it (`head.isKeepAlive`, read once).
+        let keepAlive: Bool
     }
 
     /// A request target judged once: a connection asks for the same one again and again. (A
@@ -61,7 +63,10 @@ struct WarmRequests: Sendable {
 
         /// What an answer about `info` says at `now`, judged again only when the info or the
         /// age differs from the last answer's.
-        func representation(of info: ContentInfo, at now: Date) -> (
+        func representation(
+            of info: ContentInfo,
+            at now: Date
+        ) -> (
             judged: ResponseDecision.Representation, fields: ByteBuffer
         ) {
             if let representation, representation.judged.holds(info, at: now) { return representation }
@@ -135,14 +140,21 @@ struct WarmRequests: Sendable {
         // The representation's fields as the last answer encoded them (a send carries them all).
         encoded.writeImmutableBuffer(representation.fields)
         for field in decision.bytesFields { encoded.writeField(field) }
-        if !head.isKeepAlive {
+        let keepAlive = head.isKeepAlive
+        if !keepAlive {
             encoded.writeStaticString("Connection: close\r\n")
         } else if head.version.minor == 0 {
             // An HTTP/1.0 client keeps the connection only when the answer says so.
             encoded.writeStaticString("Connection: keep-alive\r\n")
         }
         encoded.writeStaticString("\r\n")
-        return Answer(status: partial ? .partialContent : .ok, head: encoded, resource: resource, range: range)
+        return Answer(
+            status: partial ? .partialContent : .ok,
+            head: encoded,
+            resource: resource,
+            range: range,
+            keepAlive: keepAlive
+        )
     }
 
     /// What the warm path reads of a request's fields, in one pass over them (a dozen searches

@@ -307,10 +307,10 @@ extension ResourceStateMachine {
     /// the cut again.
     mutating func waitsForReader(_ id: Int, now: Instant) -> Bool? {
         guard var fetch = current(id), fetch.isWhole else { return nil }
-        let wanted = isWanted(fetch)
         let goesOn = keepsGoing(&fetch, now: now)
         fetches[id] = fetch
-        return wanted ? nil : goesOn
+        // `keepsGoing` clears `orphanedAt` exactly when a reader wants what the fetch brings.
+        return fetch.orphanedAt == nil ? nil : goesOn
     }
 
     /// A chunk `chunk` of a whole body arrived for `fetch`: every free byte of it is kept, while
