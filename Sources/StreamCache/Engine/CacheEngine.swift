@@ -353,9 +353,6 @@ public actor CacheEngine {
         return ids
     }
 
-    /// Makes room on a full disk: evicts least recently used resources (not in use, not pinned)
-    /// until the cache holds at most half of what it held; for failed writes at most once every
-    /// 5 seconds, for a resource that cannot be opened (`now`) at once.
     /// Writes the access times noted since the last write (``AccessTimes``), after `delay`, in
     /// which more notes gather. Best-effort: they only order eviction.
     private func writeAccessTimes(after delay: Duration = .zero) async {
@@ -367,6 +364,14 @@ public actor CacheEngine {
         }
     }
 
+    /// Makes room on a full disk, for failed writes at most once every 5 seconds, for a resource
+    /// that cannot be opened (`now`) at once.
+    ///
+    /// Bytes the index never recorded go first. Then least recently used resources (not in use,
+    /// not pinned) go until the disk has the write reserve free and one check interval more. If
+    /// the whole cache could not free that (something else filled the disk), emptying it would
+    /// not let it keep anything new: only a resource that cannot be opened frees room, as much
+    /// as an index row needs.
     private func makeRoom(now: Bool = false) async {
         if !now, let last = lastMadeRoom, last.duration(to: .now) < .seconds(5) { return }
         lastMadeRoom = .now
@@ -384,9 +389,31 @@ public actor CacheEngine {
             )
         }
         guard let total = try? await index.totalCachedBytes(), total > 0 else { return }
-        logger.warning("the cache's disk is full; evicting to make room", metadata: ["cached": "\(total)"])
-        await evict(downTo: total / 2)
+        let free = DiskReserve.freeBytes(at: directory.dataDirectory) ?? 0
+        let short = environment.reserve.reserve + DiskReserve.checkInterval - free
+        guard short > 0 else { return }
+        let evicted: Int64
+        if short <= total {
+            evicted = short
+        } else if now {
+            evicted = min(total, Self.indexRoom)
+        } else {
+            logger.warning(
+                "the cache's disk is full, and not with the cache's bytes: new bytes go on uncached",
+                metadata: ["cached": "\(total)", "free": "\(free)"]
+            )
+            return
+        }
+        logger.warning(
+            "the cache's disk is full; evicting to make room",
+            metadata: ["cached": "\(total)", "evicting": "\(evicted)"]
+        )
+        await evict(downTo: total - evicted)
     }
+
+    /// What a resource that cannot be opened on a disk filled by others frees: room for its index
+    /// row and the index's log.
+    private static let indexRoom: Int64 = 256 << 10
 
     /// Removes least recently used resources until the cache fits its budget.
     ///
