@@ -32,6 +32,9 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var forwarded = 0
     /// Whether the request answered here still has parts to come, which are dropped.
     private var droppingRequest = false
+    /// The target of a head ``answerUnread(_:)`` declined, which the decoder reads next: it goes
+    /// on to the responder without being judged again.
+    private var declinedTarget: String?
 
     init(requests: WarmRequests, logs: ProxyLogs, outlet: EncodedResponseOutlet) {
         self.requests = requests
@@ -55,13 +58,17 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// - Returns: whether it was answered.
     func answerUnread(_ head: HTTPRequestHead) -> Bool {
         guard !droppingRequest, let context else { return false }
-        return answer(head, context: context, wasRead: false)
+        let answered = answer(head, context: context, wasRead: false)
+        declinedTarget = answered ? nil : head.uri
+        return answered
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if answer(head, context: context, wasRead: true) {
+            let declined = declinedTarget == head.uri
+            declinedTarget = nil
+            if !declined, answer(head, context: context, wasRead: true) {
                 droppingRequest = true
                 return
             }
