@@ -97,11 +97,10 @@ final class ResponderHandler: ChannelInboundHandler {
         connections.answerStarted()
         answering = Task { [respond, connections, channel = context.channel] in
             let response = await respond(request, requestContext)
-            let keepAlive = await ResponderHandler.write(response, on: channel, handler: handler)
-            let close = !keepAlive || request.headerFields[.connection]?.lowercased() == "close"
-            connections.answerEnded()
-            channel.eventLoop.execute {
-                handler.value.answered(close: close, context: boundContext.value)
+            let closeAsked = request.headerFields[.connection]?.lowercased() == "close"
+            await ResponderHandler.write(response, on: channel, handler: handler) { wentOut in
+                connections.answerEnded()
+                handler.value.answered(close: !wentOut || closeAsked, context: boundContext.value)
             }
         }
     }
@@ -145,14 +144,15 @@ final class ResponderHandler: ChannelInboundHandler {
         for waiter in waiters { waiter.completeWith(result) }
     }
 
-    /// Writes `response` on `channel` from the answering task.
-    ///
-    /// - Returns: whether the whole response went out, so the connection can carry another.
+    /// Writes `response` on `channel` from the answering task, then, on the event loop once its
+    /// end is written, calls `finish` with whether the whole response went out (so the
+    /// connection can carry another). It returns without waiting for the end.
     private static func write(
         _ response: ProxyResponse,
         on channel: any Channel,
-        handler: NIOLoopBound<ResponderHandler>
-    ) async -> Bool {
+        handler: NIOLoopBound<ResponderHandler>,
+        then finish: @escaping @Sendable (Bool) -> Void
+    ) async {
         var fields = response.headers
         fields[.date] = HTTPDate.format(Date())
         channel.write(HTTPResponsePart.head(HTTPResponse(status: response.status, headerFields: fields)), promise: nil)
@@ -183,12 +183,18 @@ final class ResponderHandler: ChannelInboundHandler {
                     )
                 )
             }
-            try await channel.writeAndFlush(HTTPResponsePart.end(nil)).get()
-            return true
+            // Not awaited: what follows the end runs on the event loop, without a hop back here.
+            channel.writeAndFlush(HTTPResponsePart.end(nil)).whenComplete { result in
+                guard case .success = result else {
+                    channel.close(promise: nil)
+                    return finish(false)
+                }
+                finish(true)
+            }
         } catch {
             // A body cut short cannot be finished: the client sees the connection close.
             channel.close(promise: nil)
-            return false
+            channel.eventLoop.execute { finish(false) }
         }
     }
 }
