@@ -11,15 +11,6 @@ public enum OriginAnswer: Hashable, Sendable {
     /// A `304`: the validators sent still match; its fields update the stored ones.
     case notModified(StoredFields)
 
-    /// How many bytes the body carries, if the answer says.
-    var bodyCount: Int64? {
-        switch self {
-        case .partial(let range, _): range.upperBound - range.lowerBound
-        case .full(let info): info.length
-        case .endOfResource, .notModified: nil
-        }
-    }
-
     /// Judges `head`, the answer to a request for bytes `first...last` (`last == nil`: to the end).
     ///
     /// - Throws: ``StreamCacheError`` `originStatus` for error statuses, `originProtocolViolation`

@@ -42,7 +42,6 @@ extension ResourceSession {
         if let (batch, generation, file) = last {
             released = await makeDurable(batch, generation: generation, file: file, fetch: id, endingClaim: true)
         }
-        await recordUnrecordedInfo()
         await remove(id)
         if !released { try? await index.releaseClaim(owner: environment.mark.token, fetch: id) }
     }
@@ -128,13 +127,7 @@ extension ResourceSession {
         if let newInfo = action.replaceVersion {
             try await replaceVersion(with: newInfo, cancel: action.cancel)
         } else if let info = action.store {
-            if let count = answer.bodyCount, count <= Self.shortBody {
-                // A segment's whole body: its bytes follow at once, and the index records both
-                // in one transaction instead of two.
-                unrecordedInfo = (info, machine.generation)
-            } else {
-                try await index.update(id: record.id, info: info)
-            }
+            try await index.update(id: record.id, info: info)
         }
         guard action.readBody else { return nil }
         if case .full = answer {
@@ -267,22 +260,6 @@ extension ResourceSession {
         notifyIfIdle()
     }
 
-    /// The longest body whose content information waits to be recorded with its bytes.
-    static let shortBody: Int64 = 1 << 20
-
-    /// Records content information that no recorded bytes carried (the body failed or was not
-    /// kept), as it would have been recorded on its own; that of a replaced version is dropped.
-    private func recordUnrecordedInfo() async {
-        guard let (info, generation) = unrecordedInfo else { return }
-        unrecordedInfo = nil
-        guard generation == machine.generation else { return }
-        do {
-            try await index.update(id: record.id, info: info)
-        } catch {
-            logger.warning("cannot record the content information", metadata: ["key": "\(key)", "error": "\(error)"])
-        }
-    }
-
     /// Cancels every running fetch; what they wrote is still made durable and recorded.
     func cancelFetches() {
         for task in fetchTasks.values { task.cancel() }
@@ -314,19 +291,16 @@ extension ResourceSession {
         var checksums = fetchedSums.take(blocks, generation: generation)
         let unsummed = blocks.filter { checksums[$0] == nil }
         checksums.merge(await BlockChecksums.compute(unsummed, in: file, length: length)) { summed, _ in summed }
-        let info = unrecordedInfo?.generation == generation ? unrecordedInfo?.info : nil
         do {
             let recorded = try await index.addRanges(
                 toRecord,
                 to: id,
-                info: info,
                 advancing: fetch,
                 to: endingClaim ? nil : toRecord.ranges.last?.upperBound ?? 0,
                 owner: environment.mark.token,
                 checksums: checksums,
                 fileState: file.state()
             )
-            if info != nil, unrecordedInfo?.generation == generation { unrecordedInfo = nil }
             machine.recorded(toRecord, generation: generation)
             return recorded && endingClaim
         } catch {

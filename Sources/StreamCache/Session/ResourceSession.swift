@@ -26,10 +26,6 @@ actor ResourceSession {
     var recent = RecentBytes(limit: 1 << 20)
     /// The checksums of blocks the fetches wrote whole, summed as they wrote them.
     var fetchedSums = FetchedBlockSums()
-    /// Content information learned from an answer with a short body, of version `generation`:
-    /// recorded in the transaction that records the body's bytes (``makeDurable(_:generation:file:fetch:endingClaim:)``),
-    /// not in one of its own.
-    var unrecordedInfo: (info: ContentInfo, generation: Int)?
     private let waiters = ReaderWaiters()
     /// The running fetches. Owned by the session: each removes itself when it ends, ``drain()``
     /// awaits them, and a version change cancels the stale ones.

@@ -113,16 +113,14 @@ extension CacheIndex {
     }
 
     /// Adds `ranges` (already durable) to resource `id`, with the checksums of the blocks they
-    /// complete and the data file's state after them, stores `info` if given (learned with
-    /// them), and moves the claim of fetch `fetch` on to `next` (`nil`: ends it, the fetch's
-    /// last bytes), in one transaction.
+    /// complete and the data file's state after them, and moves the claim of fetch `fetch` on to
+    /// `next` (`nil`: ends it, the fetch's last bytes), in one transaction.
     ///
     /// - Returns: `false` if the resource no longer exists; then nothing is recorded.
     @discardableResult
     package func addRanges(
         _ ranges: RangeSet,
         to id: Int64,
-        info: ContentInfo? = nil,
         advancing fetch: Int,
         to next: Int64?,
         owner: String,
@@ -133,7 +131,6 @@ extension CacheIndex {
     {
         try await write { db in
             guard try Self.exists(db, id: id) else { return false }
-            if let info { try Self.storeInfo(db, id: id, info) }
             if !ranges.isEmpty {
                 try Self.storeRanges(db, id: id, ranges: try Self.fetchRanges(db, id: id).union(ranges))
             }

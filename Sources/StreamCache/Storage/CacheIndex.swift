@@ -342,23 +342,20 @@ package final class CacheIndex: Sendable {
 
     /// Stores what the origin said about resource `id`.
     package func update(id: Int64, info: ContentInfo) async throws {
-        try await write { db in try Self.storeInfo(db, id: id, info) }
-    }
-
-    /// Stores `info` as resource `id`'s content information, in `db`'s transaction.
-    static func storeInfo(_ db: Database, id: Int64, _ info: ContentInfo) throws {
-        try run(
-            db,
-            """
-            UPDATE resource SET length = ?, contentType = ?, etag = ?, lastModified = ?, byteRangeAccess = ?,
-                                storedFields = ?, receivedAt = ?
-            WHERE id = ?
-            """,
-            [
-                info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess,
-                encode(info.stored.fields), info.stored.receivedAt, id,
-            ]
-        )
+        try await write { db in
+            try Self.run(
+                db,
+                """
+                UPDATE resource SET length = ?, contentType = ?, etag = ?, lastModified = ?, byteRangeAccess = ?,
+                                    storedFields = ?, receivedAt = ?
+                WHERE id = ?
+                """,
+                [
+                    info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess,
+                    Self.encode(info.stored.fields), info.stored.receivedAt, id,
+                ]
+            )
+        }
     }
 
     /// Replaces resource `oldID` (a version the origin no longer serves) by a new, empty one under
