@@ -56,6 +56,37 @@ import Testing
         try await origin.stop()
     }
 
+    /// A resource shorter than a first fetch, opened by a second process while the first one
+    /// receives its body: the index knows its length from the first answer's head on, so the
+    /// second process waits for the first one's bytes and asks the origin for nothing, from
+    /// an origin that honours ranges and from one that ignores them.
+    @Test(arguments: [[], ["--fault", "ignore-range"]])
+    func aShortResourceIsAskedForOnceWhileASecondProcessOpensIt(fault: [String]) async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 800_000, seed: 904)
+        try workspace.write(data, as: "seg.ts")
+        let origin = try await OriginProcess(
+            directory: workspace.originDirectory,
+            arguments: ["--rate", "400K"] + fault
+        )
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = origin.url("seg.ts")
+
+        async let played = Curl.fetch(proxy.url(url))
+        try await Task.sleep(for: .milliseconds(500))
+        let got = try await CLI.run(["get", url, "-o", workspace.output("b")], cacheDir: workspace.cacheDirectory)
+
+        #expect(got.status == 0, "\(got.stderr)")
+        #expect(TestData.mismatch([UInt8](try await played.body), data) == nil, "the player got wrong bytes")
+        #expect(TestData.mismatch(workspace.read(workspace.output("b")) ?? [], data) == nil)
+        let stats = try await origin.settledStats()
+        #expect(stats.requests.count == 1, "requests: \(stats.requests.map { "\($0.range ?? "-") \($0.status)" })")
+        #expect(stats.bodyBytes == Int64(data.count), "the origin sent \(stats.bodyBytes) bytes")
+        try await proxy.stop()
+        try await origin.stop()
+    }
+
     @Test func twoServesOnOneDirectoryFetchEachByteOnce() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
