@@ -55,4 +55,37 @@ import Testing
         }
         #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item WHERE id = 100") } == 0)
     }
+
+    /// A posted write (a resource's length, recorded while its body is read) is seen by every
+    /// write asked for after it, which do not wait for it; one that fails tells its error and
+    /// leaves nothing behind.
+    @Test func aPostedWriteIsSeenByTheWritesAfterIt() async throws {
+        let folder = TestData.temporaryDirectory("writes")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let pool = try DatabasePool(path: folder + "/index.sqlite")
+        try await pool.write { db in try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, value INTEGER)") }
+        let writes = IndexWrites(pool)
+
+        let failures = Failures()
+        for number in 1...20 {
+            writes.post({ db in
+                // The first holds the writer while the others are asked for.
+                if number == 1 { Thread.sleep(forTimeInterval: 0.1) }
+                try db.execute(sql: "INSERT INTO item (id, value) VALUES (?, ?)", arguments: [number, number])
+                if number == 13 { throw Refused() }
+            }, onFailure: { _ in failures.add(number) })
+        }
+        let seen = try await writes.write { db in
+            try Int.fetchAll(db, sql: "SELECT id FROM item ORDER BY id")
+        }
+        #expect(seen == Array(1...20).filter { $0 != 13 })
+        #expect(failures.numbers == [13])
+    }
+
+    private final class Failures: @unchecked Sendable {
+        private let lock = NSLock()
+        private var list: [Int] = []
+        func add(_ number: Int) { lock.withLock { list.append(number) } }
+        var numbers: [Int] { lock.withLock { list } }
+    }
 }

@@ -127,7 +127,11 @@ extension ResourceSession {
         if let newInfo = action.replaceVersion {
             try await replaceVersion(with: newInfo, cancel: action.cancel)
         } else if let info = action.store {
-            try await index.update(id: record.id, info: info)
+            // Not waited for: the body is read meanwhile, and the bytes' record, asked for after
+            // it, sees it. Other processes learn the length as soon as it commits.
+            index.updateSoon(id: record.id, info: info) { [logger, key] error in
+                logger.warning("cannot record the content information", metadata: ["key": "\(key)", "error": "\(error)"])
+            }
         }
         guard action.readBody else { return nil }
         if case .full = answer {

@@ -222,12 +222,20 @@ package final class CacheIndex: Sendable {
     func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
         do {
             return try await writes.write(body)
-        } catch let error as StreamCacheError {
-            throw error
-        } catch let error as DatabaseError where error.resultCode == .SQLITE_FULL {
-            throw StreamCacheError(.diskFull, "cache index write failed: \(Self.describe(error))")
         } catch {
-            throw StreamCacheError(.index, "cache index write failed: \(Self.describe(error))")
+            throw Self.writeError(error)
+        }
+    }
+
+    /// What a failed write says to the engine.
+    private static func writeError(_ error: any Error) -> StreamCacheError {
+        switch error {
+        case let error as StreamCacheError:
+            error
+        case let error as DatabaseError where error.resultCode == .SQLITE_FULL:
+            StreamCacheError(.diskFull, "cache index write failed: \(describe(error))")
+        default:
+            StreamCacheError(.index, "cache index write failed: \(describe(error))")
         }
     }
 
@@ -342,20 +350,30 @@ package final class CacheIndex: Sendable {
 
     /// Stores what the origin said about resource `id`.
     package func update(id: Int64, info: ContentInfo) async throws {
-        try await write { db in
-            try Self.run(
-                db,
-                """
-                UPDATE resource SET length = ?, contentType = ?, etag = ?, lastModified = ?, byteRangeAccess = ?,
-                                    storedFields = ?, receivedAt = ?
-                WHERE id = ?
-                """,
-                [
-                    info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess,
-                    Self.encode(info.stored.fields), info.stored.receivedAt, id,
-                ]
-            )
+        try await write { db in try Self.storeInfo(db, id: id, info) }
+    }
+
+    /// Stores what the origin said about resource `id` with the next group of writes, without
+    /// waiting for it: every write asked for later sees it. `onFailure` gets its error.
+    package func updateSoon(id: Int64, info: ContentInfo, onFailure: @escaping @Sendable (StreamCacheError) -> Void) {
+        writes.post({ db in try Self.storeInfo(db, id: id, info) }) { error in
+            onFailure(Self.writeError(error))
         }
+    }
+
+    private static func storeInfo(_ db: Database, id: Int64, _ info: ContentInfo) throws {
+        try run(
+            db,
+            """
+            UPDATE resource SET length = ?, contentType = ?, etag = ?, lastModified = ?, byteRangeAccess = ?,
+                                storedFields = ?, receivedAt = ?
+            WHERE id = ?
+            """,
+            [
+                info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess,
+                encode(info.stored.fields), info.stored.receivedAt, id,
+            ]
+        )
     }
 
     /// Replaces resource `oldID` (a version the origin no longer serves) by a new, empty one under

@@ -48,13 +48,24 @@ final class IndexWrites: @unchecked Sendable {
                     }
                 }
             )
-            let startsDrain = lock.withLock {
-                pending.append(job)
-                defer { draining = true }
-                return !draining
-            }
-            if startsDrain { writer.asyncWriteWithoutTransaction { db in self.drain(db) } }
+            enqueue(job)
         }
+    }
+
+    /// Runs `body` in the next group's transaction without waiting for it: a write asked for
+    /// after it commits in the same group or a later one, and sees it. `onFailure` gets its
+    /// error, on the writer's queue.
+    func post(_ body: @Sendable @escaping (Database) throws -> Void, onFailure: @escaping @Sendable (Error) -> Void) {
+        enqueue(Job(body: body, finish: { error in error.map(onFailure) }))
+    }
+
+    private func enqueue(_ job: Job) {
+        let startsDrain = lock.withLock {
+            pending.append(job)
+            defer { draining = true }
+            return !draining
+        }
+        if startsDrain { writer.asyncWriteWithoutTransaction { db in self.drain(db) } }
     }
 
     /// Commits group after group on the writer's queue until no write waits.
