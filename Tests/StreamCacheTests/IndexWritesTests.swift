@@ -68,12 +68,13 @@ import Testing
 
         let failures = Failures()
         for number in 1...20 {
-            writes.post({ db in
+            let insert: @Sendable (Database) throws -> Void = { db in
                 // The first holds the writer while the others are asked for.
                 if number == 1 { Thread.sleep(forTimeInterval: 0.1) }
                 try db.execute(sql: "INSERT INTO item (id, value) VALUES (?, ?)", arguments: [number, number])
                 if number == 13 { throw Refused() }
-            }, onFailure: { _ in failures.add(number) })
+            }
+            writes.post(insert) { _ in failures.add(number) }
         }
         let seen = try await writes.write { db in
             try Int.fetchAll(db, sql: "SELECT id FROM item ORDER BY id")

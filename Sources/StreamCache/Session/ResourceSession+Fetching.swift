@@ -130,7 +130,10 @@ extension ResourceSession {
             // Not waited for: the body is read meanwhile, and the bytes' record, asked for after
             // it, sees it. Other processes learn the length as soon as it commits.
             index.updateSoon(id: record.id, info: info) { [logger, key] error in
-                logger.warning("cannot record the content information", metadata: ["key": "\(key)", "error": "\(error)"])
+                logger.warning(
+                    "cannot record the content information",
+                    metadata: ["key": "\(key)", "error": "\(error)"]
+                )
             }
         }
         guard action.readBody else { return nil }
