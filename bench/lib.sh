@@ -88,14 +88,16 @@ stop_listener() {
 
 # Many small resources (bench/many.sh, bench/evict.sh): HLS segments of 2 KB.
 #
-# make_segments COUNT : COUNT files of 2 KB in $work/origin/seg, each unlike the others.
+# make_segments COUNT : COUNT files of 2 KB (SEGMENT_BYTES bytes if set) in $work/origin/seg,
+# each unlike the others.
 make_segments() {
-    echo "making $1 files of 2 KB"
-    python3 - "$work/origin/seg" "$1" <<'PY'
+    local bytes=${SEGMENT_BYTES:-2048}
+    echo "making $1 files of $bytes bytes"
+    python3 - "$work/origin/seg" "$1" "$bytes" <<'PY'
 import os, sys
-folder, count = sys.argv[1], int(sys.argv[2])
+folder, count, size = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 os.makedirs(folder)
-block = os.urandom(2048)
+block = os.urandom(size)
 for i in range(count):
     with open(f"{folder}/{i}.ts", "wb") as f:
         f.write(i.to_bytes(4, "big") + block[4:])

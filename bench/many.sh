@@ -5,8 +5,9 @@
 #   bench/many.sh [COUNT] [REPETITIONS]   (defaults 50000 and 5; needs curl, nginx-light and
 #                                          GNU time)
 #
-# The origin is nginx serving COUNT files of 2 KB, fresh for a day (`Cache-Control: max-age`, as
-# a CDN serves the segments of a recorded stream). The cases:
+# The origin is nginx serving COUNT files of 2 KB (SEGMENT_BYTES bytes if set, as 204800 for
+# a segment of a real stream), fresh for a day (`Cache-Control: max-age`, as a CDN serves the
+# segments of a recorded stream). The cases:
 # * cold: 8 clients (curl --parallel) fetch distinct resources through `serve` and through
 #   nginx proxy_cache, a slice of COUNT/REPETITIONS each per repetition, one after the other:
 #   requests per second, and each server's CPU time per resource (and of it, its time in the kernel);
@@ -108,7 +109,8 @@ rate_row() {
     table_row "$1" "$2 $(spread "${peer[@]}")" "$(spread "${ours[@]}")" \
         "$(ratio "$(median_of "${peer[@]}")" "$(median_of "${ours[@]}")")"
 }
-rate_row "cold 2 KB resources, req/s, 8 clients" "nginx proxy_cache" "${n_cold[*]}" "${p_cold[*]}"
+segments=${SEGMENT_BYTES:+$SEGMENT_BYTES-byte}
+rate_row "cold ${segments:-2 KB} resources, req/s, 8 clients" "nginx proxy_cache" "${n_cold[*]}" "${p_cold[*]}"
 echo "CPU ms per cold resource, the server alone (of it in the kernel): nginx proxy_cache $n_cpu ($n_sys), serve $p_cpu ($p_sys)"
 rate_row "cached, first touch of each, req/s, 8 clients" nginx "${n_warm[*]}" "${p_warm[*]}"
 table_row "first byte of an untouched cached resource, ms" "nginx $(spread "${n_ttfb[@]}")" \
