@@ -136,6 +136,35 @@ import Testing
         #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(6)) == false)
     }
 
+    /// An origin that ignores `Range` sent the whole resource and the reader took what it
+    /// asked for: with every announced byte come, nothing is held for a returning reader, so
+    /// the fetch ends and records its bytes at once (it held them for the grace, 3 s, with its
+    /// origin connection and its claim).
+    @Test func aWholeBodyThatHasComeIsNotHeld() {
+        var machine = newMachine(firstFetchSpan: 1000)
+        let start = ContinuousClock.now
+        let reader = machine.addReader(offset: 0, end: 100)
+        guard case .startFetch(let fetch) = machine.read(reader, at: 0, now: start) else {
+            Issue.record("no fetch started")
+            return
+        }
+        let info = ContentInfo(length: 700, etag: "\"a\"")
+        _ = machine.answered(fetch.fetch, .full(info: info), sentIfRange: false, now: start)
+        _ = machine.received(fetch.fetch, count: 500, now: start)
+        _ = machine.wrote(fetch.fetch, now: start)
+        machine.removeReader(reader)
+        // Bytes still to come: held for a reader.
+        #expect(machine.waitsForReader(fetch.fetch, now: start) == true)
+        _ = machine.received(fetch.fetch, count: 200, now: start)
+        _ = machine.wrote(fetch.fetch, now: start)
+        // None: read on to the end.
+        #expect(machine.waitsForReader(fetch.fetch, now: start) == nil)
+        guard case .finish = machine.bodyEnded(fetch.fetch) else {
+            Issue.record("the body's end did not finish the fetch")
+            return
+        }
+    }
+
     @Test func aFetchWritesOnlyAtItsNextByte() {
         // Requests of 200 bytes: a reader at 300 is past what the first fetch asked for.
         var machine = newMachine(firstFetchSpan: 200)

@@ -304,9 +304,13 @@ extension ResourceStateMachine {
     /// A whole body nobody wants is not read further (it would run to the end for nobody), but
     /// is held: a player that hangs up and asks again at once (ffprobe, then ffmpeg; a seek)
     /// reads on from it. Cut, the next request would have the origin send every byte before
-    /// the cut again.
+    /// the cut again. A body that has brought every byte it announced holds nothing back: it
+    /// reads on to its end, which comes at once, and its bytes are recorded.
     mutating func waitsForReader(_ id: Int, now: Instant) -> Bool? {
         guard var fetch = current(id), fetch.isWhole else { return nil }
+        if case .receiving(let body) = fetch.state, let end = body.expectedEnd, body.position >= end {
+            return nil
+        }
         let goesOn = keepsGoing(&fetch, now: now)
         fetches[id] = fetch
         // `keepsGoing` clears `orphanedAt` exactly when a reader wants what the fetch brings.
