@@ -368,10 +368,11 @@ public actor CacheEngine {
     /// that cannot be opened (`now`) at once.
     ///
     /// Bytes the index never recorded go first. Then least recently used resources (not in use,
-    /// not pinned) go until the disk has the write reserve free and one check interval more. If
-    /// the whole cache could not free that (something else filled the disk), emptying it would
-    /// not let it keep anything new: only a resource that cannot be opened frees room, as much
-    /// as an index row needs.
+    /// not pinned) go: half of what the cache holds, so that it takes new bytes for a while, and
+    /// more if the disk needs more to have the write reserve free and one check interval more.
+    /// If the whole cache could not free that (something else filled the disk), emptying it
+    /// would not let it keep anything new: only a resource that cannot be opened frees room, as
+    /// much as an index row needs.
     private func makeRoom(now: Bool = false) async {
         if !now, let last = lastMadeRoom, last.duration(to: .now) < .seconds(5) { return }
         lastMadeRoom = .now
@@ -394,7 +395,7 @@ public actor CacheEngine {
         guard short > 0 else { return }
         let evicted: Int64
         if short <= total {
-            evicted = short
+            evicted = max(short, total / 2)
         } else if now {
             evicted = min(total, Self.indexRoom)
         } else {
