@@ -323,3 +323,18 @@ struct Workspace {
 struct ListingOf<Resource: Decodable>: Decodable {
     let resources: [Resource]
 }
+
+extension CLI {
+    /// The bytes `ls --json` lists as cached, by the last part of each resource's URL.
+    static func cachedBytes(cacheDir: String) async throws -> [String: Int64] {
+        struct Resource: Decodable {
+            let url: String
+            let cachedBytes: Int64
+        }
+        let listed = try await run(["ls", "--json"], cacheDir: cacheDir)
+        let resources = try JSONDecoder().decode(ListingOf<Resource>.self, from: Data(listed.output.utf8)).resources
+        return Dictionary(
+            uniqueKeysWithValues: resources.map { (String($0.url.split(separator: "/").last!), $0.cachedBytes) }
+        )
+    }
+}

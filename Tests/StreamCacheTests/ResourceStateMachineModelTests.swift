@@ -35,6 +35,19 @@ import Testing
         #expect(failures == 0, "\(failures) of the lives with seeds \(seeds) broke a rule")
     }
 
+    /// The fetch that `reader`'s read at byte 0 starts; `nil`, with an issue recorded, if none.
+    private func startedFetch(
+        _ machine: inout ResourceStateMachine,
+        reader: Int,
+        now: ContinuousClock.Instant
+    ) -> ResourceStateMachine.FetchRequest? {
+        guard case .startFetch(let fetch) = machine.read(reader, at: 0, now: now) else {
+            Issue.record("no fetch started")
+            return nil
+        }
+        return fetch
+    }
+
     /// A machine of a new resource, joining fetches up to 100 bytes ahead, asking `firstFetchSpan`
     /// bytes first.
     private func newMachine(firstFetchSpan: Int64) -> ResourceStateMachine {
@@ -91,10 +104,7 @@ import Testing
         var machine = newMachine(firstFetchSpan: 1000)
         let start = ContinuousClock.now
         let first = machine.addReader(offset: 0, end: 100)
-        guard case .startFetch(let fetch) = machine.read(first, at: 0, now: start) else {
-            Issue.record("no fetch started")
-            return
-        }
+        guard let fetch = startedFetch(&machine, reader: first, now: start) else { return }
         // Fresh for an hour: a reader that comes back is not sent to validate it first.
         let stored = StoredFields(
             fields: [HeaderField("Cache-Control", "max-age=3600")],
@@ -144,10 +154,7 @@ import Testing
         var machine = newMachine(firstFetchSpan: 1000)
         let start = ContinuousClock.now
         let reader = machine.addReader(offset: 0, end: 100)
-        guard case .startFetch(let fetch) = machine.read(reader, at: 0, now: start) else {
-            Issue.record("no fetch started")
-            return
-        }
+        guard let fetch = startedFetch(&machine, reader: reader, now: start) else { return }
         let info = ContentInfo(length: 700, etag: "\"a\"")
         _ = machine.answered(fetch.fetch, .full(info: info), sentIfRange: false, now: start)
         _ = machine.received(fetch.fetch, count: 500, now: start)
