@@ -155,6 +155,9 @@ measure() {
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b / a }'; }
 # cpu_of PID : the CPU seconds (user + system) process PID has used so far.
 cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", ($14 + $15) / hz }' "/proc/$1/stat"; }
+# machine_cpu : the CPU seconds every processor of the machine has been busy so far (user, nice,
+# system, interrupts; not idle, I/O wait or steal), whichever process or kernel thread ran.
+machine_cpu() { awk -v hz="$(getconf CLK_TCK)" '/^cpu / { printf "%.3f", ($2 + $3 + $4 + $7 + $8) / hz }' /proc/stat; }
 # system_cpu_of PID : the CPU seconds process PID has spent in the kernel so far.
 system_cpu_of() { awk -v hz="$(getconf CLK_TCK)" '{ printf "%.3f", $15 / hz }' "/proc/$1/stat"; }
 # stats VALUE... : "median min max" of the values.

@@ -12,9 +12,10 @@
 # nginx doing the same job (proxy_cache: relays the body and writes it to disk). Warm: the whole
 # file through the proxy vs nginx serving it from disk, and 4 KiB random ranges per second
 # with wrk vs nginx. The page cache is filled first (fill_page_cache), and each cold case that
-# writes a cache runs right after recycle_pages (see bench/lib.sh). Then: time to first byte of a cold range; CPU seconds per GiB of the
-# servers (from /proc) and their clients; the proxy's RSS at start and its peak while it
-# streams 2 GiB cold and warm.
+# writes a cache runs right after recycle_pages and a sync (see bench/lib.sh). Then: time to
+# first byte of a cold range; CPU seconds per GiB of the servers (from /proc) and their clients,
+# and for the cold relays also of the whole machine until each cache is on disk (see cold_relay);
+# the proxy's RSS at start and its peak while it streams 2 GiB cold and warm.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 size_mib=${1:-512}
@@ -60,6 +61,25 @@ curl_time() { curl -s -o /dev/null -w '%{time_total}\n' "$1" | awk '{ printf "%.
 
 c_capped=() p_capped=() c_cold=() p_cold=() r_cold=() n_warm=() p_warm=() n_rps=() p_rps=()
 curl_cpu=0 serve_cold_cpu=0 relay_cold_cpu=0 nginx_warm_cpu=0 serve_warm_cpu=0
+serve_cold_machine=0 relay_cold_machine=0
+uncapped_pid=$(cat "$work/origin.pid")
+# cold_relay SERVER_PID URL : one cold case of a caching server, through curl, right after
+# recycle_pages and a sync; prints "wall cpu machine": its seconds; the CPU seconds of the server
+# (from /proc) and its curl; and those of the whole machine, less the origin's, from the start
+# until a sync after it has written the server's cache to disk. A server that leaves its cache
+# file dirty (nginx does; `serve` syncs as it writes) has the kernel's flusher threads write it
+# later, work that no server's /proc figure holds; the machine's figure holds it for both.
+cold_relay() {
+    recycle_pages "$bytes"
+    sync
+    local server machine origin wall cpu
+    server=$(cpu_of "$1") machine=$(machine_cpu) origin=$(cpu_of "$uncapped_pid")
+    read -r wall cpu _ < <(measure curl -s -o /dev/null "$2")
+    server=$(add "$(cpu_of "$1")" "-$server")
+    sync
+    awk -v w="$wall" -v s="$server" -v c="$cpu" -v m="$(add "$(machine_cpu)" "-$machine")" \
+        -v o="$(add "$(cpu_of "$uncapped_pid")" "-$origin")" 'BEGIN { print w, s + c, m - o }'
+}
 for rep in $(seq "$reps"); do
     read -r wall _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$capped/capped-$rep.bin")
     c_capped+=("$wall")
@@ -69,17 +89,13 @@ for rep in $(seq "$reps"); do
     read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$uncapped/cold-$rep.bin")
     c_cold+=("$wall")
     curl_cpu=$(add "$curl_cpu" "$cpu")
-    recycle_pages "$bytes"
-    before=$(cpu_of "$proxy_pid")
-    read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$proxy/http://127.0.0.1:$uncapped/cold-$rep.bin")
+    read -r wall cpu machine < <(cold_relay "$proxy_pid" "http://127.0.0.1:$proxy/http://127.0.0.1:$uncapped/cold-$rep.bin")
     p_cold+=("$wall")
-    serve_cold_cpu=$(add "$serve_cold_cpu" "$(awk -v a="$before" -v b="$(cpu_of "$proxy_pid")" -v c="$cpu" 'BEGIN { print b - a + c }')")
+    serve_cold_cpu=$(add "$serve_cold_cpu" "$cpu") serve_cold_machine=$(add "$serve_cold_machine" "$machine")
     # The same job done by nginx: a caching reverse proxy that relays and writes the body.
-    recycle_pages "$bytes"
-    before=$(cpu_of "$nginx_cache_pid")
-    read -r wall cpu _ < <(measure curl -s -o /dev/null "http://127.0.0.1:$nginx_cache/relay-$rep.bin")
+    read -r wall cpu machine < <(cold_relay "$nginx_cache_pid" "http://127.0.0.1:$nginx_cache/relay-$rep.bin")
     r_cold+=("$wall")
-    relay_cold_cpu=$(add "$relay_cold_cpu" "$(awk -v a="$before" -v b="$(cpu_of "$nginx_cache_pid")" -v c="$cpu" 'BEGIN { print b - a + c }')")
+    relay_cold_cpu=$(add "$relay_cold_cpu" "$cpu") relay_cold_machine=$(add "$relay_cold_machine" "$machine")
 
     before=$(cpu_of "$nginx_pid")
     n_warm+=("$(curl_time "http://127.0.0.1:$nginx/cold-$rep.bin")")
@@ -109,6 +125,8 @@ total=$((bytes * reps))
 gib() { awk -v c="$1" -v b="$total" 'BEGIN { printf "%.2f", c * 1073741824 / b }'; }
 echo "CPU seconds per GiB, cold uncapped: curl from the origin $(gib "$curl_cpu")," \
     "nginx proxy_cache and its curl $(gib "$relay_cold_cpu"), serve and its curl $(gib "$serve_cold_cpu")"
+echo "  the same with each cache written to disk (the whole machine until a sync, less the origin):" \
+    "nginx proxy_cache $(gib "$relay_cold_machine"), serve $(gib "$serve_cold_machine")"
 echo "CPU seconds per GiB, warm (the server alone): nginx $(gib "$nginx_warm_cpu"), serve $(gib "$serve_warm_cpu")"
 
 # Time to first byte of a cold 1 MiB range: the median of 5 offsets, each of a resource new to
