@@ -10,7 +10,9 @@
 # segments of a recorded stream). The cases:
 # * cold: 8 clients (curl --parallel) fetch distinct resources through `serve` and through
 #   nginx proxy_cache, a slice of COUNT/REPETITIONS each per repetition, one after the other:
-#   requests per second, and each server's CPU time per resource (and of it, its time in the kernel);
+#   requests per second, and each server's CPU time per resource (and of it, its time in the kernel),
+#   and the whole machine's until a sync has put each run's cache on disk, less the origin's
+#   (every run of this and the next case starts and ends with a sync: rate_on_disk);
 # * cached: a new `serve` process on the filled cache; 8 clients fetch 2,000 distinct resources
 #   it has not touched yet, against nginx serving the same files from disk: requests per
 #   second; then the time to first byte of 20 untouched resources one at a time, each on a new
@@ -45,20 +47,38 @@ rate() {
 }
 rss_mib() { awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$1/status"; }
 
+# rate_on_disk FILE : rate FILE between two syncs; prints the rate and the CPU seconds of the
+# whole machine, less the origin's, from the start until the second sync has written what the
+# run cached (nginx leaves its cache files for the kernel's flusher threads to write later,
+# work that no figure of its process holds; `serve` syncs each file as it caches it).
+rate_on_disk() {
+    sync
+    local machine origin rate
+    machine=$(machine_cpu) origin=$(cpu_of "$origin_pid")
+    rate=$(rate "$1")
+    sync
+    awk -v r="$rate" -v a="$machine" -v b="$(machine_cpu)" -v o="$origin" -v p="$(cpu_of "$origin_pid")" \
+        'BEGIN { printf "%s %.3f\n", r, b - a - (p - o) }'
+}
+
 # side_by_side PEER STEP : per repetition the next STEP resources, through PEER (a URL prefix)
-# and then through `serve`; their rates go to peer_rates and proxy_rates.
+# and then through `serve`, each between two syncs (rate_on_disk); their rates go to
+# peer_rates and proxy_rates, the machine's CPU seconds to peer_machine and proxy_machine.
 side_by_side() {
-    peer_rates=() proxy_rates=()
+    peer_rates=() proxy_rates=() peer_machine=0 proxy_machine=0
+    local rate machine
     for rep in $(seq 0 $((reps - 1))); do
         local first=$((rep * $2)) last=$(((rep + 1) * $2 - 1))
         urls "$work/peer.list" "$1" "$first" "$last"
         urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" "$first" "$last"
-        peer_rates+=("$(rate "$work/peer.list")")
-        proxy_rates+=("$(rate "$work/proxy.list")")
+        read -r rate machine < <(rate_on_disk "$work/peer.list")
+        peer_rates+=("$rate") peer_machine=$(add "$peer_machine" "$machine")
+        read -r rate machine < <(rate_on_disk "$work/proxy.list")
+        proxy_rates+=("$rate") proxy_machine=$(add "$proxy_machine" "$machine")
     done
 }
 
-nginx_cache_pid=$(cat "$work/nginx-cache.pid") cold_pid=$(cat "$work/proxy.pid")
+nginx_cache_pid=$(cat "$work/nginx-cache.pid") cold_pid=$(cat "$work/proxy.pid") origin_pid=$(cat "$work/nginx.pid")
 n_cpu=$(cpu_of "$nginx_cache_pid") p_cpu=$(cpu_of "$cold_pid")
 n_sys=$(system_cpu_of "$nginx_cache_pid") p_sys=$(system_cpu_of "$cold_pid")
 side_by_side "http://127.0.0.1:$nginx_cache" $((count / reps))
@@ -68,6 +88,7 @@ per_resource() { awk -v a="$1" -v b="$2" -v n="$(((count / reps) * reps))" 'BEGI
 n_cpu=$(per_resource "$n_cpu" "$(cpu_of "$nginx_cache_pid")") p_cpu=$(per_resource "$p_cpu" "$(cpu_of "$cold_pid")")
 n_sys=$(per_resource "$n_sys" "$(system_cpu_of "$nginx_cache_pid")")
 p_sys=$(per_resource "$p_sys" "$(system_cpu_of "$cold_pid")")
+n_machine=$(per_resource 0 "$peer_machine") p_machine=$(per_resource 0 "$proxy_machine")
 stop_listener proxy
 
 proxy=$(serve_segments proxy2)
@@ -112,6 +133,7 @@ rate_row() {
 segments=${SEGMENT_BYTES:+$SEGMENT_BYTES-byte}
 rate_row "cold ${segments:-2 KB} resources, req/s, 8 clients" "nginx proxy_cache" "${n_cold[*]}" "${p_cold[*]}"
 echo "CPU ms per cold resource, the server alone (of it in the kernel): nginx proxy_cache $n_cpu ($n_sys), serve $p_cpu ($p_sys)"
+echo "  the whole machine's less the origin's, each cache on disk (server, curl, writeback): nginx proxy_cache $n_machine, serve $p_machine"
 rate_row "cached, first touch of each, req/s, 8 clients" nginx "${n_warm[*]}" "${p_warm[*]}"
 table_row "first byte of an untouched cached resource, ms" "nginx $(spread "${n_ttfb[@]}")" \
     "$(spread "${p_ttfb[@]}")" "$(ratio "$(median_of "${p_ttfb[@]}")" "$(median_of "${n_ttfb[@]}")")"
