@@ -8,7 +8,9 @@ else
     swift build -c release --product streamcache >/dev/null
     bin=$(swift build -c release --show-bin-path)/streamcache
 fi
-work=$(mktemp -d /tmp/streamcache-bench.XXXXXX)
+# BENCH_DIR=PATH puts the scratch folder (origin files, caches) there instead of /tmp: /dev/shm
+# takes the file system out of a comparison (see below).
+work=$(mktemp -d "${BENCH_DIR:-/tmp}/streamcache-bench.XXXXXX")
 # ext4 without a journal (as here) skips the inodes of files deleted in the last minutes one by
 # one at every file it creates in their group: 0.4-0.7 ms per file created after the last
 # benchmark's files were deleted (a minute later and more), against 0.02 ms otherwise,
