@@ -34,6 +34,16 @@ final class ReaderWaiters: @unchecked Sendable {
         }
     }
 
+    /// Suspends `id` as ``wait(_:unlessChangedSince:)`` does, and no later than `deadline`.
+    func wait(_ id: Int, unlessChangedSince seen: Int, until deadline: ContinuousClock.Instant) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.wait(id, unlessChangedSince: seen) }
+            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
     /// Ends the epoch and resumes every waiting reader.
     func wakeAll() {
         let all = lock.withLock {

@@ -219,14 +219,19 @@ extension ResourceSession {
 
     /// Waits while whole-body fetch `id` holds its body for a reader: `true` when one wants what
     /// it brings, `false` when the grace is over (``ResourceStateMachine/waitsForReader(_:now:)``).
-    /// Its body is not read meanwhile, so the origin's connection waits too. A shutdown ends
-    /// the wait at once.
+    /// Its body is not read meanwhile, so the origin's connection waits too. A reader that waits
+    /// for bytes wakes it (``heldFetches``), and a shutdown ends the wait at once.
     private func readerCame(for id: Int) async throws -> Bool {
         while !draining {
+            try Task.checkCancellation()
+            let epoch = heldFetches.epoch
             switch machine.waitsForReader(id, now: .now) {
             case nil: return true
             case false?: return false
-            case true?: try await Task.sleep(for: .milliseconds(20))
+            case true?:
+                // A hold without an end is none: the fetch is wanted again, or ending.
+                guard let deadline = machine.holdEnds(id) else { return true }
+                await heldFetches.wait(id, unlessChangedSince: epoch, until: deadline)
             }
         }
         return false

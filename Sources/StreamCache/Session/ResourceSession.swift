@@ -27,6 +27,9 @@ actor ResourceSession {
     /// The checksums of blocks the fetches wrote whole, summed as they wrote them.
     var fetchedSums = FetchedBlockSums()
     private let waiters = ReaderWaiters()
+    /// Whole-body fetches holding their body for a reader to come (``readerCame(for:)``), by
+    /// fetch id: woken when a reader waits for bytes, and for a shutdown.
+    let heldFetches = ReaderWaiters()
     /// The running fetches. Owned by the session: each removes itself when it ends, ``drain()``
     /// awaits them, and a version change cancels the stale ones.
     var fetchTasks: [Int: Task<Void, Never>] = [:]
@@ -236,12 +239,15 @@ actor ResourceSession {
             case .fail(let error):
                 throw error
             case .wait:
+                // Perhaps for what a held body brings: it reads on if so.
+                heldFetches.wakeAll()
                 await waiters.wait(id, unlessChangedSince: epoch)
             case .waitForStream(let position, let streamAt):
                 logger.info(
                     "the origin ignores Range: a read at byte \(position) waits for its one stream, at byte \(streamAt)",
                     metadata: ["key": "\(key)"]
                 )
+                heldFetches.wakeAll()
                 await waiters.wait(id, unlessChangedSince: epoch)
             case .startFetch(let request):
                 start(request)
@@ -338,6 +344,7 @@ actor ResourceSession {
     func drain() async {
         // No reader comes any more: a body held for one ends now (``readerCame(for:)``).
         draining = true
+        heldFetches.wakeAll()
         while let task = fetchTasks.values.first {
             await task.value
         }

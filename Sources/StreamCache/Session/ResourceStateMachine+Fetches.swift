@@ -317,6 +317,12 @@ extension ResourceStateMachine {
         return fetch.orphanedAt == nil ? nil : goesOn
     }
 
+    /// When whole-body fetch `id`, held for a reader to come (``waitsForReader(_:now:)``), stops
+    /// waiting: `orphanGrace` after the last reader left; `nil` while one wants what it brings.
+    func holdEnds(_ id: Int) -> Instant? {
+        current(id)?.orphanedAt.map { $0 + settings.orphanGrace }
+    }
+
     /// A chunk `chunk` of a whole body arrived for `fetch`: every free byte of it is kept, while
     /// a reader needs a byte the body has yet to bring, and in the grace after the last one
     /// left (``waitsForReader(_:now:)``).
