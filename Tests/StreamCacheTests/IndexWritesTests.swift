@@ -10,11 +10,17 @@ import Testing
 @Suite struct IndexWritesTests {
     private struct Refused: Error {}
 
-    @Test func aGroupKeepsEachWriteButTheOneThatFailed() async throws {
+    /// A database with an empty `item` table, in a new folder of its own.
+    private func itemDatabase() async throws -> (folder: String, pool: DatabasePool) {
         let folder = TestData.temporaryDirectory("writes")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
         let pool = try DatabasePool(path: folder + "/index.sqlite")
         try await pool.write { db in try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, value INTEGER)") }
+        return (folder, pool)
+    }
+
+    @Test func aGroupKeepsEachWriteButTheOneThatFailed() async throws {
+        let (folder, pool) = try await itemDatabase()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
         let writes = IndexWrites(pool)
 
         // The first write holds the writer while 40 more are asked for: those go in one group.
@@ -60,10 +66,8 @@ import Testing
     /// write asked for after it, which do not wait for it; one that fails tells its error and
     /// leaves nothing behind.
     @Test func aPostedWriteIsSeenByTheWritesAfterIt() async throws {
-        let folder = TestData.temporaryDirectory("writes")
+        let (folder, pool) = try await itemDatabase()
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let pool = try DatabasePool(path: folder + "/index.sqlite")
-        try await pool.write { db in try db.execute(sql: "CREATE TABLE item (id INTEGER PRIMARY KEY, value INTEGER)") }
         let writes = IndexWrites(pool)
 
         let failures = Failures()

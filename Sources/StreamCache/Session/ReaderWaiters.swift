@@ -1,6 +1,7 @@
 import Foundation
 
-/// The readers of a session waiting for its state to change, each resumed exactly once.
+/// The readers of a session waiting for its state to change, each resumed exactly once (and, in
+/// a second instance, the whole-body fetches holding their body for a reader to come).
 ///
 /// Every change ends an *epoch*. A reader notes the epoch before it asks the state machine what
 /// to do, and waits only if no change came in between, so no wake-up is lost while the reader
