@@ -38,4 +38,26 @@ import Testing
         #expect(rest == .some(9_999))
         #expect(state.recorded == RangeSet([ByteRange(0, 6_000)]) && state.foreign.isEmpty)
     }
+
+    /// An engine that opened a row before another stored the origin's head learns the length
+    /// from its next claim, so it does not ask the origin past the end.
+    @Test func aClaimTellsTheHeadAnotherEngineStored() async throws {
+        let folder = TestData.temporaryDirectory("claims")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/index.sqlite"
+        let first = try CacheIndex(path: path)
+        let second = try CacheIndex(path: path)
+        let rules = { (owner: String) in CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60) }
+        let id = try await first.resource(forKey: "k", creatingWithURL: "https://example.com/seg.ts").id
+
+        _ = try await first.claim(resource: id, fetch: 1, first: 0, last: 1_048_575, rules: rules("a"))
+        let (_, before) = try await second.claim(resource: id, fetch: 1, first: 0, last: nil, rules: rules("b"))
+        #expect(before.info == nil, "no head stored yet")
+
+        let head = ContentInfo(length: 800_000, contentType: "video/mp2t", etag: "\"v1\"", byteRangeAccess: true)
+        try await first.update(id: id, info: head)
+        let (_, after) = try await second.claim(resource: id, fetch: 1, first: 0, last: nil, rules: rules("b"))
+        #expect(after.info?.length == 800_000)
+        #expect(after.info?.etag == "\"v1\"")
+    }
 }

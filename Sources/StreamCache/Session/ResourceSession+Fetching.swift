@@ -105,7 +105,7 @@ extension ResourceSession {
             rules: environment.claimRules
         )
         let claim: ResourceStateMachine.Claim = granted.map { .granted(last: $0) } ?? .refused
-        let request = machine.claimed(proposed.fetch, claim, shared: .init(state), generation: generation, now: .now)
+        let request = machine.claimed(proposed.fetch, claim, shared: shared(state), generation: generation, now: .now)
         wakeAll()
         if request == nil {
             logger.debug(
@@ -146,7 +146,7 @@ extension ResourceSession {
                 from: 0,
                 rules: environment.claimRules
             )
-            guard machine.claimedRest(id, shared: .init(state), generation: generation, now: .now) else {
+            guard machine.claimedRest(id, shared: shared(state), generation: generation, now: .now) else {
                 wakeAll()
                 return nil
             }

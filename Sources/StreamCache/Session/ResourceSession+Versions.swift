@@ -107,11 +107,11 @@ extension ResourceSession {
             // claims or records its bytes any more. The claims the session last saw go, so its
             // readers stop waiting for them; their fetches go on, recording nothing (as a claim
             // on a removed row is granted, ``CacheIndex/claim(resource:fetch:first:last:rules:)``).
-            machine.refreshed(.init(state), generation: generation, now: .now)
+            machine.refreshed(shared(state), generation: generation, now: .now)
             wakeAll()
             return
         }
-        machine.refreshed(.init(state), generation: generation, now: .now)
+        machine.refreshed(shared(state), generation: generation, now: .now)
         wakeAll()
     }
 
@@ -133,7 +133,7 @@ extension ResourceSession {
             record = current
             file = newFile
             machine.versionReplaced(now: .now)
-            var shared = ResourceStateMachine.Shared(state)
+            var shared = self.shared(state)
             shared.recorded = shared.recorded.clamped(below: try newFile.size())
             machine.refreshed(shared, generation: machine.generation, now: .now)
         } catch {
@@ -143,5 +143,20 @@ extension ResourceSession {
             )
         }
         wakeAll()
+    }
+
+    /// What the machine is told of `state`: with the origin's head another process stored, and
+    /// its freshness by the wall clock now, while the machine knows no length, if that head
+    /// answers this session's request (not a variant for other values of the fields it varies
+    /// on, RFC 9111 §4.1, which the session set aside when it opened).
+    func shared(_ state: CacheIndex.SharedState) -> ResourceStateMachine.Shared {
+        var shared = ResourceStateMachine.Shared(state)
+        if machine.info.length == nil, let info = state.info,
+            info.stored.matches(headers.fields(for: url, firstURL: url))
+        {
+            let freshUntil = Self.freshUntil(of: info, configuration: environment.configuration)
+            shared.stored = .init(info: info, freshUntil: freshUntil)
+        }
+        return shared
     }
 }

@@ -14,16 +14,33 @@ extension ResourceStateMachine {
         var foreign: RangeSet
         /// Where another process's claim to the end starts (its origin sends whole bodies).
         var foreignStream: Int64?
+        /// The origin's answer head as another process stored it, for a machine that knows no
+        /// length yet.
+        var stored: StoredHead?
 
-        init(recorded: RangeSet, foreign: RangeSet = RangeSet(), foreignStream: Int64? = nil) {
+        init(
+            recorded: RangeSet,
+            foreign: RangeSet = RangeSet(),
+            foreignStream: Int64? = nil,
+            stored: StoredHead? = nil
+        ) {
             self.recorded = recorded
             self.foreign = foreign
             self.foreignStream = foreignStream
+            self.stored = stored
         }
 
+        /// What `state` says; `stored` is left for the session to fill in, with the freshness
+        /// the wall clock gives it.
         init(_ state: CacheIndex.SharedState) {
             self.init(recorded: state.recorded, foreign: state.foreign, foreignStream: state.foreignStream)
         }
+    }
+
+    /// What the index holds of the origin's answer head, and until when it is fresh.
+    struct StoredHead: Sendable, Equatable {
+        var info: ContentInfo
+        var freshUntil: Instant?
     }
 
     /// Whether byte `position` is another process's to fetch.
@@ -45,6 +62,13 @@ extension ResourceStateMachine {
         recorded = recorded.union(known)
         foreign = shared.foreign
         foreignStream = shared.foreignStream
+        if info.length == nil, let stored = shared.stored, stored.info.length != nil {
+            // Another process stored the origin's head first: the machine knows what it would
+            // have read had it opened the row now, and asks no origin past the resource's end.
+            info = stored.info
+            freshUntil = stored.freshUntil
+            isServingStale = false
+        }
     }
 
     /// Fetch `id` claimed the bytes of its next request in the index, which answered `claim` and

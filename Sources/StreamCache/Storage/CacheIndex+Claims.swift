@@ -35,6 +35,10 @@ extension CacheIndex {
         /// Where the first live claim to the end of another engine starts (a fetch whose origin
         /// sends whole bodies), if there is one.
         package var foreignStream: Int64?
+        /// What the row says of the resource once an origin's answer head is stored in it (its
+        /// length is known); `nil` before. A session that opened the row before another process
+        /// stored the head learns the length here rather than asking the origin past the end.
+        package var info: ContentInfo?
     }
 
     /// Claims `first...last` (`last == nil`: to the end) of resource `id` for fetch `fetch`, cut
@@ -181,7 +185,7 @@ extension CacheIndex {
     ) throws
         -> SharedState
     {
-        guard try exists(db, id: id) else {
+        guard let length = try length(db, id: id) else {
             return SharedState(exists: false, recorded: RangeSet(), foreign: RangeSet(), foreignStream: nil)
         }
         let rows = try Row.fetchAll(
@@ -212,6 +216,12 @@ extension CacheIndex {
                 stream = min(stream ?? start, start)
             }
         }
-        return SharedState(exists: true, recorded: try fetchRanges(db, id: id), foreign: foreign, foreignStream: stream)
+        return SharedState(
+            exists: true,
+            recorded: try fetchRanges(db, id: id),
+            foreign: foreign,
+            foreignStream: stream,
+            info: length == nil ? nil : try fetchResource(db, id: id)?.info
+        )
     }
 }

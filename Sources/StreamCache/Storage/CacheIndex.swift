@@ -527,6 +527,13 @@ package final class CacheIndex: Sendable {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM resource WHERE id = ?"), arguments: [id]) ?? false
     }
 
+    /// Resource `id`'s length, as far as its row knows it (`.some(nil)`: not yet), or `nil` if
+    /// the row does not exist (without decoding the row).
+    static func length(_ db: Database, id: Int64) throws -> Int64?? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT length FROM resource WHERE id = ?"), arguments: [id])
+            .map { $0[0] as Int64? }
+    }
+
     static func fetchResource(_ db: Database, id: Int64) throws -> ResourceRecord? {
         try Row.fetchOne(
             db.cachedStatement(sql: resourceByID),
