@@ -45,7 +45,7 @@ struct OriginConnection {
         var keepAlive = request.isKeepAlive
 
         if path == "/_origin/stats" {
-            let json = try JSONEncoder().encode(recorder.snapshot)
+            let json = try JSONEncoder().encode(await recorder.settled(within: .milliseconds(250)))
             try await sendSimple(
                 status: .ok,
                 type: "application/json",

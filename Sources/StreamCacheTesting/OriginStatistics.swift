@@ -46,6 +46,18 @@ final class StatisticsRecorder: @unchecked Sendable {
 
     var snapshot: OriginStatistics { lock.withLock { statistics } }
 
+    /// The statistics once no request is being answered, or after `limit`: a request is counted
+    /// once its answer's last write returns, which can be a moment after its client has read
+    /// the answer and gone (a tool that exits at a third `503`), so a test that asks right then
+    /// would miss it.
+    func settled(within limit: Duration) async -> OriginStatistics {
+        let deadline = ContinuousClock.now.advanced(by: limit)
+        while ContinuousClock.now < deadline, lock.withLock({ statistics.activeRequests > 0 }) {
+            try? await Task.sleep(for: .milliseconds(2))
+        }
+        return snapshot
+    }
+
     func reset() { lock.withLock { statistics = OriginStatistics() } }
 
     /// Records body bytes `range` of `path` as sent.

@@ -9,7 +9,8 @@ import StreamCache
 /// `ETag`/`Last-Modified`, conditional requests, plus a bandwidth cap, added latency and faults.
 ///
 /// It counts the body bytes it sends per request and per path (``statistics``), so a test can
-/// check that the cache fetched each byte once. `GET /_origin/stats` returns them as JSON.
+/// check that the cache fetched each byte once. `GET /_origin/stats` returns them as JSON, once
+/// no request is being answered (a quarter second at most).
 public final class TestOrigin: Sendable {
     private let content: OriginContent
     private let state: OriginState
