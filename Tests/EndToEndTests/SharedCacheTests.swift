@@ -117,6 +117,45 @@ import Testing
         try await origin.stop()
     }
 
+    /// Two offline downloads of one HLS asset (four segments at a time each, into libraries of
+    /// their own) and a player streaming it through `serve`, all at once on one cache directory:
+    /// every segment comes from the origin once. An engine's claims on the segments it fetched
+    /// at once were one claim (keyed by its fetch number, which counts per resource), so the
+    /// other processes fetched a third to a half of the asset again.
+    @Test func twoDownloadsAndAPlayerOfOneAssetAtOnceFetchEachByteOnce() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        try await TestStreams.make(.ts, in: workspace.originDirectory, seconds: 16, videoBitrate: "1M")
+        // 1 MB/s per connection: a segment takes a quarter second, so the fetches overlap.
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--rate", "1M"])
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let playlist = origin.url("ts/index.m3u8")
+
+        async let first = CLI.run(
+            ["hls", "download", playlist, "--library", workspace.output("one")],
+            cacheDir: workspace.cacheDirectory
+        )
+        async let second = CLI.run(
+            ["hls", "download", playlist, "--library", workspace.output("two")],
+            cacheDir: workspace.cacheDirectory
+        )
+        let played = try await TestStreams.frames(proxy.url(playlist))
+        let (one, two) = try await (first, second)
+
+        #expect(one.status == 0 && two.status == 0, "\(one.stderr) \(two.stderr)")
+        let original = try await TestStreams.frames(workspace.originDirectory + "/ts/index.m3u8")
+        let same = played == original
+        #expect(same, "the player decoded \(played.count) frames of \(original.count)")
+        let stats = try await origin.settledStats()
+        let twice = stats.requests.filter { $0.bodyBytes > 2 }.map(\.path).sorted()
+        #expect(
+            stats.duplicateBytes == 0,
+            "\(stats.duplicateBytes) bytes sent twice; requests with bodies: \(twice)"
+        )
+        try await proxy.stop()
+        try await origin.stop()
+    }
+
     struct Moment: CustomTestStringConvertible, Sendable {
         let seed: UInt64
         var testDescription: String { "seed \(seed)" }

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import StreamCacheTesting
 import Testing
 
@@ -59,5 +60,70 @@ import Testing
         let (_, after) = try await second.claim(resource: id, fetch: 1, first: 0, last: nil, rules: rules("b"))
         #expect(after.info?.length == 800_000)
         #expect(after.info?.etag == "\"v1\"")
+    }
+
+    /// Fetch numbers count per resource, so one engine has a fetch 1 on every resource it reads:
+    /// its claims on two resources are two claims, and ending one leaves the other (they were
+    /// one row, and an HLS download fetching segments at once let `serve` fetch them too).
+    @Test func anEnginesClaimsOnTwoResourcesAreKeptApart() async throws {
+        let folder = TestData.temporaryDirectory("claims")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/index.sqlite"
+        let first = try CacheIndex(path: path)
+        let second = try CacheIndex(path: path)
+        let rules = { (owner: String) in CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60) }
+        let one = try await first.resource(forKey: "one", creatingWithURL: "https://example.com/1.ts").id
+        let two = try await first.resource(forKey: "two", creatingWithURL: "https://example.com/2.ts").id
+
+        _ = try await first.claim(resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("a"))
+        _ = try await first.claim(resource: two, fetch: 1, first: 0, last: 4_999, rules: rules("a"))
+        let (onOne, seenOne) = try await second.claim(resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("b"))
+        #expect(onOne == nil, "the claim on the first resource went with the claim on the second")
+        #expect(seenOne.foreign == RangeSet([ByteRange(0, 10_000)]))
+
+        // The fetch of the second resource ends with its bytes; the first one's claim stays.
+        try await first.addRanges(RangeSet([ByteRange(0, 5_000)]), to: two, advancing: 1, to: nil, owner: "a")
+        let (stillRefused, _) = try await second.claim(resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("b"))
+        #expect(stillRefused == nil, "ending the claim on the second resource ended the first one's")
+        let (onTwo, _) = try await second.claim(resource: two, fetch: 1, first: 5_000, last: nil, rules: rules("b"))
+        #expect(onTwo == .some(nil))
+    }
+
+    /// An index from before version 7 kept claims by engine and fetch alone: its claims table
+    /// is made anew (claims only describe fetches in flight), and claims on two resources are
+    /// kept apart.
+    @Test func anIndexFromBeforeGetsClaimsByResource() async throws {
+        let folder = TestData.temporaryDirectory("claims")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let path = folder + "/index.sqlite"
+        // An index as version 6 left it: this code's tables, but claims keyed by engine and fetch.
+        _ = try CacheIndex(path: path)
+        let old = try DatabaseQueue(path: path)
+        try await old.write { db in
+            try db.execute(
+                sql: """
+                    DROP TABLE fetchClaim;
+                    CREATE TABLE fetchClaim (
+                        resourceId INTEGER NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
+                        owner TEXT NOT NULL, fetch INTEGER NOT NULL, start INTEGER NOT NULL, "end" INTEGER,
+                        heartbeat REAL NOT NULL, PRIMARY KEY (owner, fetch));
+                    CREATE INDEX fetchClaim_resource ON fetchClaim(resourceId);
+                    INSERT INTO resource (key, url, createdAt, lastAccess) VALUES ('old', 'https://example.com/o', 0, 0);
+                    INSERT INTO fetchClaim VALUES (1, 'gone', 1, 0, 100, 0);
+                    PRAGMA user_version = 6;
+                    """
+            )
+        }
+        try old.close()
+
+        let first = try CacheIndex(path: path)
+        let second = try CacheIndex(path: path)
+        let rules = { (owner: String) in CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60) }
+        let one = try await first.resource(forKey: "one", creatingWithURL: "https://example.com/1.ts").id
+        let two = try await first.resource(forKey: "two", creatingWithURL: "https://example.com/2.ts").id
+        _ = try await first.claim(resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("a"))
+        _ = try await first.claim(resource: two, fetch: 1, first: 0, last: 9_999, rules: rules("a"))
+        let (onOne, _) = try await second.claim(resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("b"))
+        #expect(onOne == nil)
     }
 }

@@ -43,7 +43,13 @@ extension ResourceSession {
             released = await makeDurable(batch, generation: generation, file: file, fetch: id, endingClaim: true)
         }
         await remove(id)
-        if !released { try? await index.releaseClaim(owner: environment.mark.token, fetch: id) }
+        if !released { await releaseClaim(of: id) }
+    }
+
+    /// Ends fetch `id`'s claim on the current version's row. (A version change deleted the row
+    /// of the one before, and its claims with it.)
+    private func releaseClaim(of id: Int) async {
+        try? await index.releaseClaim(resource: record.id, owner: environment.mark.token, fetch: id)
     }
 
     /// Sends one request of fetch `id` and writes its body where the machine says.

@@ -69,8 +69,10 @@ extension CacheIndex {
             if let next = taken.firstOffset(atOrAfter: first) { end = min(end ?? Int64.max, next) }
             // From where the fetch's last claim starts: its bytes may not be recorded yet.
             let earlier = try Int64.fetchOne(
-                db.cachedStatement(sql: "SELECT start FROM fetchClaim WHERE owner = ? AND fetch = ?"),
-                arguments: [rules.owner, fetch]
+                db.cachedStatement(
+                    sql: "SELECT start FROM fetchClaim WHERE resourceId = ? AND owner = ? AND fetch = ?"
+                ),
+                arguments: [id, rules.owner, fetch]
             )
             let start = min(earlier ?? first, first)
             try Self.storeClaim(db, resource: id, fetch: fetch, start: start, end: end, owner: rules.owner)
@@ -99,9 +101,9 @@ extension CacheIndex {
         }
     }
 
-    /// Ends the claim of fetch `fetch` of engine `owner`.
-    package func releaseClaim(owner: String, fetch: Int) async throws {
-        try await write { db in try Self.releaseClaim(db, owner: owner, fetch: fetch) }
+    /// Ends the claim of fetch `fetch` of engine `owner` on resource `id`.
+    package func releaseClaim(resource id: Int64, owner: String, fetch: Int) async throws {
+        try await write { db in try Self.releaseClaim(db, resource: id, owner: owner, fetch: fetch) }
     }
 
     /// Ends every claim of engine `owner`.
@@ -143,18 +145,21 @@ extension CacheIndex {
             if let next {
                 try Self.run(
                     db,
-                    "UPDATE fetchClaim SET start = MAX(start, ?), heartbeat = ? WHERE owner = ? AND fetch = ?",
-                    [next, Date().timeIntervalSince1970, owner, fetch]
+                    """
+                    UPDATE fetchClaim SET start = MAX(start, ?), heartbeat = ?
+                    WHERE resourceId = ? AND owner = ? AND fetch = ?
+                    """,
+                    [next, Date().timeIntervalSince1970, id, owner, fetch]
                 )
             } else {
-                try Self.releaseClaim(db, owner: owner, fetch: fetch)
+                try Self.releaseClaim(db, resource: id, owner: owner, fetch: fetch)
             }
             return true
         }
     }
 
-    private static func releaseClaim(_ db: Database, owner: String, fetch: Int) throws {
-        try run(db, "DELETE FROM fetchClaim WHERE owner = ? AND fetch = ?", [owner, fetch])
+    private static func releaseClaim(_ db: Database, resource id: Int64, owner: String, fetch: Int) throws {
+        try run(db, "DELETE FROM fetchClaim WHERE resourceId = ? AND owner = ? AND fetch = ?", [id, owner, fetch])
     }
 
     private static func storeClaim(
@@ -205,7 +210,7 @@ extension CacheIndex {
             alive[owner] = isAlive
             guard isAlive, heartbeat >= oldest else {
                 if pruning {
-                    try releaseClaim(db, owner: owner, fetch: row["fetch"])
+                    try releaseClaim(db, resource: id, owner: owner, fetch: row["fetch"])
                 }
                 continue
             }

@@ -119,7 +119,7 @@ package final class CacheIndex: Sendable {
     }
 
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let schemaVersion = 6
+    static let schemaVersion = 7
 
     /// Brings the schema up to ``schemaVersion`` in one immediate transaction, so processes
     /// opening a new cache directory at the same moment create it once, not race to.
@@ -128,6 +128,16 @@ package final class CacheIndex: Sendable {
             try db.inTransaction(.immediate) {
                 let version = try Int.fetchOne(db, sql: "PRAGMA user_version") ?? 0
                 guard version < schemaVersion else { return .commit }
+                // Version 7: a claim is its resource's, its engine's and its fetch's. Before, it
+                // was keyed by engine and fetch alone, and fetch numbers count per resource, so
+                // an engine's claim on one resource replaced or ended its claim on another (an
+                // HLS download fetching four segments at once let another process fetch them
+                // too). Claims only describe fetches in flight: the old table goes.
+                let claimKey = try Row.fetchAll(db, sql: "PRAGMA table_info(fetchClaim)")
+                    .filter { ($0["pk"] as Int) > 0 }.map { $0["name"] as String }
+                if !claimKey.isEmpty, !claimKey.contains("resourceId") {
+                    try db.execute(sql: "DROP TABLE fetchClaim")
+                }
                 // `IF NOT EXISTS`: indexes made before the version was recorded have the tables.
                 try db.execute(
                     sql: """
@@ -159,9 +169,8 @@ package final class CacheIndex: Sendable {
                             start INTEGER NOT NULL,
                             "end" INTEGER,
                             heartbeat REAL NOT NULL,
-                            PRIMARY KEY (owner, fetch)
+                            PRIMARY KEY (resourceId, owner, fetch)
                         );
-                        CREATE INDEX IF NOT EXISTS fetchClaim_resource ON fetchClaim(resourceId);
                         CREATE TABLE IF NOT EXISTS blockChecksum (
                             resourceId INTEGER NOT NULL REFERENCES resource(id) ON DELETE CASCADE,
                             block INTEGER NOT NULL,
