@@ -117,6 +117,44 @@ import Testing
         try await origin.stop()
     }
 
+    /// Two players on two `serve`s of one cache directory open a new resource at once, one
+    /// seeking into it (`Range: bytes=500000-`), from an origin that ignores
+    /// `Range`: the second process to claim waits for the first one's answer head rather than
+    /// ask too, learns that the origin sends whole bodies and reads the first one's, so the
+    /// origin sends the file once. (It asked for the bytes before the first one's claim, and
+    /// the origin sent the whole file again.)
+    @Test func twoProcessesOpeningARangeIgnoringResourceAtOnceHaveItSentOnce() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 2_000_000, seed: 905)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await OriginProcess(
+            directory: workspace.originDirectory,
+            // A quarter second before each answer: both requests are out before either head.
+            arguments: ["--rate", "2M", "--fault", "ignore-range", "--latency", "250"]
+        )
+        let one = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let other = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = origin.url("ep.mp3")
+
+        async let seeked = Curl.fetch(one.url(url), headers: ["Range: bytes=500000-"])
+        // The seeking player claims first; the other comes while its request waits for a head.
+        try await Task.sleep(for: .milliseconds(100))
+        async let whole = Curl.fetch(other.url(url))
+        let (seekedBody, wholeBody) = try await ([UInt8](seeked.body), [UInt8](whole.body))
+
+        #expect(TestData.mismatch(seekedBody, Array(data[500_000...])) == nil, "the seeking player got wrong bytes")
+        #expect(TestData.mismatch(wholeBody, data) == nil, "the other player got wrong bytes")
+        let stats = try await origin.settledStats()
+        #expect(
+            stats.duplicateBytes == 0,
+            "\(stats.duplicateBytes) bytes sent twice: \(stats.requests.map { "\($0.range ?? "-") \($0.bodyBytes)" })"
+        )
+        try await one.stop()
+        try await other.stop()
+        try await origin.stop()
+    }
+
     /// Two offline downloads of one HLS asset (four segments at a time each, into libraries of
     /// their own) and a player streaming it through `serve`, all at once on one cache directory:
     /// every segment comes from the origin once. An engine's claims on the segments it fetched

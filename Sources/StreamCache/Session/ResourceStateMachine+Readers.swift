@@ -130,9 +130,24 @@ extension ResourceStateMachine {
             refreshedAt = now
             return .refresh(generation: generation)
         }
+        if info.length == nil, let action = awaitFirstHead(reader: id, now: now) { return action }
         let request = startFetch(at: position, end: reader.end, for: id, now: now)
         readers[id]?.waitingOn = request.fetch
         return .startFetch(request)
+    }
+
+    /// What reader `id` does while nothing is known of the resource and another process has
+    /// asked the origin for some of it: that answer says whether the origin honours `Range`.
+    /// One that does not sends every byte from the start to that request, so a request of this
+    /// process now would have it send them all again. The reader waits for the other's answer
+    /// head to reach the index (``refreshed(_:generation:now:)``), at most
+    /// ``Settings/headWait``; `nil`: no other process asks, or the wait is over.
+    mutating func awaitFirstHead(reader id: Int, now: Instant) -> ReadAction? {
+        guard !foreign.isEmpty || foreignStream != nil, let reader = readers[id] else { return nil }
+        let since = reader.awaitsHeadSince ?? now
+        guard since.duration(to: now) < settings.headWait else { return nil }
+        readers[id]?.awaitsHeadSince = since
+        return .awaitOtherProcess(generation: generation)
     }
 
     /// Whether the cached version must be checked with the origin before a reader gets its bytes:

@@ -84,6 +84,11 @@ extension ResourceStateMachine {
         else { return nil }
         let end = min(last.map { $0 + 1 } ?? Int64.max, granted.map { $0 + 1 } ?? Int64.max, limit(of: fetch))
         guard first < end else { return nil }
+        // Another process asked the origin at the same moment, and nothing is known of it yet:
+        // the fetch's reader waits for that answer's head (``awaitFirstHead(reader:now:)``).
+        if info.length == nil, let reader = fetch.account, awaitFirstHead(reader: reader, now: now) != nil {
+            return nil
+        }
         let newLast = end == Int64.max ? nil : end - 1
         fetch.state = .requesting(first: first, last: newLast)
         fetches[id] = fetch

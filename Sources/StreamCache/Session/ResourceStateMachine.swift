@@ -148,6 +148,9 @@ extension ResourceStateMachine {
         var orphanGrace: Duration
         /// How often a reader facing a gap looks in the index for bytes another process fetched.
         var refreshInterval: Duration
+        /// How long a reader of a resource nothing is known of waits for another process's first
+        /// answer head before it asks the origin itself.
+        var headWait: Duration = .seconds(2)
         /// Whether debug builds stop at a broken invariant (model tests check them themselves,
         /// to report the seed).
         var assertsInvariants = true
@@ -204,6 +207,8 @@ extension ResourceStateMachine {
         var charged: Int64 = 0
         /// Whether the reader was told once that it waits far behind a whole-body stream.
         var toldOfStream = false
+        /// Since when the reader waits for another process's first answer head, if it does.
+        var awaitsHeadSince: ContinuousClock.Instant?
         /// Set when the origin's entity tag changed under a reader that was handed bytes, and
         /// nothing else did: the reader goes on uncached, its answer checked against this
         /// version, whose tag is not to be trusted.
