@@ -83,7 +83,9 @@ import Testing
 
         // The fetch of the second resource ends with its bytes; the first one's claim stays.
         try await first.addRanges(RangeSet([ByteRange(0, 5_000)]), to: two, advancing: 1, to: nil, owner: "a")
-        let (stillRefused, _) = try await second.claim(resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("b"))
+        let (stillRefused, _) = try await second.claim(
+            resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("b")
+        )
         #expect(stillRefused == nil, "ending the claim on the second resource ended the first one's")
         let (onTwo, _) = try await second.claim(resource: two, fetch: 1, first: 5_000, last: nil, rules: rules("b"))
         #expect(onTwo == .some(nil))
@@ -108,7 +110,8 @@ import Testing
                         owner TEXT NOT NULL, fetch INTEGER NOT NULL, start INTEGER NOT NULL, "end" INTEGER,
                         heartbeat REAL NOT NULL, PRIMARY KEY (owner, fetch));
                     CREATE INDEX fetchClaim_resource ON fetchClaim(resourceId);
-                    INSERT INTO resource (key, url, createdAt, lastAccess) VALUES ('old', 'https://example.com/o', 0, 0);
+                    INSERT INTO resource (key, url, createdAt, lastAccess)
+                        VALUES ('old', 'https://example.com/o', 0, 0);
                     INSERT INTO fetchClaim VALUES (1, 'gone', 1, 0, 100, 0);
                     PRAGMA user_version = 6;
                     """

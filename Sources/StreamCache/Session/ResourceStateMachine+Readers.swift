@@ -26,8 +26,9 @@ extension ResourceStateMachine {
         /// Read the index's ranges and claims of generation `generation`, report
         /// ``refreshed(_:generation:now:)``, ask again.
         case refresh(generation: Int)
-        /// Another process fetches the bytes: wait a moment (or until the state changes), then
-        /// do as for ``refresh(generation:)``.
+        /// Another process fetches the bytes, or has asked the origin first and its answer head
+        /// is awaited: wait a moment (or until the state changes), then do as for
+        /// ``refresh(generation:)``.
         case awaitOtherProcess(generation: Int)
     }
 
