@@ -9,13 +9,21 @@ import Testing
 /// the other engine off its bytes while its batches are recorded, and its last batch ends it in
 /// the same transaction, so the other may fetch what it did not.
 @Suite struct FetchClaimTests {
+    /// The indexes of two engines on one scratch database in `folder`.
+    func twoEngines(in folder: String) throws -> (CacheIndex, CacheIndex) {
+        let path = folder + "/index.sqlite"
+        return (try CacheIndex(path: path), try CacheIndex(path: path))
+    }
+
+    /// How engine `owner` claims, every other engine alive.
+    func rules(_ owner: String) -> CacheIndex.ClaimRules {
+        CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60)
+    }
+
     @Test func aFetchsLastBatchEndsItsClaimWithItsBytes() async throws {
         let folder = TestData.temporaryDirectory("claims")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let path = folder + "/index.sqlite"
-        let first = try CacheIndex(path: path)
-        let second = try CacheIndex(path: path)
-        let rules = { (owner: String) in CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60) }
+        let (first, second) = try twoEngines(in: folder)
         let id = try await first.resource(forKey: "k", creatingWithURL: "https://example.com/a.ts").id
 
         let (granted, _) = try await first.claim(resource: id, fetch: 1, first: 0, last: 9_999, rules: rules("a"))
@@ -45,10 +53,7 @@ import Testing
     @Test func aClaimTellsTheHeadAnotherEngineStored() async throws {
         let folder = TestData.temporaryDirectory("claims")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let path = folder + "/index.sqlite"
-        let first = try CacheIndex(path: path)
-        let second = try CacheIndex(path: path)
-        let rules = { (owner: String) in CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60) }
+        let (first, second) = try twoEngines(in: folder)
         let id = try await first.resource(forKey: "k", creatingWithURL: "https://example.com/seg.ts").id
 
         _ = try await first.claim(resource: id, fetch: 1, first: 0, last: 1_048_575, rules: rules("a"))
@@ -68,10 +73,7 @@ import Testing
     @Test func anEnginesClaimsOnTwoResourcesAreKeptApart() async throws {
         let folder = TestData.temporaryDirectory("claims")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let path = folder + "/index.sqlite"
-        let first = try CacheIndex(path: path)
-        let second = try CacheIndex(path: path)
-        let rules = { (owner: String) in CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60) }
+        let (first, second) = try twoEngines(in: folder)
         let one = try await first.resource(forKey: "one", creatingWithURL: "https://example.com/1.ts").id
         let two = try await first.resource(forKey: "two", creatingWithURL: "https://example.com/2.ts").id
 
@@ -119,9 +121,7 @@ import Testing
         }
         try old.close()
 
-        let first = try CacheIndex(path: path)
-        let second = try CacheIndex(path: path)
-        let rules = { (owner: String) in CacheIndex.ClaimRules(owner: owner, isAlive: { _ in true }, staleAfter: 60) }
+        let (first, second) = try twoEngines(in: folder)
         let one = try await first.resource(forKey: "one", creatingWithURL: "https://example.com/1.ts").id
         let two = try await first.resource(forKey: "two", creatingWithURL: "https://example.com/2.ts").id
         _ = try await first.claim(resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("a"))

@@ -108,7 +108,8 @@ extension ResourceSession {
             fetch: proposed.fetch,
             first: proposed.first,
             last: proposed.last,
-            rules: environment.claimRules
+            rules: environment.claimRules,
+            withHead: machine.info.length == nil
         )
         let claim: ResourceStateMachine.Claim = granted.map { .granted(last: $0) } ?? .refused
         let request = machine.claimed(proposed.fetch, claim, shared: shared(state), generation: generation, now: .now)

@@ -99,7 +99,9 @@ extension ResourceSession {
     /// and what they claim. If another process replaced the version meanwhile, moves to it.
     func refresh(generation: Int) async {
         let id = record.id
-        guard let state = try? await index.sharedState(of: id, rules: environment.claimRules) else { return }
+        let withHead = machine.info.length == nil
+        guard let state = try? await index.sharedState(of: id, rules: environment.claimRules, withHead: withHead)
+        else { return }
         guard state.exists else {
             await adoptCurrentVersion()
             guard record.id == id else { return }
@@ -129,7 +131,7 @@ extension ResourceSession {
         wakeAll()
         do {
             let newFile = try await CacheFile.openLocked(path: directory.dataPath(id: current.id))
-            let state = try await index.sharedState(of: current.id, rules: environment.claimRules)
+            let state = try await index.sharedState(of: current.id, rules: environment.claimRules, withHead: false)
             record = current
             file = newFile
             machine.versionReplaced(now: .now)

@@ -36,8 +36,9 @@ extension CacheIndex {
         /// sends whole bodies), if there is one.
         package var foreignStream: Int64?
         /// What the row says of the resource once an origin's answer head is stored in it (its
-        /// length is known); `nil` before. A session that opened the row before another process
-        /// stored the head learns the length here rather than asking the origin past the end.
+        /// length is known), when asked for (`withHead`); `nil` otherwise. A session that opened
+        /// the row before another process stored the head learns the length here rather than
+        /// asking the origin past the end.
         package var info: ContentInfo?
     }
 
@@ -46,6 +47,9 @@ extension CacheIndex {
     /// from the fetch's earlier one (whose bytes may not be recorded yet); its start moves on only
     /// as its bytes are recorded (``addRanges(_:to:advancing:to:owner:checksums:fileState:)``).
     ///
+    /// With `withHead`, the state holds the row's answer head once one is stored (a caller that
+    /// knows no length yet).
+    ///
     /// - Returns: the last byte granted (`.some(nil)`: to the end), or `nil` if `first` itself is
     ///   claimed or recorded; and the state the decision saw.
     package func claim(
@@ -53,10 +57,11 @@ extension CacheIndex {
         fetch: Int,
         first: Int64,
         last: Int64?,
-        rules: ClaimRules
+        rules: ClaimRules,
+        withHead: Bool = true
     ) async throws -> (granted: Int64??, state: SharedState) {
         try await write { db in
-            let state = try Self.sharedState(db, resource: id, rules: rules, pruning: true)
+            let state = try Self.sharedState(db, resource: id, rules: rules, pruning: true, withHead: withHead)
             // A removed or replaced row: nobody can claim or record its bytes any more, so the
             // fetch goes on as asked (it records nothing; its readers are served).
             guard state.exists else { return (.some(last), state) }
@@ -93,7 +98,8 @@ extension CacheIndex {
         -> SharedState
     {
         try await write { db in
-            let state = try Self.sharedState(db, resource: id, rules: rules, pruning: true)
+            // Asked by a fetch that has its own answer's head.
+            let state = try Self.sharedState(db, resource: id, rules: rules, pruning: true, withHead: false)
             if state.exists {
                 try Self.storeClaim(db, resource: id, fetch: fetch, start: first, end: nil, owner: rules.owner)
             }
@@ -113,9 +119,12 @@ extension CacheIndex {
         }
     }
 
-    /// What resource `id` holds and what other engines claim of it now.
-    package func sharedState(of id: Int64, rules: ClaimRules) async throws -> SharedState {
-        try await read { db in try Self.sharedState(db, resource: id, rules: rules, pruning: false) }
+    /// What resource `id` holds and what other engines claim of it now; with `withHead`, the
+    /// row's answer head once one is stored.
+    package func sharedState(of id: Int64, rules: ClaimRules, withHead: Bool) async throws -> SharedState {
+        try await read { db in
+            try Self.sharedState(db, resource: id, rules: rules, pruning: false, withHead: withHead)
+        }
     }
 
     /// Adds `ranges` (already durable) to resource `id`, with the checksums of the blocks they
@@ -180,13 +189,15 @@ extension CacheIndex {
         )
     }
 
-    /// The recorded ranges and other engines' live claims of resource `id`; with `pruning`, the
-    /// claims of engines that are gone, or that made no progress for too long, are deleted.
+    /// The recorded ranges and other engines' live claims of resource `id`, and with `withHead`
+    /// its stored answer head; with `pruning`, the claims of engines that are gone, or that made
+    /// no progress for too long, are deleted.
     private static func sharedState(
         _ db: Database,
         resource id: Int64,
         rules: ClaimRules,
-        pruning: Bool
+        pruning: Bool,
+        withHead: Bool
     ) throws
         -> SharedState
     {
@@ -226,7 +237,7 @@ extension CacheIndex {
             recorded: try fetchRanges(db, id: id),
             foreign: foreign,
             foreignStream: stream,
-            info: length == nil ? nil : try fetchResource(db, id: id)?.info
+            info: withHead && length != nil ? try fetchResource(db, id: id)?.info : nil
         )
     }
 }
