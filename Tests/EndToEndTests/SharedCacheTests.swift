@@ -155,6 +155,44 @@ import Testing
         try await origin.stop()
     }
 
+    /// Two players of one `serve` opening a new file at once, one seeking past what the first
+    /// one's request asks for (1 MiB), from an origin that ignores `Range` and that `serve` met
+    /// before (another file's answer said so): the seek waits for the first request's answer, the
+    /// whole body, rather than ask too, so the origin sends the file once. (It asked at once,
+    /// and the origin sent the 4 MB file twice.)
+    @Test func twoPlayersOfOneServeOpeningAFileOfARangeIgnoringOriginHaveItSentOnce() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 4_000_000, seed: 906)
+        try workspace.write(data, as: "ep.mp3")
+        try workspace.write(TestData.bytes(count: 10_000, seed: 907), as: "cover.jpg")
+        let origin = try await OriginProcess(
+            directory: workspace.originDirectory,
+            arguments: ["--fault", "ignore-range", "--latency", "250"]
+        )
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let cover = try await Curl.fetch(proxy.url(origin.url("cover.jpg")), headers: ["Range: bytes=0-99"])
+        #expect(cover.body.count == 100)
+        let url = origin.url("ep.mp3")
+
+        async let whole = Curl.fetch(proxy.url(url))
+        // The seek comes while the first request waits for its answer.
+        try await Task.sleep(for: .milliseconds(100))
+        async let seeked = Curl.fetch(proxy.url(url), headers: ["Range: bytes=3000000-"])
+        let (wholeBody, seekedBody) = try await ([UInt8](whole.body), [UInt8](seeked.body))
+
+        #expect(TestData.mismatch(wholeBody, data) == nil, "the first player got wrong bytes")
+        #expect(TestData.mismatch(seekedBody, Array(data[3_000_000...])) == nil, "the seeking player got wrong bytes")
+        let stats = try await origin.settledStats()
+        let episode = stats.requests.filter { $0.path.hasSuffix("ep.mp3") }
+        #expect(
+            episode.map(\.bodyBytes).reduce(0, +) == data.count,
+            "the origin sent \(episode.map { "\($0.range ?? "-") \($0.bodyBytes)" }) for a file of \(data.count)"
+        )
+        try await proxy.stop()
+        try await origin.stop()
+    }
+
     /// Two offline downloads of one HLS asset (four segments at a time each, into libraries of
     /// their own) and a player streaming it through `serve`, all at once on one cache directory:
     /// every segment comes from the origin once. An engine's claims on the segments it fetched

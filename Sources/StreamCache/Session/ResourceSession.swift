@@ -100,13 +100,14 @@ actor ResourceSession {
                 present = await verify(file, of: record, holding: present, state: state, environment: environment)
             }
             environment.accessTimes.note(record.id)
-            let machine = ResourceStateMachine(
+            var machine = ResourceStateMachine(
                 info: info,
                 recorded: present,
                 freshUntil: Self.freshUntil(of: info, configuration: environment.configuration),
                 now: .now,
                 settings: ResourceStateMachine.Settings(environment.configuration, url: url)
             )
+            machine.ignoresRange = environment.rangeIgnoringOrigins.contains(url)
             return ResourceSession(
                 key: key,
                 url: url,

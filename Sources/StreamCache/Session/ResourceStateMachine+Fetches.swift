@@ -9,6 +9,9 @@ extension ResourceStateMachine {
         var cancel: [Int] = []
         /// Whether to read the body; if not, the fetch ends.
         var readBody: Bool
+        /// The origin answered a request for a range with the whole body: its other resources'
+        /// first readers are told so (``ignoresRange``).
+        var ignoresRange = false
     }
 
     /// Where a chunk of the body goes.
@@ -209,6 +212,11 @@ extension ResourceStateMachine {
             var learned = newInfo
             let changed = info.length != nil && info.isDifferentVersion(from: newInfo)
             learned.byteRangeAccess = changed && sentIfRange
+            if !learned.byteRangeAccess {
+                // Not a new version sent for `If-Range`: the origin ignored the range.
+                ignoresRange = true
+                action.ignoresRange = true
+            }
             if info.length == nil {
                 learn(learned, now: now)
                 action.store = learned

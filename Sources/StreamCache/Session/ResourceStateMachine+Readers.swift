@@ -131,6 +131,11 @@ extension ResourceStateMachine {
             refreshedAt = now
             return .refresh(generation: generation)
         }
+        if info.length == nil, ignoresRange, let fetch = firstAnswerAwaited() {
+            // An origin that ignores `Range` sends this byte in the answer already asked for.
+            readers[id]?.waitingOn = fetch
+            return .wait
+        }
         if info.length == nil, let action = awaitFirstHead(reader: id, now: now) { return action }
         let request = startFetch(at: position, end: reader.end, for: id, now: now)
         readers[id]?.waitingOn = request.fetch
@@ -149,6 +154,15 @@ extension ResourceStateMachine {
         guard since.duration(to: now) < settings.headWait else { return nil }
         readers[id]?.awaitsHeadSince = since
         return .awaitOtherProcess(generation: generation)
+    }
+
+    /// This process's fetch of the current version whose request awaits the resource's first
+    /// answer head, if any: with an origin that ignores `Range`, that answer brings every byte.
+    private func firstAnswerAwaited() -> Int? {
+        fetches.values.filter { fetch in
+            guard fetch.generation == generation, case .requesting = fetch.state else { return false }
+            return true
+        }.map(\.id).min()
     }
 
     /// Whether the cached version must be checked with the origin before a reader gets its bytes:

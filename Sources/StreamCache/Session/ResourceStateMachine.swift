@@ -55,6 +55,9 @@ struct ResourceStateMachine: Sendable {
     var validationForced = false
     /// Whether the origin answered `If-Range` with `304`; requests go without it then.
     var ifRangeRefused = false
+    /// Whether the origin is known to answer a request for a range with the whole body (this
+    /// resource's answer or, by its session, another resource's of the same origin said so).
+    var ignoresRange = false
     /// When the index was last read for ranges another process recorded.
     var refreshedAt: Instant
     var lastID = 0

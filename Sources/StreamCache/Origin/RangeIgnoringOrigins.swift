@@ -1,0 +1,31 @@
+import Foundation
+
+/// The origins that answered a request for a range with the whole body, by scheme, host and
+/// port, as one engine has met them since it started.
+///
+/// A server that ignores `Range` sends every byte from the first to every request, so two
+/// requests for a new resource of such an origin have it sent twice. A resource's first
+/// answer says whether its origin honours ranges; until it comes, a second reader of a
+/// resource from an origin known here waits for it (``ResourceStateMachine/ignoresRange``)
+/// rather than send a request of its own.
+final class RangeIgnoringOrigins: @unchecked Sendable {
+    // `origins` is guarded by `lock` (NSLock rather than Mutex, which needs iOS 18).
+    private let lock = NSLock()
+    private var origins: Set<String> = []
+
+    /// Whether the origin of `url` answered a range with the whole body before.
+    func contains(_ url: URL) -> Bool {
+        let origin = Self.origin(of: url)
+        return lock.withLock { origins.contains(origin) }
+    }
+
+    /// Notes that the origin of `url` answered a range with the whole body.
+    func insert(_ url: URL) {
+        let origin = Self.origin(of: url)
+        _ = lock.withLock { origins.insert(origin) }
+    }
+
+    private static func origin(of url: URL) -> String {
+        "\(url.scheme?.lowercased() ?? "")://\(url.host?.lowercased() ?? ""):\(url.port.map(String.init) ?? "")"
+    }
+}
