@@ -199,7 +199,7 @@ import Testing
         // Held mid-way while the player plays, so that a loaded machine slow to start the proxy
         // cannot let the download finish first: the package stays part-downloaded, its lock held.
         try #require(download.isRunning, "the download ended before its package could be played")
-        kill(download.processIdentifier, SIGSTOP)
+        try await stopOutsideIndexWrite(download.processIdentifier, cacheDir: setup.workspace.cacheDirectory)
         let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
         let listed = try await setup.assets()
         #expect(listed.first?.state == "downloading", "\(listed.map(\.state))")

@@ -118,6 +118,30 @@ func isListening(port: Int) async throws -> Bool {
 }
 
 /// What a child process left when it ended.
+/// Stops `process` (`SIGSTOP`) at a moment it holds no write lock on the index of `cacheDir`:
+/// stopped inside a write transaction, it would hold every other process's writes, `serve`'s
+/// start among them, for the index's busy timeout (30 s), which then fails. Where the system
+/// shows no lock table (`/proc/locks`), it stops the process at once.
+func stopOutsideIndexWrite(_ process: pid_t, cacheDir: String) async throws {
+    let shared = cacheDir + "/index.sqlite-shm"
+    for _ in 0..<200 {
+        kill(process, SIGSTOP)
+        var status = stat()
+        guard stat(shared, &status) == 0, let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        else { return }
+        let inode = ":\(status.st_ino) "
+        let writing = locks.split(separator: "\n").contains { line in
+            let fields = line.split(separator: " ")
+            return fields.count > 5 && fields[3] == "WRITE" && fields[4] == "\(process)"
+                && (String(fields[5]) + " ").hasSuffix(inode)
+        }
+        if !writing { return }
+        kill(process, SIGCONT)
+        try await Task.sleep(for: .milliseconds(2))
+    }
+    Issue.record("process \(process) never stopped outside an index write")
+}
+
 struct ProcessResult: Sendable {
     let status: Int32
     let stdout: Data
