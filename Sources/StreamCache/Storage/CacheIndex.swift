@@ -114,6 +114,10 @@ package final class CacheIndex: Sendable {
     }
 
     static func describe(_ error: Error) -> String {
+        if let error = error as? DatabaseError, [.SQLITE_BUSY, .SQLITE_LOCKED].contains(error.resultCode) {
+            // The busy timeout ran out: a process is stopped or hung inside a write.
+            return "another process has held it for 30 s (is a streamcache process stopped?)"
+        }
         if let error = error as? DatabaseError { return error.message ?? "\(error.resultCode)" }
         return "\(error)"
     }
