@@ -193,6 +193,43 @@ import Testing
         try await origin.stop()
     }
 
+    /// One `serve`'s player reads the first 2 MB of a new 4 MB file from an origin that ignores
+    /// `Range` (1 MB/s), and another `serve`'s player reads all of it, starting half a second
+    /// later: the second waits for the first one's stream and says so in the index, and the
+    /// first reads its body on for it once its own player has its bytes, rather than hold it for
+    /// that player and end it. So the origin sends the file once. (It sent 7.25 MB: the first
+    /// engine ended its stream after the grace, and the second asked for the rest, which the
+    /// origin sent from the first byte.)
+    @Test func aStreamAnotherProcessWaitsForReadsOnForIt() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 4_000_000, seed: 908)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await OriginProcess(
+            directory: workspace.originDirectory,
+            arguments: ["--rate", "1M", "--fault", "ignore-range"]
+        )
+        let one = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let other = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = origin.url("ep.mp3")
+
+        async let start = Curl.fetch(one.url(url), headers: ["Range: bytes=0-1999999"])
+        try await Task.sleep(for: .milliseconds(500))
+        async let whole = Curl.fetch(other.url(url))
+        let (startBody, wholeBody) = try await ([UInt8](start.body), [UInt8](whole.body))
+
+        #expect(TestData.mismatch(startBody, Array(data[..<2_000_000])) == nil, "the first player got wrong bytes")
+        #expect(TestData.mismatch(wholeBody, data) == nil, "the second player got wrong bytes")
+        let stats = try await origin.settledStats()
+        #expect(
+            stats.bodyBytes == Int64(data.count),
+            "the origin sent \(stats.bodyBytes) bytes for a file of \(data.count): \(stats.requests.map { "\($0.range ?? "-") \($0.bodyBytes)" })"
+        )
+        try await one.stop()
+        try await other.stop()
+        try await origin.stop()
+    }
+
     /// Two offline downloads of one HLS asset (four segments at a time each, into libraries of
     /// their own) and a player streaming it through `serve`, all at once on one cache directory:
     /// every segment comes from the origin once. An engine's claims on the segments it fetched

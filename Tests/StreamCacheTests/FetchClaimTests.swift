@@ -48,6 +48,35 @@ import Testing
         #expect(state.recorded == RangeSet([ByteRange(0, 6_000)]) && state.foreign.isEmpty)
     }
 
+    /// A reader of one engine waiting for the other's whole-body stream says so (a want): the
+    /// streaming engine sees it while it stands, the waiting one does not see its own, and it
+    /// claims no byte (the stream's engine and any other may still claim and record).
+    @Test func aWantIsSeenByTheOtherEngineWhileItStandsAndClaimsNothing() async throws {
+        let folder = TestData.temporaryDirectory("claims")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (streaming, waiting) = try twoEngines(in: folder)
+        let id = try await streaming.resource(forKey: "k", creatingWithURL: "https://example.com/ep.mp3").id
+        _ = try await streaming.claimRest(resource: id, fetch: 1, from: 0, rules: rules("a"))
+        #expect(try await streaming.sharedState(of: id, rules: rules("a"), withHead: false).othersWantStream == false)
+
+        try await waiting.want(resource: id, from: 500_000, owner: "b")
+        // Judged by an engine for which wants stand a minute (a loaded test run may take seconds).
+        let standing = CacheIndex.ClaimRules(owner: "a", isAlive: { _ in true }, staleAfter: 60, wantStandsFor: 60)
+        let seen = try await streaming.sharedState(of: id, rules: standing, withHead: false)
+        #expect(seen.othersWantStream)
+        #expect(seen.foreign.isEmpty && seen.foreignStream == nil, "a want claimed bytes: \(seen.foreign)")
+        let own = try await waiting.sharedState(of: id, rules: rules("b"), withHead: false)
+        #expect(!own.othersWantStream && own.foreignStream == 0)
+        // By one for which they stand no time at all: it has lapsed.
+        let noStanding = CacheIndex.ClaimRules(owner: "a", isAlive: { _ in true }, staleAfter: 60, wantStandsFor: 0)
+        #expect(try await streaming.sharedState(of: id, rules: noStanding, withHead: false).othersWantStream == false)
+
+        // The stream ended: the bytes the want waits at are free to claim.
+        try await streaming.releaseClaim(resource: id, owner: "a", fetch: 1)
+        let (granted, _) = try await waiting.claim(resource: id, fetch: 1, first: 400_000, last: 599_999, rules: rules("c"))
+        #expect(granted == .some(599_999))
+    }
+
     /// An engine that opened a row before another stored the origin's head learns the length
     /// from its next claim, so it does not ask the origin past the end.
     @Test func aClaimTellsTheHeadAnotherEngineStored() async throws {

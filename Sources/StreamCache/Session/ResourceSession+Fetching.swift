@@ -228,18 +228,26 @@ extension ResourceSession {
     /// Waits while whole-body fetch `id` holds its body for a reader: `true` when one wants what
     /// it brings, `false` when the grace is over (``ResourceStateMachine/waitsForReader(_:now:)``).
     /// Its body is not read meanwhile, so the origin's connection waits too. A reader that waits
-    /// for bytes wakes it (``heldFetches``), and a shutdown ends the wait at once.
+    /// for bytes wakes it (``heldFetches``), and a shutdown ends the wait at once; a reader of
+    /// another process is looked for in the index every other poll interval (its want).
     private func readerCame(for id: Int) async throws -> Bool {
         while !draining {
             try Task.checkCancellation()
             let epoch = heldFetches.epoch
             switch machine.waitsForReader(id, now: .now) {
             case nil: return true
-            case false?: return false
+            case false?:
+                // The grace is over; a last look for a reader of another process.
+                await refresh(generation: machine.generation)
+                return machine.waitsForReader(id, now: .now) == nil
             case true?:
                 // A hold without an end is none: the fetch is wanted again, or ending.
                 guard let deadline = machine.holdEnds(id) else { return true }
-                await heldFetches.wait(id, unlessChangedSince: epoch, until: deadline)
+                // A reader of another process may wait for the body: its want is in the index.
+                await refresh(generation: machine.generation)
+                guard machine.waitsForReader(id, now: .now) == true else { continue }
+                let look = ContinuousClock.now.advanced(by: environment.configuration.sharedPollInterval * 2)
+                await heldFetches.wait(id, unlessChangedSince: epoch, until: min(deadline, look))
             }
         }
         return false

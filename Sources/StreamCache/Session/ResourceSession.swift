@@ -39,6 +39,9 @@ actor ResourceSession {
     private var isClosed = false
     /// When the session last looked for a version another process stored.
     var lastAdoptionCheck: ContinuousClock.Instant?
+    /// When the session last said in the index that a reader waits for another process's
+    /// whole-body stream (``sayWant(at:)``).
+    private var lastWant: ContinuousClock.Instant?
     /// Called when the session has neither readers nor fetches.
     private let onIdle: @Sendable (String) -> Void
 
@@ -258,10 +261,21 @@ actor ResourceSession {
             case .refresh(let generation):
                 await refresh(generation: generation)
             case .awaitOtherProcess(let generation):
+                if machine.awaitsForeignStream(at: position) { await sayWant(at: position) }
                 try await Task.sleep(for: environment.configuration.sharedPollInterval)
                 await refresh(generation: generation)
             }
         }
+    }
+
+    /// Says in the index, at most twice a second, that a reader waits at `position` for
+    /// another process's whole-body stream: that process reads it on while the want stands,
+    /// rather than end it once its own readers have their bytes (``CacheIndex/want(resource:from:owner:)``).
+    private func sayWant(at position: Int64) async {
+        let now = ContinuousClock.now
+        if let lastWant, lastWant.duration(to: now) < .milliseconds(500) { return }
+        lastWant = now
+        try? await index.want(resource: record.id, from: position, owner: environment.mark.token)
     }
 
     /// The cache file is shorter than the ranges recorded of it (cut behind the cache's back):

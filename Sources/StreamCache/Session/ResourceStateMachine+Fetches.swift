@@ -293,10 +293,10 @@ extension ResourceStateMachine {
         return .write(write.isEmpty ? [] : [piece], endsFetch: endsFetch)
     }
 
-    /// Whether `fetch` goes on: while a reader wants what it brings, and for `orphanGrace` after
-    /// the last one left.
+    /// Whether `fetch` goes on: while a reader wants what it brings (for a whole body, a reader
+    /// of another process too), and for `orphanGrace` after the last one left.
     private func keepsGoing(_ fetch: inout Fetch, now: Instant) -> Bool {
-        if isWanted(fetch) {
+        if isWanted(fetch) || (fetch.isWhole && othersWantStream(at: now)) {
             fetch.orphanedAt = nil
             return true
         }

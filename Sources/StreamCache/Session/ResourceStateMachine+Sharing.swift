@@ -17,23 +17,32 @@ extension ResourceStateMachine {
         /// The origin's answer head as another process stored it, for a machine that knows no
         /// length yet.
         var stored: StoredHead?
+        /// Whether another process's reader waits for a whole-body stream (``CacheIndex``'s wants).
+        var othersWantStream: Bool
 
         init(
             recorded: RangeSet,
             foreign: RangeSet = RangeSet(),
             foreignStream: Int64? = nil,
-            stored: StoredHead? = nil
+            stored: StoredHead? = nil,
+            othersWantStream: Bool = false
         ) {
             self.recorded = recorded
             self.foreign = foreign
             self.foreignStream = foreignStream
             self.stored = stored
+            self.othersWantStream = othersWantStream
         }
 
         /// What `state` says; `stored` is left for the session to fill in, with the freshness
         /// the wall clock gives it.
         init(_ state: CacheIndex.SharedState) {
-            self.init(recorded: state.recorded, foreign: state.foreign, foreignStream: state.foreignStream)
+            self.init(
+                recorded: state.recorded,
+                foreign: state.foreign,
+                foreignStream: state.foreignStream,
+                othersWantStream: state.othersWantStream
+            )
         }
     }
 
@@ -41,6 +50,18 @@ extension ResourceStateMachine {
     struct StoredHead: Sendable, Equatable {
         var info: ContentInfo
         var freshUntil: Instant?
+    }
+
+    /// Whether a reader of another process waits for this process's whole-body stream, as the
+    /// index said at most ``Settings/wantHold`` ago.
+    func othersWantStream(at now: Instant) -> Bool {
+        othersWantStreamUntil.map { now < $0 } ?? false
+    }
+
+    /// Whether a reader waiting at `position` waits for another process's whole-body stream:
+    /// its session says so in the index, so that the stream reads on for it.
+    func awaitsForeignStream(at position: Int64) -> Bool {
+        foreignStream.map { $0 <= position } ?? false
     }
 
     /// Whether byte `position` is another process's to fetch.
@@ -62,6 +83,8 @@ extension ResourceStateMachine {
         recorded = recorded.union(known)
         foreign = shared.foreign
         foreignStream = shared.foreignStream
+        // Until the index is read again, and no longer than `wantHold`.
+        othersWantStreamUntil = shared.othersWantStream ? now + settings.wantHold : nil
         if info.length == nil, let stored = shared.stored, stored.info.length != nil {
             // Another process stored the origin's head first: the machine knows what it would
             // have read had it opened the row now, and asks no origin past the resource's end.

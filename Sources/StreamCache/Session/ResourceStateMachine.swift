@@ -40,6 +40,9 @@ struct ResourceStateMachine: Sendable {
     /// Where another process's claim to the end starts: its origin sends whole bodies, and it
     /// keeps every byte from there on.
     var foreignStream: Int64?
+    /// Until when a reader of another process is known to wait for this process's whole-body
+    /// stream (``othersWantStream(at:)``).
+    var othersWantStreamUntil: Instant?
     /// Origin body bytes received while no reader was there to be charged for them.
     var unattributed: Int64 = 0
     var readers: [Int: Reader] = [:]
@@ -154,6 +157,9 @@ extension ResourceStateMachine {
         /// How long a reader of a resource nothing is known of waits for another process's first
         /// answer head before it asks the origin itself.
         var headWait: Duration = .seconds(2)
+        /// How long another process's want, read from the index, keeps a whole body read on
+        /// before the index must say it again.
+        var wantHold: Duration = .seconds(1)
         /// Whether debug builds stop at a broken invariant (model tests check them themselves,
         /// to report the seed).
         var assertsInvariants = true

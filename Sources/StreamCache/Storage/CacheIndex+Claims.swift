@@ -8,7 +8,16 @@ import GRDB
 /// engine's claims: bytes another live engine claimed or that are recorded are not asked for
 /// again, and readers wait for them instead. A claim ends with its fetch, when its engine is found
 /// gone (``ProcessMark``), or when it has shown no progress for ``ClaimRules/staleAfter``.
+///
+/// A claim of no bytes, `start == end`, of fetch ``wantFetch`` is a want: a reader of its engine
+/// waits for another engine's whole-body stream (an origin that ignores `Range`) to bring bytes
+/// from `start` on. The engine that streams reads its body on while a want stands
+/// (``ClaimRules/wantStandsFor``), rather than hold it for readers of its own only and end it:
+/// the waiting engine would then ask the origin, which sends every byte from the first again.
 extension CacheIndex {
+    /// The fetch number of a want: none of a real fetch, which count from 1.
+    static let wantFetch = -1
+
     /// Who claims, and how another engine's claims are judged alive.
     package struct ClaimRules: Sendable {
         /// The token of the claiming engine.
@@ -17,11 +26,20 @@ extension CacheIndex {
         package let isAlive: @Sendable (String) -> Bool
         /// A claim without progress (a recorded batch) for this long is given up.
         package let staleAfter: TimeInterval
+        /// How long another engine's want stands after it was last said (its engine says it
+        /// again while its reader waits).
+        package let wantStandsFor: TimeInterval
 
-        package init(owner: String, isAlive: @escaping @Sendable (String) -> Bool, staleAfter: TimeInterval) {
+        package init(
+            owner: String,
+            isAlive: @escaping @Sendable (String) -> Bool,
+            staleAfter: TimeInterval,
+            wantStandsFor: TimeInterval = 2
+        ) {
             self.owner = owner
             self.isAlive = isAlive
             self.staleAfter = staleAfter
+            self.wantStandsFor = wantStandsFor
         }
     }
 
@@ -35,6 +53,9 @@ extension CacheIndex {
         /// Where the first live claim to the end of another engine starts (a fetch whose origin
         /// sends whole bodies), if there is one.
         package var foreignStream: Int64?
+        /// Whether a reader of another engine waits for a whole-body stream of the resource (a
+        /// want that stands).
+        package var othersWantStream = false
         /// What the row says of the resource once an origin's answer head is stored in it (its
         /// length is known), when asked for (`withHead`); `nil` otherwise. A session that opened
         /// the row before another process stored the head learns the length here rather than
@@ -104,6 +125,16 @@ extension CacheIndex {
                 try Self.storeClaim(db, resource: id, fetch: fetch, start: first, end: nil, owner: rules.owner)
             }
             return state
+        }
+    }
+
+    /// Says that a reader of engine `owner` waits for another engine's whole-body stream of
+    /// resource `id` to bring byte `position`: a want, which stands for
+    /// ``ClaimRules/wantStandsFor`` unless said again.
+    package func want(resource id: Int64, from position: Int64, owner: String) async throws {
+        try await write { db in
+            guard try Self.exists(db, id: id) else { return }
+            try Self.storeClaim(db, resource: id, fetch: Self.wantFetch, start: position, end: position, owner: owner)
         }
     }
 
@@ -210,10 +241,12 @@ extension CacheIndex {
             ),
             arguments: [id, rules.owner]
         )
-        let oldest = Date().timeIntervalSince1970 - rules.staleAfter
+        let now = Date().timeIntervalSince1970
+        let oldest = now - rules.staleAfter
         var alive: [String: Bool] = [:]
         var foreign = RangeSet()
         var stream: Int64?
+        var othersWantStream = false
         for row in rows {
             let owner: String = row["owner"]
             let heartbeat: Double = row["heartbeat"]
@@ -223,6 +256,10 @@ extension CacheIndex {
                 if pruning {
                     try releaseClaim(db, resource: id, owner: owner, fetch: row["fetch"])
                 }
+                continue
+            }
+            if row["fetch"] == Self.wantFetch {
+                othersWantStream = othersWantStream || heartbeat >= now - rules.wantStandsFor
                 continue
             }
             let start: Int64 = row["start"]
@@ -237,6 +274,7 @@ extension CacheIndex {
             recorded: try fetchRanges(db, id: id),
             foreign: foreign,
             foreignStream: stream,
+            othersWantStream: othersWantStream,
             info: withHead && length != nil ? try fetchResource(db, id: id)?.info : nil
         )
     }
