@@ -5,7 +5,9 @@
 #   bench/first-byte-ab.sh OLD_BINARY [ROUNDS]     (default 5 rounds; needs nginx-light, python3)
 #
 # The origin is nginx serving 2 KB segments, fresh for a day. Both proxies serve one cache
-# directory, filled through the new build. Each round, for the old build and then the new one,
+# directory, filled through the new build in a `serve` of its own that is stopped before they
+# start, so that neither has touched a segment before it is timed. Each round, for the old
+# build and then the new one,
 # times with bench/first_byte.py (connect to first byte, each request on a new connection):
 # 40 cached segments no process has touched yet (the index's word), 40 requests of one segment
 # a session has open (the session's word), and 40 requests of a segment the origin lacks (a
@@ -20,12 +22,12 @@ source bench/lib.sh
 count=$((rounds * 80 + 1))
 make_segments "$count"
 origin=$(segment_origin)
+port_fill=$(serve_segments fill)
+urls "$work/fill.list" "http://127.0.0.1:$port_fill/http://127.0.0.1:$origin" 0 $((count - 1))
+curl -s --no-progress-meter -Z --parallel-max 8 -K "$work/fill.list" > /dev/null
+stop_listener fill
 port_new=$(serve_segments new)
-urls "$work/fill.list" "http://127.0.0.1:$port_new/http://127.0.0.1:$origin" 0 $((count - 1))
-curl -s -Z --parallel-max 8 -K "$work/fill.list"
-port_old=$(start_listener old "$old" serve --port 0 --max-size 20G --cache-dir "$work/cache")
-# The new build's sessions of the fill close after their linger; the segment of the warm case opens again.
-sleep 3
+port_old=$(start_listener old "$old" serve --port 0 --max-size 20G --cache-dir "$segment_cache")
 warm=$((count - 1))
 
 # times PORT FIRST LAST : milliseconds to the first byte of segments FIRST..LAST, one per line.

@@ -101,8 +101,10 @@ public struct ProxyServer: Sendable {
                     warm: warm,
                     logs: logs,
                     accessKey: accessKey,
-                    responder: ResponderHandler(connections: connections) { request, context in
-                        await responder.respond(to: request, context: context)
+                    responder: {
+                        ResponderHandler(connections: connections) { request, context in
+                            await responder.respond(to: request, context: context)
+                        }
                     }
                 )
             },

@@ -25,10 +25,18 @@ final class WarmShortcutHandler: ChannelInboundHandler, RemovableChannelHandler 
     /// one have nothing to complete, and the cycle's end stops here (the event passes eight
     /// handlers, none of which acts on it alone: 1.6% of a warm range's time).
     private var passedReads = false
+    /// Adds the handlers that parse what this one passes on, before the first read it passes
+    /// (``ProxyPipeline``); `nil` once done.
+    private var addParsing: ((ChannelPipeline.SynchronousOperations, WarmShortcutHandler) throws -> Void)?
 
-    init(warm: WarmRangeHandler, accessKey: String?) {
+    init(
+        warm: WarmRangeHandler,
+        accessKey: String?,
+        addParsing: @escaping (ChannelPipeline.SynchronousOperations, WarmShortcutHandler) throws -> Void
+    ) {
         self.warm = warm
         self.keyPrefix = accessKey.map { "/" + $0 }
+        self.addParsing = addParsing
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -37,6 +45,15 @@ final class WarmShortcutHandler: ChannelInboundHandler, RemovableChannelHandler 
                 if unkey(&head), warm.answerUnread(head) { return }
             } else {
                 decoderMayHoldBytes = true
+            }
+        }
+        if let addParsing {
+            self.addParsing = nil
+            do {
+                try addParsing(context.pipeline.syncOperations, self)
+            } catch {
+                context.close(promise: nil)
+                return
             }
         }
         passedReads = true
