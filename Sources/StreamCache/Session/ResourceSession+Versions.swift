@@ -147,15 +147,19 @@ extension ResourceSession {
         wakeAll()
     }
 
+    /// Whether `info` was stored for a request with the values of the fields its response varies
+    /// on that `headers` send for `url` (RFC 9111 §4.1): one variant is kept per resource.
+    static func isVariant(_ info: ContentInfo, requestedWith headers: OriginHeaders, at url: URL) -> Bool {
+        info.stored.matches(headers.fields(for: url, firstURL: url))
+    }
+
     /// What the machine is told of `state`: with the origin's head another process stored, and
     /// its freshness by the wall clock now, while the machine knows no length, if that head
     /// answers this session's request (not a variant for other values of the fields it varies
     /// on, RFC 9111 §4.1, which the session set aside when it opened).
     func shared(_ state: CacheIndex.SharedState) -> ResourceStateMachine.Shared {
         var shared = ResourceStateMachine.Shared(state)
-        if machine.info.length == nil, let info = state.info,
-            info.stored.matches(headers.fields(for: url, firstURL: url))
-        {
+        if machine.info.length == nil, let info = state.info, Self.isVariant(info, requestedWith: headers, at: url) {
             let freshUntil = Self.freshUntil(of: info, configuration: environment.configuration)
             shared.stored = .init(info: info, freshUntil: freshUntil)
         }

@@ -86,7 +86,7 @@ actor ResourceSession {
             }
             var recorded = indexed
             var info = record.info
-            if !info.stored.matches(headers.fields(for: url, firstURL: url)) {
+            if !isVariant(info, requestedWith: headers, at: url) {
                 // Stored for a request whose fields the response varies on had other values
                 // (RFC 9111 §4.1): not this request's; one variant is kept per resource.
                 recorded = RangeSet()
