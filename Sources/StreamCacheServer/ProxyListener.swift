@@ -4,8 +4,8 @@ import NIOPosix
 import ServiceLifecycle
 
 /// The proxy's listening socket, as a service of the server's group: it accepts connections
-/// and sets each one up (``ProxyPipeline``) on the event loop that accepted it, with nothing in
-/// between, so a request is read the moment it arrives.
+/// and sets each one up (``ProxyPipeline``) on an event loop of the group (NIO hands them out in
+/// turn), with nothing in between, so a request is read the moment it arrives.
 ///
 /// On graceful shutdown it stops listening and asks every connection to close once its
 /// responses are written; when the group's grace is over (the task is cancelled) it closes them
