@@ -9,15 +9,7 @@ import Testing
 /// and have that process ask the origin for every byte again.
 @Suite struct HeldStreamTests {
     @Test func aHeldBodyReadsOnWhileAnotherProcessWantsIt() {
-        var configuration = CacheConfiguration()
-        configuration.firstFetchSpan = 1000
-        var machine = ResourceStateMachine(
-            info: ContentInfo(),
-            recorded: RangeSet(),
-            freshUntil: nil,
-            now: .now,
-            settings: ResourceStateMachine.Settings(configuration)
-        )
+        var machine = ResourceStateMachine.ofNewResource()
         let start = ContinuousClock.now
         let reader = machine.addReader(offset: 0, end: 100)
         guard case .startFetch(let fetch) = machine.read(reader, at: 0, now: start) else {
@@ -47,6 +39,6 @@ import Testing
         // Not said again within `wantHold`: held once more, for the grace.
         let lapsed = later + machine.settings.wantHold
         #expect(machine.waitsForReader(fetch.fetch, now: lapsed) == true)
-        #expect(machine.waitsForReader(fetch.fetch, now: lapsed + configuration.orphanGrace) == false)
+        #expect(machine.waitsForReader(fetch.fetch, now: lapsed + machine.settings.orphanGrace) == false)
     }
 }

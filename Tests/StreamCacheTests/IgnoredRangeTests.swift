@@ -9,37 +9,31 @@ import Testing
 /// ``ResourceStateMachineModelTests`` shows, so a seek costs no wait.
 @Suite struct IgnoredRangeTests {
     private func newMachine(ignoresRange: Bool) -> ResourceStateMachine {
-        var configuration = CacheConfiguration()
-        configuration.firstFetchSpan = 1000
-        var machine = ResourceStateMachine(
-            info: ContentInfo(),
-            recorded: RangeSet(),
-            freshUntil: nil,
-            now: .now,
-            settings: ResourceStateMachine.Settings(configuration)
-        )
+        var machine = ResourceStateMachine.ofNewResource()
         machine.ignoresRange = ignoresRange
         return machine
     }
 
+    /// A first reader's fetch of an origin known to ignore `Range`, and a reader at 500,000, past
+    /// its request (1,000 bytes), that read once before any answer came.
+    private func aFetchAndASeek() -> (ResourceStateMachine, fetch: Int, seek: Int, seekRead: ResourceStateMachine.ReadAction)? {
+        var machine = newMachine(ignoresRange: true)
+        guard let fetch = machine.startFirstFetch() else { return nil }
+        let seek = machine.addReader(offset: 500_000, end: nil)
+        let action = machine.read(seek, at: 500_000, now: .now)
+        return (machine, fetch.fetch, seek, action)
+    }
+
     @Test func aWholeBodyForARangeTellsTheOriginIgnoresIt() {
         var machine = newMachine(ignoresRange: false)
-        let reader = machine.addReader(offset: 0, end: nil)
-        guard case .startFetch(let fetch) = machine.read(reader, at: 0, now: .now) else {
-            Issue.record("no fetch started")
-            return
-        }
+        guard let fetch = machine.startFirstFetch() else { return }
         let action = machine.answered(fetch.fetch, .full(info: ContentInfo(length: 3000)), sentIfRange: false, now: .now)
         #expect(action.ignoresRange && machine.ignoresRange)
     }
 
     @Test func aRangeAnsweredOrANewVersionForIfRangeTellsNothing() {
         var partial = newMachine(ignoresRange: false)
-        let reader = partial.addReader(offset: 0, end: nil)
-        guard case .startFetch(let fetch) = partial.read(reader, at: 0, now: .now) else {
-            Issue.record("no fetch started")
-            return
-        }
+        guard let fetch = partial.startFirstFetch() else { return }
         let info = ContentInfo(length: 3000, etag: "\"a\"")
         let answer = partial.answered(fetch.fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
         #expect(!answer.ignoresRange && !partial.ignoresRange)
@@ -68,21 +62,15 @@ import Testing
     }
 
     @Test func aSecondReaderWaitsForTheFirstAnswerOfAnOriginThatIgnoresRange() {
-        var machine = newMachine(ignoresRange: true)
-        let first = machine.addReader(offset: 0, end: nil)
-        guard case .startFetch(let fetch) = machine.read(first, at: 0, now: .now) else {
-            Issue.record("no fetch started")
-            return
-        }
+        guard case (var machine, let fetch, let seek, let seekRead)? = aFetchAndASeek() else { return }
         // Past the first request: with an origin that honours ranges, a fetch of its own.
-        let seek = machine.addReader(offset: 500_000, end: nil)
-        guard case .wait = machine.read(seek, at: 500_000, now: .now) else {
+        guard case .wait = seekRead else {
             Issue.record("a second request before the first answer")
             return
         }
         // The whole body comes: the seeking reader waits for it to reach its byte.
         let info = ContentInfo(length: 2_000_000)
-        _ = machine.answered(fetch.fetch, .full(info: info), sentIfRange: false, now: .now)
+        _ = machine.answered(fetch, .full(info: info), sentIfRange: false, now: .now)
         switch machine.read(seek, at: 500_000, now: .now) {
         case .wait, .waitForStream: break
         case let other: Issue.record("the seeking reader did not wait for the whole body: \(other)")
@@ -90,16 +78,9 @@ import Testing
     }
 
     @Test func aRangeAnsweredAfterAllLetsTheWaitingReaderAskForItsOwn() {
-        var machine = newMachine(ignoresRange: true)
-        let first = machine.addReader(offset: 0, end: nil)
-        guard case .startFetch(let fetch) = machine.read(first, at: 0, now: .now) else {
-            Issue.record("no fetch started")
-            return
-        }
-        let seek = machine.addReader(offset: 500_000, end: nil)
-        _ = machine.read(seek, at: 500_000, now: .now)
+        guard case (var machine, let fetch, let seek, _)? = aFetchAndASeek() else { return }
         let info = ContentInfo(length: 2_000_000, etag: "\"a\"")
-        _ = machine.answered(fetch.fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
+        _ = machine.answered(fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
         guard case .startFetch(let own) = machine.read(seek, at: 500_000, now: .now) else {
             Issue.record("the seeking reader did not ask for its bytes")
             return
