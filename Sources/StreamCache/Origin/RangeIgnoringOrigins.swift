@@ -1,7 +1,7 @@
 import Foundation
 
-/// The origins that answered a request for a range with the whole body, by scheme, host and
-/// port, as one engine has met them since it started.
+/// The origins that answered a request for a range with the whole body, and none with the
+/// range since, by scheme, host and port, as one engine has met them since it started.
 ///
 /// A server that ignores `Range` sends every byte from the first to every request, so two
 /// requests for a new resource of such an origin have it sent twice. A resource's first
@@ -19,10 +19,18 @@ final class RangeIgnoringOrigins: @unchecked Sendable {
         return lock.withLock { origins.contains(origin) }
     }
 
-    /// Notes that the origin of `url` answered a range with the whole body.
-    func insert(_ url: URL) {
+    /// Notes what the origin of `url` did with a request for a range: answered it with the whole
+    /// body (`ignored`), or with the range, which takes it off the list (a CDN that answered one
+    /// range whole on a miss of its own honours the next).
+    func note(_ url: URL, ignored: Bool) {
         let origin = Self.origin(of: url)
-        _ = lock.withLock { origins.insert(origin) }
+        lock.withLock {
+            if ignored {
+                _ = origins.insert(origin)
+            } else {
+                origins.remove(origin)
+            }
+        }
     }
 
     private static func origin(of url: URL) -> String {

@@ -9,9 +9,11 @@ extension ResourceStateMachine {
         var cancel: [Int] = []
         /// Whether to read the body; if not, the fetch ends.
         var readBody: Bool
-        /// The origin answered a request for a range with the whole body: its other resources'
-        /// first readers are told so (``ignoresRange``).
-        var ignoresRange = false
+        /// What the origin did with the request's range: `true`, answered it with the whole
+        /// body (its other resources' first readers are told so, ``ignoresRange``); `false`,
+        /// answered the range; `nil`, neither (a `304`, the resource's end, a new version sent
+        /// for `If-Range`).
+        var ignoresRange: Bool?
     }
 
     /// Where a chunk of the body goes.
@@ -200,6 +202,7 @@ extension ResourceStateMachine {
             return action
         case .partial(let range, let newInfo):
             precondition(range.lowerBound == first, "OriginAnswer.judge lets through only answers at the asked start")
+            action.ignoresRange = false
             if info.length == nil {
                 learn(newInfo, now: now)
                 action.store = newInfo
