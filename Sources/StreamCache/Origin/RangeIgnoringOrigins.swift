@@ -22,13 +22,15 @@ final class RangeIgnoringOrigins: @unchecked Sendable {
     /// Notes what the origin of `url` did with a request for a range: answered it with the whole
     /// body (`ignored`), or with the range, which takes it off the list (a CDN that answered one
     /// range whole on a miss of its own honours the next).
+    ///
+    /// Told of every answer to a range: with no origin on the list, an answer of the range
+    /// costs a look at an empty set.
     func note(_ url: URL, ignored: Bool) {
-        let origin = Self.origin(of: url)
         lock.withLock {
             if ignored {
-                _ = origins.insert(origin)
-            } else {
-                origins.remove(origin)
+                origins.insert(Self.origin(of: url))
+            } else if !origins.isEmpty {
+                origins.remove(Self.origin(of: url))
             }
         }
     }

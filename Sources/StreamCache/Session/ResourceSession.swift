@@ -110,7 +110,8 @@ actor ResourceSession {
                 now: .now,
                 settings: ResourceStateMachine.Settings(environment.configuration, url: url)
             )
-            machine.ignoresRange = environment.rangeIgnoringOrigins.contains(url)
+            // Only a resource nothing is known of asks (``ResourceStateMachine/ignoresRange``).
+            if info.length == nil { machine.ignoresRange = environment.rangeIgnoringOrigins.contains(url) }
             return ResourceSession(
                 key: key,
                 url: url,

@@ -66,7 +66,7 @@ extension ResourceStateMachine {
 
     /// Whether byte `position` is another process's to fetch.
     func isForeign(_ position: Int64) -> Bool {
-        foreign.contains(position) || foreignStream.map { $0 <= position } ?? false
+        foreign.contains(position) || awaitsForeignStream(at: position)
     }
 
     /// The index was read for generation `generation`: ranges other processes recorded become
