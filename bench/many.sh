@@ -9,7 +9,9 @@
 # a segment of a real stream), fresh for a day (`Cache-Control: max-age`, as a CDN serves the
 # segments of a recorded stream). The cases:
 # * cold: 8 clients (curl --parallel) fetch distinct resources through `serve` and through
-#   nginx proxy_cache, a slice of COUNT/REPETITIONS each per repetition, one after the other:
+#   nginx proxy_cache, a slice of COUNT/REPETITIONS each per repetition, one after the other,
+#   and between them through `relay-floor` (Sources/relay-floor: SwiftNIO and AsyncHTTPClient
+#   relaying each answer with no cache, what the parts `serve` is built on cost a request):
 #   requests per second, and each server's CPU time per resource (and of it, its time in the kernel),
 #   and the whole machine's until a sync has put each run's cache on disk, less the origin's
 #   (every run of this and the next case starts and ends with a sync: rate_on_disk);
@@ -30,6 +32,9 @@ make_segments "$count"
 origin=$(segment_origin)
 nginx_cache=$(start_nginx_cache "$origin")
 proxy=$(serve_segments proxy)
+relay_bin=$(dirname "$bin")/relay-floor
+[ -n "${STREAMCACHE_BIN:-}" ] || swift build -c release --product relay-floor > /dev/null
+relay=$(start_listener relay "$relay_bin")
 
 # rate FILE : fetches the config's URLs with 8 connections; prints requests per second and
 # fails on any answer but 200.
@@ -61,11 +66,12 @@ rate_on_disk() {
         'BEGIN { printf "%s %.3f\n", r, b - a - (p - o) }'
 }
 
-# side_by_side PEER STEP : per repetition the next STEP resources, through PEER (a URL prefix)
-# and then through `serve`, each between two syncs (rate_on_disk); their rates go to
-# peer_rates and proxy_rates, the machine's CPU seconds to peer_machine and proxy_machine.
+# side_by_side PEER STEP [RELAY] : per repetition the next STEP resources, through PEER (a URL
+# prefix), then through RELAY (a URL prefix of a relay keeping nothing) if given, and then
+# through `serve`, each between two syncs (rate_on_disk); their rates go to peer_rates,
+# relay_rates and proxy_rates, the machine's CPU seconds to peer_machine and proxy_machine.
 side_by_side() {
-    peer_rates=() proxy_rates=() peer_machine=0 proxy_machine=0
+    peer_rates=() relay_rates=() proxy_rates=() peer_machine=0 proxy_machine=0
     local rate machine
     for rep in $(seq 0 $((reps - 1))); do
         local first=$((rep * $2)) last=$(((rep + 1) * $2 - 1))
@@ -73,19 +79,25 @@ side_by_side() {
         urls "$work/proxy.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" "$first" "$last"
         read -r rate machine < <(rate_on_disk "$work/peer.list")
         peer_rates+=("$rate") peer_machine=$(add "$peer_machine" "$machine")
+        if [ -n "${3:-}" ]; then
+            urls "$work/relay.list" "$3" "$first" "$last"
+            relay_rates+=("$(rate "$work/relay.list")")
+        fi
         read -r rate machine < <(rate_on_disk "$work/proxy.list")
         proxy_rates+=("$rate") proxy_machine=$(add "$proxy_machine" "$machine")
     done
 }
 
 nginx_cache_pid=$(cat "$work/nginx-cache.pid") cold_pid=$(cat "$work/proxy.pid") origin_pid=$(cat "$work/nginx.pid")
-n_cpu=$(cpu_of "$nginx_cache_pid") p_cpu=$(cpu_of "$cold_pid")
+relay_pid=$(cat "$work/relay.pid")
+n_cpu=$(cpu_of "$nginx_cache_pid") p_cpu=$(cpu_of "$cold_pid") r_cpu=$(cpu_of "$relay_pid")
 n_sys=$(system_cpu_of "$nginx_cache_pid") p_sys=$(system_cpu_of "$cold_pid")
-side_by_side "http://127.0.0.1:$nginx_cache" $((count / reps))
-n_cold=("${peer_rates[@]}") p_cold=("${proxy_rates[@]}")
+side_by_side "http://127.0.0.1:$nginx_cache" $((count / reps)) "http://127.0.0.1:$relay/http://127.0.0.1:$origin"
+n_cold=("${peer_rates[@]}") p_cold=("${proxy_rates[@]}") r_cold=("${relay_rates[@]}")
 # CPU milliseconds per cold resource, the server alone (each works only in its own runs).
 per_resource() { awk -v a="$1" -v b="$2" -v n="$(((count / reps) * reps))" 'BEGIN { printf "%.2f", (b - a) * 1000 / n }'; }
 n_cpu=$(per_resource "$n_cpu" "$(cpu_of "$nginx_cache_pid")") p_cpu=$(per_resource "$p_cpu" "$(cpu_of "$cold_pid")")
+r_cpu=$(per_resource "$r_cpu" "$(cpu_of "$relay_pid")")
 n_sys=$(per_resource "$n_sys" "$(system_cpu_of "$nginx_cache_pid")")
 p_sys=$(per_resource "$p_sys" "$(system_cpu_of "$cold_pid")")
 n_machine=$(per_resource 0 "$peer_machine") p_machine=$(per_resource 0 "$proxy_machine")
@@ -134,6 +146,8 @@ segments=${SEGMENT_BYTES:+$SEGMENT_BYTES-byte}
 rate_row "cold ${segments:-2 KB} resources, req/s, 8 clients" "nginx proxy_cache" "${n_cold[*]}" "${p_cold[*]}"
 echo "CPU ms per cold resource, the server alone (of it in the kernel): nginx proxy_cache $n_cpu ($n_sys), serve $p_cpu ($p_sys)"
 echo "  the whole machine's less the origin's, each cache on disk (server, curl, writeback): nginx proxy_cache $n_machine, serve $p_machine"
+echo "  relay-floor (SwiftNIO and AsyncHTTPClient, no cache): $(spread "${r_cold[@]}") req/s," \
+    "$(ratio "$(median_of "${n_cold[@]}")" "$(median_of "${r_cold[@]}")") of nginx proxy_cache's; $r_cpu CPU ms per resource"
 rate_row "cached, first touch of each, req/s, 8 clients" nginx "${n_warm[*]}" "${p_warm[*]}"
 table_row "first byte of an untouched cached resource, ms" "nginx $(spread "${n_ttfb[@]}")" \
     "$(spread "${p_ttfb[@]}")" "$(ratio "$(median_of "${p_ttfb[@]}")" "$(median_of "${n_ttfb[@]}")")"
