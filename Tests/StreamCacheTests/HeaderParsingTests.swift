@@ -150,6 +150,17 @@ import Testing
         }
     }
 
+    @Test func readsAnAnswersFieldsInAnyCaseAndRepeatedFieldsJoined() {
+        let answer = head(200, [("cache-control", "max-age=60"), ("Content-Length", " 100 "), ("CACHE-CONTROL", "public")])
+        #expect(answer["Cache-Control"] == "max-age=60, public")
+        #expect(answer["ETag"] == nil)
+        #expect(answer.contentLength == 100)
+        for bad in ["-1", "abc", "1 0", ""] {
+            #expect(head(200, [("Content-Length", bad)]).contentLength == nil, "\(bad)")
+        }
+        #expect(head(200, []).contentLength == nil)
+    }
+
     @Test func detectsNewVersions() {
         let stored = ContentInfo(length: 100, etag: "\"v1\"", lastModified: "Mon, 01 Jan 2024 00:00:00 GMT")
         #expect(!stored.isDifferentVersion(from: ContentInfo(length: 100, etag: "\"v1\"")))

@@ -18,13 +18,20 @@ public struct OriginResponseHead: Sendable, Hashable {
 
     /// The value of header `name` (case-insensitive); repeated fields are joined with `, `.
     public subscript(_ name: String) -> String? {
-        let values = headers.filter { $0.hasName(name) }.map(\.value)
-        return values.isEmpty ? nil : values.joined(separator: ", ")
+        // Read for every answer: a field that appears once (the rule) is returned as it is.
+        var values: String?
+        for field in headers where field.hasName(name) {
+            values = values.map { "\($0), \(field.value)" } ?? field.value
+        }
+        return values
     }
 
     /// `Content-Length`, if present and a valid number.
     public var contentLength: Int64? {
-        self["Content-Length"].flatMap { Int64($0.trimmingCharacters(in: .whitespaces)) }.flatMap { $0 >= 0 ? $0 : nil }
+        guard let text = self["Content-Length"] else { return nil }
+        // Trimmed only when it must be: Foundation's trimming costs more than the rest of a head.
+        let length = Int64(text) ?? Int64(text.trimmingCharacters(in: .whitespaces))
+        return length.flatMap { $0 >= 0 ? $0 : nil }
     }
 
     /// The content information this head carries (length from `Content-Range` or `Content-Length`).
