@@ -99,7 +99,8 @@ public final class AVPlayerSimulator: @unchecked Sendable {
                     "request \(request.request.url?.absoluteString ?? "") did not finish in \(timeout)"
                 )
             }
-            try await Task.sleep(for: .milliseconds(2))
+            // Often enough for a test, seldom enough not to crowd the tasks of the tests beside it.
+            try await Task.sleep(for: .milliseconds(10))
         }
     }
 }

@@ -3,6 +3,10 @@ import Foundation
 /// Deterministic test bytes and scratch directories.
 public enum TestData {
     /// `count` pseudo-random bytes, the same for the same `seed`.
+    ///
+    /// Written a word at a time: the tests run as a debug build, where a byte at a time took
+    /// seconds of the cooperative pool for the hundreds of megabytes some tests ask for, and the
+    /// timed tests beside them waited.
     public static func bytes(count: Int, seed: UInt64) -> [UInt8] {
         var state = seed &+ 0x9E37_79B9_7F4A_7C15
         var result = [UInt8](repeating: 0, count: count)
@@ -11,7 +15,13 @@ public enum TestData {
             while index < count {
                 state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                 var word = (state ^ (state >> 29)) &* 0xBF58_476D_1CE4_E5B9
-                for _ in 0..<8 where index < count {
+                if index + 8 <= count {
+                    // The word's bytes from its lowest, as the loop below writes them.
+                    raw.storeBytes(of: word.littleEndian, toByteOffset: index, as: UInt64.self)
+                    index += 8
+                    continue
+                }
+                while index < count {
                     raw[index] = UInt8(truncatingIfNeeded: word)
                     word >>= 8
                     index += 1
@@ -19,6 +29,18 @@ public enum TestData {
             }
         }
         return result
+    }
+
+    /// Whether `bytes` are `expected[offset..<offset + bytes.count]`, compared with `memcmp`: a
+    /// debug build compares arrays a byte at a time through generic code, seconds for the
+    /// megabytes of a test.
+    public static func matches(_ bytes: [UInt8], _ expected: [UInt8], at offset: Int) -> Bool {
+        guard offset >= 0, offset + bytes.count <= expected.count else { return false }
+        return bytes.withUnsafeBytes { left in
+            expected.withUnsafeBytes { right in
+                bytes.isEmpty || memcmp(left.baseAddress!, right.baseAddress! + offset, bytes.count) == 0
+            }
+        }
     }
 
     /// A new empty directory under the system's temporary directory.
@@ -34,6 +56,15 @@ extension TestData {
     /// for expectations that say where a read went wrong without printing megabytes.
     public static func mismatch<A: Collection, B: Collection>(_ received: A, _ expected: B) -> String?
     where A.Element == UInt8, B.Element == UInt8 {
+        // Equal contiguous bytes (the rule) are compared with `memcmp`; only a difference is
+        // looked for a byte at a time.
+        let equal = received.withContiguousStorageIfAvailable { left in
+            expected.withContiguousStorageIfAvailable { right in
+                left.count == right.count
+                    && (left.isEmpty || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0)
+            }
+        }
+        if equal == true { return nil }
         var offset = 0
         var left = received.makeIterator()
         var right = expected.makeIterator()

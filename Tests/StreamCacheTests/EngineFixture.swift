@@ -13,7 +13,7 @@ struct EngineFixture {
     static func make(conditions: OriginConditions = OriginConditions()) async throws -> EngineFixture {
         EngineFixture(
             origin: try await TestOrigin(conditions: conditions),
-            client: HTTPOriginClient(readTimeout: .seconds(10)),
+            client: HTTPOriginClient(readTimeout: .seconds(30)),
             directory: CacheDirectory(path: TestData.temporaryDirectory("engine"))
         )
     }
