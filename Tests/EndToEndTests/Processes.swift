@@ -106,10 +106,12 @@ final class ChildOutput: @unchecked Sendable {
     }
 }
 
-/// Whether something listens on 127.0.0.1 `port` within 5 s.
+/// Whether something listens on 127.0.0.1 `port` within 30 s.
 func isListening(port: Int) async throws -> Bool {
     try await onOwnThread {
-        for _ in 0..<500 {
+        // Python's start alone took more than the 5 s this once waited, in a loaded test run.
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
             if canConnect(host: "127.0.0.1", port: port) { return true }
             usleep(10_000)
         }
