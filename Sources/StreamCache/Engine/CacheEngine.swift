@@ -533,7 +533,11 @@ public actor CacheEngine {
     @discardableResult
     public func removeAll() async throws -> Int {
         let all = try await index.allResources()
-        for (record, _) in all { try await delete(record) }
+        // Every file before any row: on a disk too full for the index to change, the first
+        // resource listed may have no file (the disk refused its bytes), and deleting its row
+        // first failed with nothing freed.
+        for (record, _) in all { unlink(directory.dataPath(id: record.id)) }
+        for (record, _) in all { try await index.delete(id: record.id) }
         return all.count
     }
 
