@@ -31,18 +31,6 @@ public enum TestData {
         return result
     }
 
-    /// Whether `bytes` are `expected[offset..<offset + bytes.count]`, compared with `memcmp`: a
-    /// debug build compares arrays a byte at a time through generic code, seconds for the
-    /// megabytes of a test.
-    public static func matches(_ bytes: [UInt8], _ expected: [UInt8], at offset: Int) -> Bool {
-        guard offset >= 0, offset + bytes.count <= expected.count else { return false }
-        return bytes.withUnsafeBytes { left in
-            expected.withUnsafeBytes { right in
-                bytes.isEmpty || memcmp(left.baseAddress!, right.baseAddress! + offset, bytes.count) == 0
-            }
-        }
-    }
-
     /// A new empty directory under the system's temporary directory.
     public static func temporaryDirectory(_ label: String = "streamcache") -> String {
         let path = NSTemporaryDirectory() + "/\(label)-\(UUID().uuidString)"

@@ -505,16 +505,17 @@ public actor CacheEngine {
     @discardableResult
     public func remove(_ url: URL) async throws -> Bool {
         guard let record = try await index.resource(forKey: configuration.key(url)) else { return false }
-        try await delete(record)
+        try await delete([record])
         return true
     }
 
-    /// Deletes the data file of `record`, then its row: the file first, so space is freed even
-    /// when the disk is too full for the index to change (a row whose file is gone is dropped
-    /// when it is next opened: the ranges past a file's end are).
-    private func delete(_ record: ResourceRecord) async throws {
-        unlink(directory.dataPath(id: record.id))
-        try await index.delete(id: record.id)
+    /// Deletes the data files of `records`, then their rows: every file before any row, so space
+    /// is freed even when the disk is too full for the index to change (a row whose file is gone
+    /// is dropped when it is next opened: the ranges past a file's end are), also when the first
+    /// record has no file (a full disk refused its bytes).
+    private func delete(_ records: [ResourceRecord]) async throws {
+        for record in records { unlink(directory.dataPath(id: record.id)) }
+        for record in records { try await index.delete(id: record.id) }
     }
 
     /// Pins (or unpins) `url`: a pinned resource is never evicted.
@@ -533,11 +534,7 @@ public actor CacheEngine {
     @discardableResult
     public func removeAll() async throws -> Int {
         let all = try await index.allResources()
-        // Every file before any row: on a disk too full for the index to change, the first
-        // resource listed may have no file (the disk refused its bytes), and deleting its row
-        // first failed with nothing freed.
-        for (record, _) in all { unlink(directory.dataPath(id: record.id)) }
-        for (record, _) in all { try await index.delete(id: record.id) }
+        try await delete(all.map { $0.0 })
         return all.count
     }
 

@@ -16,9 +16,7 @@ final class RangeIgnoringOrigins: @unchecked Sendable {
     /// Whether the origin of `url` answered a range with the whole body before.
     func contains(_ url: URL) -> Bool {
         // Asked at every open of a resource nothing is known of: no name is built for an empty list.
-        guard lock.withLock({ !origins.isEmpty }) else { return false }
-        let origin = Self.origin(of: url)
-        return lock.withLock { origins.contains(origin) }
+        lock.withLock { !origins.isEmpty && origins.contains(Self.origin(of: url)) }
     }
 
     /// Notes what the origin of `url` did with a request for a range: answered it with the whole
