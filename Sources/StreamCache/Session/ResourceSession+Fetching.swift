@@ -131,7 +131,7 @@ extension ResourceSession {
         let answer = answer.recordingVariant(of: headers.fields(for: url, firstURL: url))
         let action = machine.answered(id, answer, sentIfRange: sentIfRange, now: .now)
         wakeAll()
-        if let ignored = action.ignoresRange { environment.rangeIgnoringOrigins.note(url, ignored: ignored) }
+        if let ignored = action.ignoresRange { environment.originRanges.note(url, ignored: ignored) }
         if let newInfo = action.replaceVersion {
             try await replaceVersion(with: newInfo, cancel: action.cancel)
         } else if let info = action.store {

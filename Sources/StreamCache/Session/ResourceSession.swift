@@ -111,7 +111,13 @@ actor ResourceSession {
                 settings: ResourceStateMachine.Settings(environment.configuration, url: url)
             )
             // Only a resource nothing is known of asks (``ResourceStateMachine/ignoresRange``).
-            if info.length == nil { machine.ignoresRange = environment.rangeIgnoringOrigins.contains(url) }
+            if info.length == nil {
+                switch environment.originRanges.support(of: url) {
+                case .unknown: machine.rangeSupportUnknown = true
+                case .honoured: break
+                case .ignored: machine.ignoresRange = true
+                }
+            }
             return ResourceSession(
                 key: key,
                 url: url,

@@ -203,6 +203,7 @@ extension ResourceStateMachine {
         case .partial(let range, let newInfo):
             precondition(range.lowerBound == first, "OriginAnswer.judge lets through only answers at the asked start")
             action.ignoresRange = false
+            rangeSupportUnknown = false
             if info.length == nil {
                 learn(newInfo, now: now)
                 action.store = newInfo
@@ -220,6 +221,7 @@ extension ResourceStateMachine {
                 ignoresRange = true
                 action.ignoresRange = true
             }
+            rangeSupportUnknown = false
             if info.length == nil {
                 learn(learned, now: now)
                 action.store = learned

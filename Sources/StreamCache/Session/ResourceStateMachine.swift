@@ -61,6 +61,9 @@ struct ResourceStateMachine: Sendable {
     /// Whether the origin is known to answer a request for a range with the whole body (this
     /// resource's answer or, by its session, another resource's of the same origin said so).
     var ignoresRange = false
+    /// Whether nothing is known of what the origin does with a request for a range (its session
+    /// has met no answer of it to one) until this resource's first answer comes.
+    var rangeSupportUnknown = false
     /// When the index was last read for ranges another process recorded.
     var refreshedAt: Instant
     var lastID = 0

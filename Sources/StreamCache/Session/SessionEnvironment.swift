@@ -10,8 +10,8 @@ struct SessionEnvironment: Sendable {
     let origin: RedirectingOrigin
     let logger: Logger
     let warm = WarmResources()
-    /// The origins this engine found ignoring `Range`.
-    let rangeIgnoringOrigins = RangeIgnoringOrigins()
+    /// What each origin this engine met did with a request for a range.
+    let originRanges = OriginRangeSupport()
     /// The free space data writes leave on the cache's filesystem.
     let reserve: DiskReserve
     /// The mark of this engine in the directory, held while it runs.
