@@ -199,32 +199,15 @@ import Testing
     /// and the origin sent what it pushed before the second answer was cut: the file again, in
     /// part or whole.)
     @Test func twoPlayersOfOneServeOpeningTheFirstFileOfAnOriginHaveItSentOnce() async throws {
-        let workspace = Workspace()
-        defer { workspace.remove() }
-        let data = TestData.bytes(count: 4_000_000, seed: 908)
-        try workspace.write(data, as: "ep.mp3")
-        let origin = try await OriginProcess(
-            directory: workspace.originDirectory,
-            arguments: ["--fault", "ignore-range", "--latency", "250"]
+        let (data, stats) = try await twoPlayersOfANewServe(
+            originArguments: ["--fault", "ignore-range", "--latency", "250"],
+            seekingFrom: 3_000_000,
+            seed: 908
         )
-        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
-        let url = origin.url("ep.mp3")
-
-        async let whole = Curl.fetch(proxy.url(url))
-        // The seek comes while the first request waits for its answer.
-        try await Task.sleep(for: .milliseconds(100))
-        async let seeked = Curl.fetch(proxy.url(url), headers: ["Range: bytes=3000000-"])
-        let (wholeBody, seekedBody) = try await ([UInt8](whole.body), [UInt8](seeked.body))
-
-        #expect(TestData.mismatch(wholeBody, data) == nil, "the first player got wrong bytes")
-        #expect(TestData.mismatch(seekedBody, Array(data[3_000_000...])) == nil, "the seeking player got wrong bytes")
-        let stats = try await origin.settledStats()
         #expect(
             stats.bodyBytes == data.count && stats.duplicateBytes == 0,
             "the origin sent \(stats.requests.map { "\($0.range ?? "-") \($0.bodyBytes)" }) for a file of \(data.count)"
         )
-        try await proxy.stop()
-        try await origin.stop()
     }
 
     /// Two players of a `serve` that has not met the origin, which honours `Range`: the seek
@@ -232,32 +215,47 @@ import Testing
     /// (a request of its own, or the first player's fetch if it is near): right bytes, each
     /// sent once, no answer a whole body.
     @Test func aSeekIntoTheFirstFileOfAnOriginThatHonoursRangeGetsItsBytesOnce() async throws {
-        let workspace = Workspace()
-        defer { workspace.remove() }
-        let data = TestData.bytes(count: 4_000_000, seed: 909)
-        try workspace.write(data, as: "ep.mp3")
-        let origin = try await OriginProcess(
-            directory: workspace.originDirectory,
-            arguments: ["--rate", "1M", "--latency", "250"]
+        let (_, stats) = try await twoPlayersOfANewServe(
+            originArguments: ["--rate", "1M", "--latency", "250"],
+            seekingFrom: 3_900_000,
+            seed: 909
         )
-        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
-        let url = origin.url("ep.mp3")
-
-        async let whole = Curl.fetch(proxy.url(url))
-        // The seek comes while the first request waits for its answer.
-        try await Task.sleep(for: .milliseconds(100))
-        async let seeked = Curl.fetch(proxy.url(url), headers: ["Range: bytes=3900000-"])
-        let (wholeBody, seekedBody) = try await ([UInt8](whole.body), [UInt8](seeked.body))
-
-        #expect(TestData.mismatch(wholeBody, data) == nil, "the first player got wrong bytes")
-        #expect(TestData.mismatch(seekedBody, Array(data[3_900_000...])) == nil, "the seek got wrong bytes")
-        let stats = try await origin.settledStats()
         let described = stats.requests.map { "\($0.range ?? "-") \($0.status) \($0.bodyBytes)" }
         #expect(stats.duplicateBytes == 0, "\(stats.duplicateBytes) bytes sent twice: \(described)")
         // Ranges, and perhaps a `304` to a check of the first answer's freshness; no whole body.
         #expect(stats.requests.allSatisfy { $0.status == 206 || $0.status == 304 }, "answers: \(described)")
+    }
+
+    /// A new `serve` in front of a new origin started with `originArguments`, a 4 MB file, a
+    /// player reading all of it and, 0.1 s later (while the first request waits for its answer,
+    /// the origin's latency being longer), one reading it from `seekingFrom`. Checks both
+    /// players' bytes.
+    ///
+    /// - Returns: the file and what the origin sent once every answer ended.
+    private func twoPlayersOfANewServe(
+        originArguments: [String],
+        seekingFrom seek: Int,
+        seed: UInt64
+    ) async throws -> (data: [UInt8], stats: ListeningProcess.Stats) {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 4_000_000, seed: seed)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: originArguments)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = origin.url("ep.mp3")
+
+        async let whole = Curl.fetch(proxy.url(url))
+        try await Task.sleep(for: .milliseconds(100))
+        async let seeked = Curl.fetch(proxy.url(url), headers: ["Range: bytes=\(seek)-"])
+        let (wholeBody, seekedBody) = try await ([UInt8](whole.body), [UInt8](seeked.body))
+
+        #expect(TestData.mismatch(wholeBody, data) == nil, "the first player got wrong bytes")
+        #expect(TestData.mismatch(seekedBody, Array(data[seek...])) == nil, "the seeking player got wrong bytes")
+        let stats = try await origin.settledStats()
         try await proxy.stop()
         try await origin.stop()
+        return (data, stats)
     }
 
     /// One `serve`'s player reads the first 2 MB of a new 4 MB file from an origin that ignores
