@@ -101,7 +101,9 @@ struct ResourceSimulation {
     /// The last events, formatted only when a rule breaks.
     var log: [(step: Int, text: () -> String)] = []
 
-    init(seed: UInt64) {
+    /// - Parameter originUnmet: whether the engine has met no answer of the origin to a range
+    ///   (``ResourceStateMachine/rangeSupportUnknown``), as for an origin's first resource.
+    init(seed: UInt64, originUnmet: Bool = false) {
         self.seed = seed
         random = SeededRandom(seed: seed)
         var settings = ResourceStateMachine.Settings(CacheConfiguration())
@@ -126,6 +128,7 @@ struct ResourceSimulation {
             now: now,
             settings: settings
         )
+        machine.rangeSupportUnknown = originUnmet
     }
 
     static func content(length: Int, random: inout SeededRandom) -> [UInt8] {

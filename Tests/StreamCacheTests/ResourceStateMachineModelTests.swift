@@ -35,6 +35,19 @@ import Testing
         #expect(failures == 0, "\(failures) of the lives with seeds \(seeds) broke a rule")
     }
 
+    /// The same rules for the first resource of an origin the engine has not met (a second
+    /// reader waits for the first answer's head): 2,500 more lives, their own seeds.
+    @Test func randomLivesOfAnOriginNotMetKeepEveryRule() async {
+        var failures = 0
+        for seed in (Self.sequences + 1)...(Self.sequences + Self.sequences / 4) {
+            var simulation = ResourceSimulation(seed: seed, originUnmet: true)
+            if !simulation.run(events: Self.events) { failures += 1 }
+            if failures >= 3 { break }
+            await Task.yield()
+        }
+        #expect(failures == 0, "\(failures) of the lives of an origin not met broke a rule")
+    }
+
     /// The fetch that `reader`'s read at byte 0 starts; `nil`, with an issue recorded, if none.
     private func startedFetch(
         _ machine: inout ResourceStateMachine,
