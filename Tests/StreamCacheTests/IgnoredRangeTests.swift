@@ -9,9 +9,9 @@ import Testing
 /// answer's head says what the origin does. One known to honour `Range` gets a request of its
 /// own at once, as ``ResourceStateMachineModelTests`` shows, so a seek costs no wait.
 @Suite struct IgnoredRangeTests {
-    private func newMachine(ignoresRange: Bool) -> ResourceStateMachine {
+    private func newMachine(_ support: OriginRangeSupport.Support) -> ResourceStateMachine {
         var machine = ResourceStateMachine.ofNewResource()
-        machine.ignoresRange = ignoresRange
+        machine.rangeSupport = support
         return machine
     }
 
@@ -33,17 +33,14 @@ import Testing
     /// A second reader of a resource of an origin not met yet waits for the first answer's head;
     /// a range in it lets the reader ask for its own bytes.
     @Test func aSecondReaderOfAnOriginNotMetWaitsForTheFirstAnswersHead() {
-        var machine = ResourceStateMachine.ofNewResource()
-        machine.rangeSupportUnknown = true
-        guard let fetch = machine.startFirstFetch() else { return }
-        let seek = machine.addReader(offset: 500_000, end: nil)
-        guard case .wait = machine.read(seek, at: 500_000, now: .now) else {
+        guard case (var machine, let fetch, let seek, let seekRead)? = aFetchAndASeek(of: .unknown) else { return }
+        guard case .wait = seekRead else {
             Issue.record("a second request before the first answer")
             return
         }
         let info = ContentInfo(length: 2_000_000, etag: "\"a\"")
-        let answer = machine.answered(fetch.fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
-        #expect(answer.ignoresRange == false && !machine.rangeSupportUnknown)
+        let answer = machine.answered(fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
+        #expect(answer.ignoresRange == false && machine.rangeSupport == .honoured)
         guard case .startFetch(let own) = machine.read(seek, at: 500_000, now: .now) else {
             Issue.record("the seeking reader did not ask for its bytes")
             return
@@ -51,10 +48,12 @@ import Testing
         #expect(own.first == 500_000)
     }
 
-    /// A first reader's fetch of an origin known to ignore `Range`, and a reader at 500,000, past
-    /// its request (1,000 bytes), that read once before any answer came.
-    private func aFetchAndASeek() -> (ResourceStateMachine, fetch: Int, seek: Int, seekRead: ResourceStateMachine.ReadAction)? {
-        var machine = newMachine(ignoresRange: true)
+    /// A first reader's fetch of an origin known to ignore `Range` (or as `support` says), and a
+    /// reader at 500,000, past its request (1,000 bytes), that read once before any answer came.
+    private func aFetchAndASeek(
+        of support: OriginRangeSupport.Support = .ignored
+    ) -> (ResourceStateMachine, fetch: Int, seek: Int, seekRead: ResourceStateMachine.ReadAction)? {
+        var machine = newMachine(support)
         guard let fetch = machine.startFirstFetch() else { return nil }
         let seek = machine.addReader(offset: 500_000, end: nil)
         let action = machine.read(seek, at: 500_000, now: .now)
@@ -62,14 +61,14 @@ import Testing
     }
 
     @Test func aWholeBodyForARangeTellsTheOriginIgnoresIt() {
-        var machine = newMachine(ignoresRange: false)
+        var machine = newMachine(.honoured)
         guard let fetch = machine.startFirstFetch() else { return }
         let action = machine.answered(fetch.fetch, .full(info: ContentInfo(length: 3000)), sentIfRange: false, now: .now)
         #expect(action.ignoresRange == true && machine.ignoresRange)
     }
 
     @Test func aRangeAnsweredSaysTheOriginHonoursItAndANewVersionForIfRangeSaysNothing() {
-        var partial = newMachine(ignoresRange: false)
+        var partial = newMachine(.honoured)
         guard let fetch = partial.startFirstFetch() else { return }
         let info = ContentInfo(length: 3000, etag: "\"a\"")
         let answer = partial.answered(fetch.fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)

@@ -102,7 +102,7 @@ struct ResourceSimulation {
     var log: [(step: Int, text: () -> String)] = []
 
     /// - Parameter originUnmet: whether the engine has met no answer of the origin to a range
-    ///   (``ResourceStateMachine/rangeSupportUnknown``), as for an origin's first resource.
+    ///   (``ResourceStateMachine/rangeSupport`` `unknown`), as for an origin's first resource.
     init(seed: UInt64, originUnmet: Bool = false) {
         self.seed = seed
         random = SeededRandom(seed: seed)
@@ -128,7 +128,7 @@ struct ResourceSimulation {
             now: now,
             settings: settings
         )
-        machine.rangeSupportUnknown = originUnmet
+        if originUnmet { machine.rangeSupport = .unknown }
     }
 
     static func content(length: Int, random: inout SeededRandom) -> [UInt8] {

@@ -7,8 +7,8 @@ import Foundation
 /// requests for a new resource of such an origin have it sent twice. A resource's first
 /// answer says whether its origin honours ranges; until it comes, a second reader of a
 /// resource waits for it rather than send a request of its own, if its origin is known here to
-/// ignore ranges (``ResourceStateMachine/ignoresRange``) or is not known here at all
-/// (``ResourceStateMachine/rangeSupportUnknown``): the wait is one answer head, once per origin.
+/// ignore ranges or is not known here at all (``ResourceStateMachine/rangeSupport``): the wait
+/// is one answer head, once per origin.
 final class OriginRangeSupport: @unchecked Sendable {
     /// What is known of one origin.
     enum Support: Equatable {

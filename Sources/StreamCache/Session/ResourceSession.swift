@@ -110,14 +110,8 @@ actor ResourceSession {
                 now: .now,
                 settings: ResourceStateMachine.Settings(environment.configuration, url: url)
             )
-            // Only a resource nothing is known of asks (``ResourceStateMachine/ignoresRange``).
-            if info.length == nil {
-                switch environment.originRanges.support(of: url) {
-                case .unknown: machine.rangeSupportUnknown = true
-                case .honoured: break
-                case .ignored: machine.ignoresRange = true
-                }
-            }
+            // Only a resource nothing is known of asks (``ResourceStateMachine/rangeSupport``).
+            if info.length == nil { machine.rangeSupport = environment.originRanges.support(of: url) }
             return ResourceSession(
                 key: key,
                 url: url,

@@ -203,7 +203,7 @@ extension ResourceStateMachine {
         case .partial(let range, let newInfo):
             precondition(range.lowerBound == first, "OriginAnswer.judge lets through only answers at the asked start")
             action.ignoresRange = false
-            rangeSupportUnknown = false
+            if rangeSupport == .unknown { rangeSupport = .honoured }
             if info.length == nil {
                 learn(newInfo, now: now)
                 action.store = newInfo
@@ -218,10 +218,11 @@ extension ResourceStateMachine {
             learned.byteRangeAccess = changed && sentIfRange
             if !learned.byteRangeAccess {
                 // Not a new version sent for `If-Range`: the origin ignored the range.
-                ignoresRange = true
+                rangeSupport = .ignored
                 action.ignoresRange = true
+            } else if rangeSupport == .unknown {
+                rangeSupport = .honoured
             }
-            rangeSupportUnknown = false
             if info.length == nil {
                 learn(learned, now: now)
                 action.store = learned

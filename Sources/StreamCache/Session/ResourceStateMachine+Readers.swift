@@ -131,7 +131,7 @@ extension ResourceStateMachine {
             refreshedAt = now
             return .refresh(generation: generation)
         }
-        if info.length == nil, ignoresRange || rangeSupportUnknown, let fetch = firstAnswerAwaited() {
+        if info.length == nil, rangeSupport != .honoured, let fetch = firstAnswerAwaited() {
             // An origin that ignores `Range` sends this byte in the answer already asked for; one
             // not known yet says in that answer's head whether it does.
             readers[id]?.waitingOn = fetch

@@ -58,12 +58,12 @@ struct ResourceStateMachine: Sendable {
     var validationForced = false
     /// Whether the origin answered `If-Range` with `304`; requests go without it then.
     var ifRangeRefused = false
-    /// Whether the origin is known to answer a request for a range with the whole body (this
-    /// resource's answer or, by its session, another resource's of the same origin said so).
-    var ignoresRange = false
-    /// Whether nothing is known of what the origin does with a request for a range (its session
-    /// has met no answer of it to one) until this resource's first answer comes.
-    var rangeSupportUnknown = false
+    /// What the origin does with a request for a range, as this resource's answers or, by its
+    /// session, another resource's of the same origin said; `unknown` until the first answer
+    /// of an origin its session has not met. `honoured` asks nothing of a reader.
+    var rangeSupport = OriginRangeSupport.Support.honoured
+    /// Whether the origin is known to answer a request for a range with the whole body.
+    var ignoresRange: Bool { rangeSupport == .ignored }
     /// When the index was last read for ranges another process recorded.
     var refreshedAt: Instant
     var lastID = 0
