@@ -161,36 +161,17 @@ import Testing
     /// whole body, rather than ask too, so the origin sends the file once. (It asked at once,
     /// and the origin sent the 4 MB file twice.)
     @Test func twoPlayersOfOneServeOpeningAFileOfARangeIgnoringOriginHaveItSentOnce() async throws {
-        let workspace = Workspace()
-        defer { workspace.remove() }
-        let data = TestData.bytes(count: 4_000_000, seed: 906)
-        try workspace.write(data, as: "ep.mp3")
-        try workspace.write(TestData.bytes(count: 10_000, seed: 907), as: "cover.jpg")
-        let origin = try await OriginProcess(
-            directory: workspace.originDirectory,
-            arguments: ["--fault", "ignore-range", "--latency", "250"]
+        let (data, stats) = try await twoPlayersOfANewServe(
+            originArguments: ["--fault", "ignore-range", "--latency", "250"],
+            seekingFrom: 3_000_000,
+            seed: 906,
+            meetingTheOriginFirst: true
         )
-        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
-        let cover = try await Curl.fetch(proxy.url(origin.url("cover.jpg")), headers: ["Range: bytes=0-99"])
-        #expect(cover.body.count == 100)
-        let url = origin.url("ep.mp3")
-
-        async let whole = Curl.fetch(proxy.url(url))
-        // The seek comes while the first request waits for its answer.
-        try await Task.sleep(for: .milliseconds(100))
-        async let seeked = Curl.fetch(proxy.url(url), headers: ["Range: bytes=3000000-"])
-        let (wholeBody, seekedBody) = try await ([UInt8](whole.body), [UInt8](seeked.body))
-
-        #expect(TestData.mismatch(wholeBody, data) == nil, "the first player got wrong bytes")
-        #expect(TestData.mismatch(seekedBody, Array(data[3_000_000...])) == nil, "the seeking player got wrong bytes")
-        let stats = try await origin.settledStats()
         let episode = stats.requests.filter { $0.path.hasSuffix("ep.mp3") }
         #expect(
             episode.map(\.bodyBytes).reduce(0, +) == data.count,
             "the origin sent \(episode.map { "\($0.range ?? "-") \($0.bodyBytes)" }) for a file of \(data.count)"
         )
-        try await proxy.stop()
-        try await origin.stop()
     }
 
     /// The same two players on a `serve` that has not met the origin yet (its first file): the
@@ -229,20 +210,28 @@ import Testing
     /// A new `serve` in front of a new origin started with `originArguments`, a 4 MB file, a
     /// player reading all of it and, 0.1 s later (while the first request waits for its answer,
     /// the origin's latency being longer), one reading it from `seekingFrom`. Checks both
-    /// players' bytes.
+    /// players' bytes. With `meetingTheOriginFirst`, `serve` reads 100 bytes of another file of
+    /// the origin before (the first request's answer has told it what the origin does with a
+    /// range).
     ///
     /// - Returns: the file and what the origin sent once every answer ended.
     private func twoPlayersOfANewServe(
         originArguments: [String],
         seekingFrom seek: Int,
-        seed: UInt64
+        seed: UInt64,
+        meetingTheOriginFirst: Bool = false
     ) async throws -> (data: [UInt8], stats: ListeningProcess.Stats) {
         let workspace = Workspace()
         defer { workspace.remove() }
         let data = TestData.bytes(count: 4_000_000, seed: seed)
         try workspace.write(data, as: "ep.mp3")
+        if meetingTheOriginFirst { try workspace.write(TestData.bytes(count: 10_000, seed: seed + 1), as: "cover.jpg") }
         let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: originArguments)
         let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        if meetingTheOriginFirst {
+            let cover = try await Curl.fetch(proxy.url(origin.url("cover.jpg")), headers: ["Range: bytes=0-99"])
+            #expect(cover.body.count == 100)
+        }
         let url = origin.url("ep.mp3")
 
         async let whole = Curl.fetch(proxy.url(url))

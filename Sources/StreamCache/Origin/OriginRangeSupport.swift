@@ -25,18 +25,13 @@ final class OriginRangeSupport: @unchecked Sendable {
     private static let capacity = 10_000
     // `origins` is guarded by `lock` (NSLock rather than Mutex, which needs iOS 18).
     private let lock = NSLock()
-    private var origins: [String: Bool] = [:]
+    /// Each origin met, `honoured` or `ignored`.
+    private var origins: [String: Support] = [:]
 
     /// What the origin of `url` did with the last request for a range it answered.
     func support(of url: URL) -> Support {
         let origin = Self.origin(of: url)
-        return lock.withLock {
-            switch origins[origin] {
-            case nil: .unknown
-            case false?: .honoured
-            case true?: .ignored
-            }
-        }
+        return lock.withLock { origins[origin] ?? .unknown }
     }
 
     /// Notes what the origin of `url` did with a request for a range: answered it with the whole
@@ -46,7 +41,7 @@ final class OriginRangeSupport: @unchecked Sendable {
         let origin = Self.origin(of: url)
         lock.withLock {
             if origins[origin] == nil, origins.count >= Self.capacity { origins.removeAll() }
-            origins[origin] = ignored
+            origins[origin] = ignored ? .ignored : .honoured
         }
     }
 
