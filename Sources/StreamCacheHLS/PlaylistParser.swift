@@ -3,6 +3,13 @@
 struct PlaylistParser {
     private enum Kind { case unknown, multivariant, media }
 
+    /// The most lines a playlist may have that are not blank. Every segment, variant, rendition
+    /// and kept unknown line comes from a line of its own, so this bounds what a playlist
+    /// expands to in memory (a few hundred bytes an entry), whatever its bytes: 16 MiB of
+    /// one-character segments made 1.25 million entries and 636 MB. A day of 2-second segments
+    /// with a date on each takes 130,000 lines.
+    static let maximumLines = 250_000
+
     private var kind = Kind.unknown
     private var variables: Variables
     private var header = PlaylistHeader()
@@ -34,11 +41,19 @@ struct PlaylistParser {
 
     consuming func parse(_ text: String) throws(HLSParseError) -> Playlist {
         var number = 0
+        var kept = 0
         var sawHeader = false
         for var line in Lines(text) {
             number += 1
             if number == 1, line.hasPrefix("\u{FEFF}") { line = line.dropFirst() }
             if line.allSatisfy({ $0 == " " || $0 == "\t" }) { continue }
+            kept += 1
+            guard kept <= Self.maximumLines else {
+                throw HLSParseError(
+                    line: number,
+                    "the playlist has more than \(Self.maximumLines) lines; it is refused"
+                )
+            }
             guard sawHeader else {
                 if line.trimmingSuffixSpaces() == "#EXTM3U" {
                     sawHeader = true

@@ -59,14 +59,16 @@ extension ListenerAuthority {
         }
 
         /// Why the engine must not fetch `url`, or `nil`: it names this listener.
+        ///
+        /// A URL on the listener's port whose host is this machine in any spelling (see
+        /// ``MachineAddresses``) is refused; the name is looked up only for that port.
         public func refusal(of url: URL) -> String? {
             let (host, port) = lock.withLock { (self.host, self.port) }
             guard let port, let urlHost = url.host?.lowercased() else { return nil }
             let urlPort = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
             guard urlPort == port else { return nil }
             let name = urlHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-            let loopback = name == "localhost" || name.hasPrefix("127.") || name == "::1" || name == "0.0.0.0"
-            guard loopback || name == host else { return nil }
+            guard name == host || MachineAddresses.namesThisMachine(name) else { return nil }
             return "the URL points at this proxy itself (\(url.host ?? ""):\(port))"
         }
     }

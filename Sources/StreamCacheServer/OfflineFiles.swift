@@ -39,7 +39,11 @@ struct OfflineFiles: Sendable {
     }
 
     private func serveFile(_ path: String, exchange: inout Exchange) async throws -> ProxyResponse {
-        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        // Opened from the library folder down, following no link: nothing planted in a package
+        // leads out of it.
+        let root = library.directory
+        guard path.hasPrefix(root + "/") else { throw ProxyRefusal(.notFound, "no such offline file") }
+        let descriptor = LocalPath.openBeneath(root, String(path.dropFirst(root.count + 1)))
         guard descriptor >= 0 else { throw ProxyRefusal(.notFound, "no such offline file") }
         var stats = stat()
         guard fstat(descriptor, &stats) == 0 else {
@@ -121,7 +125,9 @@ struct OfflineFiles: Sendable {
     }
 
     static func contentType(_ name: String) -> String {
-        switch (name as NSString).pathExtension.lowercased() {
+        let last = LocalPath.lastComponent(of: name)
+        let fileExtension = last.lastIndex(of: ".").map { String(last[last.index(after: $0)...]) } ?? ""
+        return switch fileExtension.lowercased() {
         case "m3u8": "application/vnd.apple.mpegurl"
         case "ts": "video/mp2t"
         case "mp4", "m4s", "m4v": "video/mp4"

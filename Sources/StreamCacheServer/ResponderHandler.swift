@@ -134,7 +134,9 @@ final class ResponderHandler: ChannelInboundHandler {
         }
         let region = FileRegion(fileHandle: handle, readerIndex: Int(offset), endIndex: Int(offset) + count)
         let part = HTTPServerResponsePart.body(.fileRegion(region))
-        context.writeAndFlush(NIOAny(part)).whenComplete { _ in try? handle.close() }
+        let written = context.writeAndFlush(NIOAny(part))
+        written.whenComplete { _ in try? handle.close() }
+        FileRegionWatch.watch(written, descriptor: descriptor, end: offset + Int64(count), on: channel)
         return untilWritable(channel)
     }
 
@@ -155,6 +157,7 @@ final class ResponderHandler: ChannelInboundHandler {
     ) async {
         var fields = response.headers
         fields[.date] = HTTPDate.format(Date())
+        SandboxFields.apply(to: &fields)
         channel.write(HTTPResponsePart.head(HTTPResponse(status: response.status, headerFields: fields)), promise: nil)
         do {
             switch response.body {

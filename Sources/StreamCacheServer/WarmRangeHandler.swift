@@ -118,6 +118,7 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let range = answer.range
         let count = Int(range.count)
         var region: FileRegion?
+        var regionDescriptor: Int32 = -1
         do {
             if range.count <= Self.bufferedLimit {
                 let read = try answer.head.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
@@ -130,10 +131,9 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             } else {
                 // Checked now: `sendfile` past the file's end would send nothing, again and again.
                 guard file.holds(range) else { return false }
+                regionDescriptor = try file.duplicateDescriptor()
                 region = FileRegion(
-                    fileHandle: NIOFileHandle(
-                        _deprecatedTakingOwnershipOfDescriptor: try file.duplicateDescriptor()
-                    ),
+                    fileHandle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: regionDescriptor),
                     readerIndex: Int(range.lowerBound),
                     endIndex: Int(range.upperBound)
                 )
@@ -145,6 +145,7 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let region {
             front.write(NIOAny(IOData.byteBuffer(answer.head)), promise: nil)
             written = front.writeAndFlush(NIOAny(IOData.fileRegion(region)))
+            FileRegionWatch.watch(written, descriptor: regionDescriptor, end: range.upperBound, on: context.channel)
         } else {
             written = front.writeAndFlush(NIOAny(IOData.byteBuffer(answer.head)))
         }

@@ -132,14 +132,15 @@ struct WarmRequests: Sendable {
         let decision = ResponseDecision(representation.judged, range: fields.range, ifRange: fields.ifRange)
         guard case .send(let partial, let range?) = decision.outcome, resource.covers(range) else { return nil }
         let body = range.count <= WarmRangeHandler.bufferedLimit ? Int(range.count) : 0
-        // The status line, the range's fields and `Connection` fit in 160 bytes (the buffer grows
-        // if they do not), and the body follows them.
-        var encoded = allocator.buffer(capacity: representation.fields.readableBytes + 160 + body)
+        // The status line, the range's fields, the sandbox fields and `Connection` fit in 240
+        // bytes (the buffer grows if they do not), and the body follows them.
+        var encoded = allocator.buffer(capacity: representation.fields.readableBytes + 240 + body)
         encoded.writeStaticString(head.version.minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
         encoded.writeStaticString(partial ? "206 Partial Content\r\n" : "200 OK\r\n")
         // The representation's fields as the last answer encoded them (a send carries them all).
         encoded.writeImmutableBuffer(representation.fields)
         for field in decision.bytesFields { encoded.writeField(field) }
+        encoded.writeString(SandboxFields.encoded)
         let keepAlive = head.isKeepAlive
         if !keepAlive {
             encoded.writeStaticString("Connection: close\r\n")

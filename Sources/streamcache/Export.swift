@@ -42,11 +42,10 @@ extension StreamCacheCommand {
                     || (FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory)
                         && isDirectory.boolValue)
             else { return file }
-            let name = url.lastPathComponent
-            guard !name.isEmpty, name != "/", name != ".", name != ".." else {
+            guard let name = RemoteFileName.of(url) else {
                 throw StreamCacheError(.storage, "\(file) is a folder and the URL names no file; give a file name")
             }
-            return (file as NSString).appendingPathComponent(name)
+            return LocalPath.appending(name, to: file)
         }
     }
 }

@@ -62,11 +62,10 @@ extension StreamCacheCommand {
             ).run(cache: cache, timeout: transfer.timeoutDuration)
         }
 
-        /// The file `-O` writes: the URL's last path segment, in the current folder.
+        /// The file `-O` writes: the URL's last path segment as written, in the current folder.
         static func remoteName(of url: URL) throws -> String {
-            let name = url.lastPathComponent
-            guard !name.isEmpty, name != "/", name != ".", name != ".." else {
-                throw OutputError("\(url.absoluteString) names no file for -O; give one with -o FILE")
+            guard let name = RemoteFileName.of(url) else {
+                throw OutputError("\(Credentials.redacted(url.absoluteString)) names no file for -O; give one with -o FILE")
             }
             return name
         }

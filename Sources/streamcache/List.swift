@@ -32,6 +32,13 @@ extension StreamCacheCommand {
             {
                 throw StreamCacheError(.storage, "cache directory \(directory.path) is a file, not a directory")
             }
+            // A folder this user cannot read would look empty: say so instead of listing nothing.
+            if access(directory.path, F_OK) == 0, access(directory.path, R_OK | X_OK) != 0 {
+                throw StreamCacheError(
+                    .storage,
+                    "cannot read cache directory \(directory.path): \(String(cString: strerror(errno)))"
+                )
+            }
             var resources: [(ResourceRecord, RangeSet)] = []
             if directory.hasIndex {
                 do {

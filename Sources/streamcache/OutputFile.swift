@@ -28,8 +28,7 @@ final class OutputFile {
         if path.hasSuffix("/") || (stat(target, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR) {
             throw OutputError("\(path) is a directory; name the file to write")
         }
-        let folder = (target as NSString).deletingLastPathComponent
-        let folderPath = folder.isEmpty ? "." : folder
+        let folderPath = LocalPath.folder(of: target)
         var folderInfo = stat()
         guard stat(folderPath, &folderInfo) == 0, (folderInfo.st_mode & S_IFMT) == S_IFDIR else {
             throw OutputError("cannot write \(path): folder \(folderPath) does not exist")
@@ -64,10 +63,10 @@ final class OutputFile {
             temporaryPath = nil
             return
         }
-        let url = URL(fileURLWithPath: target)
-        let temporary = url.deletingLastPathComponent().appendingPathComponent(
-            ".\(url.lastPathComponent).\(getpid()).partial"
-        ).path
+        let temporary = LocalPath.appending(
+            ".\(LocalPath.lastComponent(of: target)).\(getpid()).partial",
+            to: LocalPath.folder(of: target)
+        )
         let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw OutputError("cannot write \(path): \(String(cString: strerror(errno)))")
@@ -86,8 +85,7 @@ final class OutputFile {
             target =
                 destination.hasPrefix("/")
                 ? destination
-                : ((target as NSString).deletingLastPathComponent as NSString)
-                    .appendingPathComponent(destination)
+                : LocalPath.appending(destination, to: LocalPath.folder(of: target))
         }
         return target
     }

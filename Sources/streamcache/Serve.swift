@@ -98,6 +98,7 @@ extension StreamCacheCommand {
                 settings.maxSize = maxSize
                 try settings.save(to: cache.directory)
             }
+            DescriptorLimit.raiseToHard()
             // Owned by this command: returns freed memory to the system while serving (glibc keeps
             // it otherwise, so RSS stayed at its peak long after a burst of players).
             let trimmer = Task {
@@ -131,6 +132,30 @@ extension StreamCacheCommand {
             }
         }
     }
+}
+
+/// The number of files the process may have open.
+enum DescriptorLimit {
+    /// Raises the soft limit to the hard one, as servers do: the common soft limit of 1,024 is
+    /// spent by a few hundred players each holding a connection and a cache file.
+    static func raiseToHard() {
+        var limit = rlimit()
+        guard getrlimit(openFiles, &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        var raised = limit
+        #if canImport(Darwin)
+        // macOS takes at most OPEN_MAX for an unlimited hard limit.
+        raised.rlim_cur = min(limit.rlim_max, rlim_t(OPEN_MAX))
+        #else
+        raised.rlim_cur = limit.rlim_max
+        #endif
+        _ = setrlimit(openFiles, &raised)
+    }
+
+    #if canImport(Glibc)
+    private static let openFiles = __rlimit_resource_t(RLIMIT_NOFILE.rawValue)
+    #else
+    private static let openFiles = RLIMIT_NOFILE
+    #endif
 }
 
 /// Hands memory the allocator holds but no longer uses back to the system.

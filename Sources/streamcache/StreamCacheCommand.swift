@@ -96,9 +96,9 @@ struct CommandFailure: Error {
 
 /// Writing to the terminal's error stream.
 enum Terminal {
-    /// Prints a line on stderr.
+    /// Prints a line on stderr, as ``visible(_:keepingLines:)`` shows it.
     static func printError(_ line: String) {
-        FileHandle.standardError.write(Data((line + "\n").utf8))
+        FileHandle.standardError.write(Data((visible(line, keepingLines: false) + "\n").utf8))
     }
 
     /// Whether stderr is a terminal (progress bars) rather than a file or pipe (progress lines).

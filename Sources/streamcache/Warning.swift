@@ -4,6 +4,6 @@ import Foundation
 /// (`streamcache: warning: …`).
 enum Warning {
     static func print(_ message: String) {
-        FileHandle.standardError.write(Data("streamcache: warning: \(message)\n".utf8))
+        FileHandle.standardError.write(Data("streamcache: warning: \(Terminal.visible(message, keepingLines: false))\n".utf8))
     }
 }

@@ -27,8 +27,13 @@ enum CLI {
     typealias Result = ProcessResult
 
     /// Starts `streamcache ARGS` with the cache in `cacheDir`: the process, its output and its errors.
-    static func start(_ arguments: [String], cacheDir: String?) throws -> (ChildProcess, ChildOutput, ChildOutput) {
+    static func start(
+        _ arguments: [String],
+        cacheDir: String?,
+        in folder: String? = nil
+    ) throws -> (ChildProcess, ChildOutput, ChildOutput) {
         let process = command(arguments, cacheDir: cacheDir)
+        if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
         let (out, err) = try process.startCapturing()
         return (process, out, err)
     }
@@ -203,15 +208,16 @@ final class ListeningProcess: Sendable {
     let process: ChildProcess
     let port: Int
 
-    /// Starts `streamcache ARGS` and waits for its `listening on http://127.0.0.1:PORT` line.
-    init(_ arguments: [String], cacheDir: String? = nil) async throws {
+    /// Starts `streamcache ARGS` (in `folder`, if given) and waits for its
+    /// `listening on http://HOST:PORT` line.
+    init(_ arguments: [String], cacheDir: String? = nil, in folder: String? = nil) async throws {
         var arguments = arguments
         // Tests run side by side: each proxy on a free port unless the test names one.
         if arguments.first == "serve", !arguments.contains("--port") { arguments += ["--port", "0"] }
-        let (process, out, _) = try CLI.start(arguments, cacheDir: cacheDir)
+        let (process, out, _) = try CLI.start(arguments, cacheDir: cacheDir, in: folder)
         self.process = process
         let text = try await out.firstLine()
-        guard text.hasPrefix("listening on http://127.0.0.1:"),
+        guard text.hasPrefix("listening on http://"),
             let port = Int(text.split(separator: ":").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "")
         else {
             kill(process.processIdentifier, SIGKILL)

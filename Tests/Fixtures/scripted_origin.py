@@ -4,7 +4,7 @@
 Usage: scripted_origin.py SCRIPT.json
 
 SCRIPT maps a path to the answer it gets: {"/a": {"status": 200, "headers": [["Cache-Control",
-"max-age=60"]], "size": 20000}}. A 200 honours Range (206 with Content-Range), If-None-Match
+"max-age=60"]], "size": 20000}}; "text" gives the body as it is instead. A 200 honours Range (206 with Content-Range), If-None-Match
 (against its ETag) and If-Modified-Since (against its Last-Modified) with a 304 that carries the
 scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304, with
 "notModifiedToRange" every request with Range does (broken origins); with "transferCoding": "gzip, chunked", the body goes gzip-compressed in chunks under that
@@ -143,7 +143,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.not_modified(fields):
             self.answer(304, fields, b"")
             return
-        body = body_of(entry.get("size", 20000))
+        body = entry["text"].encode() if "text" in entry else body_of(entry.get("size", 20000))
         if entry.get("endless"):
             self.send_endless(fields, entry.get("rate"))
             return

@@ -29,6 +29,9 @@ final class AccessTimes: @unchecked Sendable {
         if first { onFirstNote() }
     }
 
+    /// Whether times are noted and not taken yet.
+    var hasPending: Bool { lock.withLock { !pending.isEmpty } }
+
     /// Takes the pending times, leaving none.
     func take() -> [Int64: Double] {
         lock.withLock {

@@ -219,10 +219,19 @@ public actor CacheEngine {
         chores.close()
     }
 
+    /// Starts the engine's chores now rather than at the first ``open(_:headers:)``: a server
+    /// whose reads are all answered from resting files (``resting(key:)``) opens no resource,
+    /// and its access times, noted all the same, were written only when it stopped.
+    package func startChores() {
+        startHousekeeping()
+    }
+
     /// Starts the task that does the engine's chores, once.
     private func startHousekeeping() {
         guard housekeeping == nil else { return }
         let mailbox = chores.open()
+        // Times noted before the mailbox opened were posted to none.
+        defer { if environment.accessTimes.hasPending { chores.post(.accessTimesNoted) } }
         // Owned by the engine: `shutdown()` ends the mailbox and awaits it. It holds the engine
         // weakly, so an engine nobody shuts down still goes away (its deinit ends the mailbox).
         housekeeping = Task { [weak self] in
@@ -253,6 +262,9 @@ public actor CacheEngine {
     /// ``CacheConfiguration/idleLinger``, oldest first, until none lingers: one waiting task for
     /// every key (a task each meant thousands of sleeping tasks with many small resources). The
     /// closes themselves run side by side, so they keep up with the opens.
+    /// The most sessions that linger at once, unused, before the oldest close early.
+    static let lingeringLimit = 128
+
     private func closeLingering() async {
         defer { isCloserRunning = false }
         await withDiscardingTaskGroup { closes in
@@ -268,8 +280,15 @@ public actor CacheEngine {
                     // Leased and released again since it was queued: back in line with its new time.
                     lingering.removeFirst()
                     lingering.append(key, due: due)
+                case .wait where lingering.count > Self.lingeringLimit:
+                    // Each lingering session holds a data file open: past the limit, the
+                    // oldest closes at once (thousands of small resources in a few seconds ran a
+                    // server out of descriptors).
+                    lingering.removeFirst()
+                    closes.addTask { await self.sessionMayBeIdle(key) }
                 case .wait(let due):
-                    try? await Task.sleep(until: due)
+                    // In steps, to see the queue pass the limit while it waits.
+                    try? await Task.sleep(until: min(due, .now.advanced(by: .milliseconds(50))))
                 case .inUse:
                     lingering.removeFirst()
                 case .close:

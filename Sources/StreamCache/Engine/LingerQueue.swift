@@ -8,6 +8,9 @@ struct LingerQueue {
 
     var first: (key: String, due: ContinuousClock.Instant)? { head < items.count ? items[head] : nil }
 
+    /// The keys queued (a key released again while queued counts once for each time).
+    var count: Int { items.count - head }
+
     mutating func append(_ key: String, due: ContinuousClock.Instant) {
         items.append((key, due))
     }

@@ -13,8 +13,10 @@ extension CacheIndex {
                 arguments: [id]
             )
             let sums = rows.compactMap { row -> (Int64, BlockChecksums.Sum)? in
-                guard let algorithm = BlockChecksums.Algorithm(rawValue: row["algorithm"]) else { return nil }
-                return (row["block"], .init(value: UInt64(bitPattern: row["checksum"]), algorithm: algorithm))
+                guard let block = row.integer(0), let checksum = row.integer(1),
+                    let algorithm = row.integer(2).flatMap({ BlockChecksums.Algorithm(rawValue: Int($0)) })
+                else { return nil }
+                return (block, .init(value: UInt64(bitPattern: checksum), algorithm: algorithm))
             }
             return Dictionary(sums, uniquingKeysWith: { first, _ in first })
         }

@@ -248,23 +248,23 @@ extension CacheIndex {
         var stream: Int64?
         var othersWantStream = false
         for row in rows {
-            let owner: String = row["owner"]
-            let heartbeat: Double = row["heartbeat"]
+            guard let owner = row.text(0), let fetch = row.integer(1).map(Int.init) else { continue }
+            let heartbeat = row.real(4) ?? 0
             let isAlive = alive[owner] ?? rules.isAlive(owner)
             alive[owner] = isAlive
             guard isAlive, heartbeat >= oldest else {
                 if pruning {
-                    try releaseClaim(db, resource: id, owner: owner, fetch: row["fetch"])
+                    try releaseClaim(db, resource: id, owner: owner, fetch: fetch)
                 }
                 continue
             }
-            if row["fetch"] == Self.wantFetch {
+            if fetch == Self.wantFetch {
                 othersWantStream = othersWantStream || heartbeat >= now - rules.wantStandsFor
                 continue
             }
-            let start: Int64 = row["start"]
-            if let end: Int64 = row["end"] {
-                if start < end { foreign.insert(ByteRange(start, end)) }
+            guard let start = storedLength(row.integer(2)) else { continue }
+            if let end = row.integer(3) {
+                if let range = storedRange(start, end) { foreign.insert(range) }
             } else {
                 stream = min(stream ?? start, start)
             }

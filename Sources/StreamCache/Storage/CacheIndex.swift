@@ -309,12 +309,12 @@ package final class CacheIndex: Sendable {
     package func resourceNow(forKey key: String) -> (ResourceRecord, RangeSet)? {
         let found = lookups.rows(forKey: key, into: (record: ResourceRecord?.none, ranges: [ByteRange]())) { found, row in
             if found.record == nil { found.record = Self.record(row) }
-            if let start = row.integer(Self.rangeColumn), let end = row.integer(Self.rangeColumn + 1), start < end {
-                found.ranges.append(ByteRange(start, end))
+            if let range = Self.storedRange(row.integer(Self.rangeColumn), row.integer(Self.rangeColumn + 1)) {
+                found.ranges.append(range)
             }
         }
         guard let found, let record = found.record else { return nil }
-        return (record, RangeSet(found.ranges))
+        return Self.checked(record, RangeSet(found.ranges))
     }
 
     /// Resource `id`, stored under `key`, and its ranges, if it still exists: read as
@@ -324,7 +324,7 @@ package final class CacheIndex: Sendable {
         if let (record, ranges) = resourceNow(forKey: key), record.id == id { return (record, ranges) }
         return try await read { db in
             guard let record = try Self.fetchResource(db, id: id) else { return nil }
-            return (record, try Self.fetchRanges(db, id: id))
+            return Self.checked(record, try Self.fetchRanges(db, id: id))
         }
     }
 
@@ -343,9 +343,9 @@ package final class CacheIndex: Sendable {
                 sql: "SELECT resourceId, start, \"end\" FROM cachedRange ORDER BY resourceId, start"
             )
             while let row = try rangeRows.next() {
-                let start: Int64 = row[1]
-                let end: Int64 = row[2]
-                if start < end { ranges[row[0], default: []].append(ByteRange(start, end)) }
+                if let id = row.integer(0), let range = Self.storedRange(row.integer(1), row.integer(2)) {
+                    ranges[id, default: []].append(range)
+                }
             }
             // Decoded as the statement steps, not copied into rows first.
             var resources: [(ResourceRecord, RangeSet)] = []
@@ -355,7 +355,7 @@ package final class CacheIndex: Sendable {
             )
             while let row = try rows.next() {
                 let record = Self.record(row)
-                resources.append((record, RangeSet(ranges[record.id] ?? [])))
+                resources.append(Self.checked(record, RangeSet(ranges[record.id] ?? [])))
             }
             return resources
         }
@@ -476,7 +476,10 @@ package final class CacheIndex: Sendable {
                     GROUP BY resource.id
                     """
             )
-            return Dictionary(uniqueKeysWithValues: rows.map { ($0["id"] as Int64, $0["recordedEnd"] as Int64) })
+            return Dictionary(
+                rows.compactMap { row in row.integer(0).map { ($0, Self.storedLength(row.integer(1)) ?? 0) } },
+                uniquingKeysWith: { first, _ in first }
+            )
         }
     }
 
@@ -519,11 +522,7 @@ package final class CacheIndex: Sendable {
             arguments: [id]
         )
         return RangeSet(
-            rows.compactMap { row -> ByteRange? in
-                let start: Int64 = row["start"]
-                let end: Int64 = row["end"]
-                return start < end ? ByteRange(start, end) : nil
-            }
+            rows.compactMap { row in Self.storedRange(row.integer(0), row.integer(1)) }
         )
     }
 
@@ -544,7 +543,7 @@ package final class CacheIndex: Sendable {
     /// the row does not exist (without decoding the row).
     static func length(_ db: Database, id: Int64) throws -> Int64?? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT length FROM resource WHERE id = ?"), arguments: [id])
-            .map { $0[0] as Int64? }
+            .map { storedLength($0.integer(0)) }
     }
 
     static func fetchResource(_ db: Database, id: Int64) throws -> ResourceRecord? {
@@ -579,18 +578,18 @@ package final class CacheIndex: Sendable {
             key: row.text(1) ?? "",
             url: row.text(2) ?? "",
             info: ContentInfo(
-                length: row.integer(3),
-                contentType: row.text(4),
-                etag: row.text(5),
-                lastModified: row.text(6),
+                length: storedLength(row.integer(3)),
+                contentType: storedFieldValue(row.text(4)),
+                etag: storedFieldValue(row.text(5)),
+                lastModified: storedFieldValue(row.text(6)),
                 byteRangeAccess: (row.integer(7) ?? 1) != 0,
                 stored: StoredFields(fields: decode(row.text(8)), receivedAt: row.real(9) ?? 0)
             ),
             createdAt: Date(timeIntervalSince1970: row.real(10) ?? 0),
             lastAccess: Date(timeIntervalSince1970: row.real(11) ?? 0),
             pinned: (row.integer(12) ?? 0) != 0,
-            cachedBytes: row.integer(13) ?? 0,
-            fileState: row.integer(14).flatMap { size in
+            cachedBytes: storedLength(row.integer(13)) ?? 0,
+            fileState: storedLength(row.integer(14)).flatMap { size in
                 row.integer(15).map { DataFileState(size: size, modified: $0) }
             }
         )
@@ -610,14 +609,31 @@ package final class CacheIndex: Sendable {
             var value = line[line.index(after: colon)...]
             while let first = value.first, blank(first) { value = value.dropFirst() }
             while let last = value.last, blank(last) { value = value.dropLast() }
-            return HeaderField(String(Substring(line[..<colon])), String(Substring(value)))
+            let field = HeaderField(String(Substring(line[..<colon])), String(Substring(value)))
+            guard isFieldName(field.name), storedFieldValue(field.value) != nil else { return nil }
+            return field
         }
     }
 }
 
-/// GRDB's rows as ``CacheIndex/record(_:)`` reads them.
+/// GRDB's rows as ``CacheIndex/record(_:)`` reads them: a value of another type than the
+/// column's is none (GRDB's own conversion stops the process on it).
 extension Row: ResourceColumns {
-    func integer(_ column: Int32) -> Int64? { self[Int(column)] }
-    func real(_ column: Int32) -> Double? { self[Int(column)] }
-    func text(_ column: Int32) -> String? { self[Int(column)] }
+    func integer(_ column: Int32) -> Int64? {
+        guard case .int64(let value) = (self[Int(column)] as DatabaseValue).storage else { return nil }
+        return value
+    }
+
+    func real(_ column: Int32) -> Double? {
+        switch (self[Int(column)] as DatabaseValue).storage {
+        case .int64(let value): Double(value)
+        case .double(let value): value
+        default: nil
+        }
+    }
+
+    func text(_ column: Int32) -> String? {
+        guard case .string(let value) = (self[Int(column)] as DatabaseValue).storage else { return nil }
+        return value
+    }
 }

@@ -44,16 +44,20 @@ final class IndexLookups: @unchecked Sendable {
     struct Columns: ResourceColumns {
         let statement: OpaquePointer
 
+        // A value of another type than the column's is none, as ``Row``'s reading has it.
         func integer(_ column: Int32) -> Int64? {
-            sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : sqlite3_column_int64(statement, column)
+            sqlite3_column_type(statement, column) == SQLITE_INTEGER ? sqlite3_column_int64(statement, column) : nil
         }
 
         func real(_ column: Int32) -> Double? {
-            sqlite3_column_type(statement, column) == SQLITE_NULL ? nil : sqlite3_column_double(statement, column)
+            let type = sqlite3_column_type(statement, column)
+            return type == SQLITE_INTEGER || type == SQLITE_FLOAT ? sqlite3_column_double(statement, column) : nil
         }
 
         func text(_ column: Int32) -> String? {
-            guard let text = sqlite3_column_text(statement, column) else { return nil }
+            guard sqlite3_column_type(statement, column) == SQLITE_TEXT,
+                let text = sqlite3_column_text(statement, column)
+            else { return nil }
             let count = Int(sqlite3_column_bytes(statement, column))
             return String(decoding: UnsafeBufferPointer(start: text, count: count), as: UTF8.self)
         }

@@ -9,9 +9,9 @@ package enum PrivateFolders {
     package static func create(_ path: String) -> (folder: String, code: Int32)? {
         var missing: [String] = []
         var folder = path
-        while !folder.isEmpty, folder != "/", !FileManager.default.fileExists(atPath: folder) {
+        while !folder.isEmpty, folder != "/", folder != ".", !FileManager.default.fileExists(atPath: folder) {
             missing.append(folder)
-            folder = (folder as NSString).deletingLastPathComponent
+            folder = LocalPath.folder(of: folder)
         }
         for folder in missing.reversed() where mkdir(folder, 0o700) != 0 {
             let code = errno

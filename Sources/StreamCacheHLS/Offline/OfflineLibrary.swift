@@ -54,7 +54,7 @@ public struct OfflineLibrary: Sendable {
         guard (old as NSString).standardizingPath != (path as NSString).standardizingPath,
             !manager.fileExists(atPath: path), manager.fileExists(atPath: old)
         else { return (OfflineLibrary(directory: path), nil) }
-        _ = PrivateFolders.create((path as NSString).deletingLastPathComponent)
+        _ = PrivateFolders.create(LocalPath.folder(of: path))
         guard rename(old, path) == 0 else { return (OfflineLibrary(directory: old), nil) }
         return (OfflineLibrary(directory: path), "moved the offline library from \(old) to \(path)")
     }
@@ -265,7 +265,7 @@ public struct OfflineLibrary: Sendable {
             if FileManager.default.fileExists(atPath: file) { return .file(file) }
             if let manifest = try? AssetManifest.load(from: folder(id)), let rendition = manifest.renditions.first {
                 let text = PackagePlan.entryPoint(to: rendition, bytes: manifest.estimatedBytes)
-                if FileManager.default.createFile(atPath: file, contents: Data(text.utf8)) { return .file(file) }
+                if (try? PackageFile.writeAtomically(Data(text.utf8), to: file)) != nil { return .file(file) }
             }
         }
         guard let item = package.items[path], let url = URL(string: item.url) else { return nil }
@@ -277,27 +277,37 @@ public struct OfflineLibrary: Sendable {
 
     func folder(_ id: String) -> String { directory + "/" + id }
 
-    /// Creates the library folder if needed, and checks that it can hold packages.
+    /// Creates the library folder if needed (the user's alone, 0700), and checks that it can hold
+    /// packages: a folder of this user's that no one else can write. Its packages hold URLs
+    /// with tokens and keys, so a folder of this user's that others can read is made private.
     func prepare() throws(OfflineError) {
-        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue,
-            access(directory, W_OK) == 0
+        _ = PrivateFolders.create(directory)
+        var status = stat()
+        guard stat(directory, &status) == 0, (status.st_mode & S_IFMT) == S_IFDIR, access(directory, W_OK) == 0
         else {
             throw OfflineError(
                 .storage,
                 "cannot use \(directory) as the offline library: not a folder this user can write"
             )
         }
+        let mode = String(status.st_mode & 0o777, radix: 8)
+        guard status.st_uid == geteuid(), status.st_mode & 0o022 == 0 else {
+            throw OfflineError(
+                .storage,
+                "cannot use \(directory) as the offline library: other users can write it (mode \(mode));"
+                    + " use a folder of your own"
+            )
+        }
+        if status.st_mode & 0o077 != 0, chmod(directory, 0o700) != 0 {
+            throw OfflineError(.storage, "cannot make the offline library \(directory) private (mode \(mode))")
+        }
     }
 
     func createFolders(for manifest: AssetManifest) throws(OfflineError) {
         for rendition in manifest.renditions {
             let path = folder(manifest.id) + "/" + rendition.folder
-            do {
-                try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-            } catch {
-                throw OfflineError(.storage, "cannot create the package folder \(path)")
+            if let (_, code) = PrivateFolders.create(path) {
+                throw OfflineError(.storage, "cannot create the package folder \(path): \(String(cString: strerror(code)))")
             }
         }
     }

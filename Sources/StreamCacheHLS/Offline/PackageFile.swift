@@ -15,10 +15,11 @@ final class PackageFile {
     private let descriptor: Int32
     private(set) var written: Int64 = 0
 
-    /// Creates (or truncates) `path.partial`; `private` files (keys) are readable by the owner only.
-    init(path: String, isPrivate: Bool = false) throws(OfflineError) {
+    /// Creates (or truncates) `path.partial`, readable by the owner only (a package holds keys
+    /// and URLs with tokens).
+    init(path: String) throws(OfflineError) {
         self.path = path
-        descriptor = open(path + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, isPrivate ? 0o600 : 0o644)
+        descriptor = open(path + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Self.failure("cannot create", path) }
     }
 
@@ -65,7 +66,7 @@ final class PackageFile {
     /// Writes `data` to `path` through a durable temporary file and a rename.
     static func writeAtomically(_ data: Data, to path: String) throws {
         let temporary = path + ".partial"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw failure("cannot create", path) }
         defer { close(descriptor) }
         let ok = data.withUnsafeBytes { buffer in

@@ -15,7 +15,7 @@ final class PackageLock: Sendable {
     ///
     /// - Throws: ``OfflineError`` `storage` if the lock file cannot be opened.
     init?(folder: String) throws(OfflineError) {
-        descriptor = open(folder + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o644)
+        descriptor = open(folder + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw PackageFile.failure("cannot open", folder + "/.lock") }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)

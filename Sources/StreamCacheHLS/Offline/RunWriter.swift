@@ -75,7 +75,7 @@ struct RunWriter {
 
     private mutating func open(_ position: Int) throws {
         let item = entries[position].item
-        file = try PackageFile(path: folder + "/" + item.path, isPrivate: item.kind == .key)
+        file = try PackageFile(path: folder + "/" + item.path)
         consumed = 0
         decryptor = item.decryption.map { decryption in
             SegmentDecryptor(key: keys[decryption.key] ?? [], iv: decryption.ivBytes)
