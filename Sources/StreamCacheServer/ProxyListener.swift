@@ -20,25 +20,16 @@ struct ProxyListener: Service {
     let setUp: @Sendable (any Channel) throws -> Void
     let onListening: @Sendable (any Channel) async -> Void
 
-    /// How long the listener waits after an accept failed for want of descriptors or memory;
-    /// `nil` (no wait) for other failures.
-    static func acceptBackoff(_ error: IOError) -> TimeAmount? {
-        [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains(error.errnoCode) ? .milliseconds(100) : nil
-    }
-
     func run() async throws {
         let connections = connections
         let setUp = setUp
         let listener = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
-            // Out of descriptors, the listening socket stays readable and every accept fails at
-            // once: the listener waits before it accepts again instead of spinning.
+            // Out of descriptors, the listener waits before it accepts again instead of spinning.
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        AcceptBackoffHandler(shouldForwardIOErrorCaught: false, backoffProvider: Self.acceptBackoff)
-                    )
+                    try channel.pipeline.syncOperations.addHandler(AcceptPause())
                 }
             }
             // No half-closed connections: a player that closes its side has gone (players never

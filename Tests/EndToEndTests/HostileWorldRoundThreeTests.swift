@@ -383,3 +383,114 @@ enum Browser {
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
 }
+
+/// What a server holds is bounded whatever it is asked: descriptors, parsed playlists; and what
+/// it notes (access times) reaches the index while it runs.
+@Suite(.timeLimit(.minutes(3))) struct BoundedResourcesTests {
+    /// 3,000 distinct small resources from 8 clients at once, under a limit of 1,024 open files
+    /// the server may not raise: every answer is a 200.
+    @Test func thousandsOfSmallResourcesFitUnderTheCommonDescriptorLimit() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let count = 3000
+        for index in 0..<count { try workspace.write(TestData.bytes(count: 1000, seed: UInt64(index)), as: "s\(index).bin") }
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory, openFileLimit: 1024)
+        let clients = 8
+        let statuses = try await withThrowingTaskGroup(of: [String].self) { group in
+            for client in 0..<clients {
+                let urls = stride(from: client, to: count, by: clients).map { proxy.url(origin.url("s\($0).bin")) }
+                group.addTask {
+                    let outputs = urls.flatMap { ["-o", "/dev/null", $0] }
+                    let result = try await Tool.run("curl", ["-s", "-w", "%{http_code}\\n"] + outputs)
+                    return result.output.split(separator: "\n").map(String.init)
+                }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+        let failed = statuses.filter { $0 != "200" }
+        #expect(statuses.count == count && failed.isEmpty, "\(failed.count) of \(statuses.count) answers were not 200: \(Set(failed))")
+        try await proxy.stop()
+    }
+
+    /// Out of descriptors, the listener waits before it accepts again instead of spinning: 400
+    /// idle connections to a server limited to 256 open files, and it uses little CPU while they
+    /// stay open, and answers again once they are gone.
+    @Test func aListenerOutOfDescriptorsBacksOff() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        try workspace.write(TestData.bytes(count: 1000, seed: 5007), as: "a.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory, openFileLimit: 256)
+        let script = """
+            import socket, sys, time
+            held = [socket.create_connection(("127.0.0.1", int(sys.argv[1]))) for _ in range(400)]
+            print("open", flush=True)
+            time.sleep(4)
+            """
+        let pid = proxy.process.processIdentifier
+        let holder = Task { try await Tool.run("python3", ["-c", script, String(proxy.port)]) }
+        let spent = try await onOwnThread { () -> Double in
+            usleep(1_000_000)
+            let before = MidAnswerFaultTests.cpuSeconds(of: pid)
+            usleep(2_000_000)
+            return MidAnswerFaultTests.cpuSeconds(of: pid) - before
+        }
+        let held = try await holder.value
+        #expect(held.output.contains("open"), "\(held.stderr)")
+        #expect(spent < 0.5, "the server spent \(spent) s of CPU in 2 s with idle connections")
+        let reply = try await Curl.fetch(proxy.url(origin.url("a.bin")))
+        #expect(reply.status == 200)
+        try await proxy.stop()
+    }
+
+    /// A 16 MB playlist of 1.25 million one-character segments is refused with one line by
+    /// `hls inspect` and with a 502 by `serve`, whose memory stays far below what the entries
+    /// would take.
+    @Test func aPlaylistOfMillionsOfEntriesIsRefusedWithoutTheMemory() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        var text = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n"
+        text.reserveCapacity(17_000_000)
+        for _ in 0..<1_250_000 { text += "#EXTINF:1,\na\n" }
+        text += "#EXT-X-ENDLIST\n"
+        try workspace.write(Array(text.utf8), as: "huge.m3u8")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let inspected = try await CLI.run(["hls", "inspect", origin.url("huge.m3u8")], cacheDir: workspace.cacheDirectory)
+        #expect(inspected.status != 0 && inspected.stderr.contains("lines"), "\(inspected.stderr)")
+        #expect(inspected.stderr.split(separator: "\n").count == 1, "\(inspected.stderr)")
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        for _ in 0..<2 {
+            let reply = try await Curl.fetch(proxy.url(origin.url("huge.m3u8")))
+            #expect(reply.status == 502, "\(reply.status)")
+        }
+        let status = try String(contentsOfFile: "/proc/\(proxy.process.processIdentifier)/status", encoding: .utf8)
+        let peak = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }
+            .flatMap { Int($0.split(separator: " ").dropFirst().first ?? "") } ?? 0
+        #expect(peak > 0 && peak < 250_000, "serve peaked at \(peak) kB")
+        try await proxy.stop()
+    }
+
+    /// Reads answered by a running server reach the index's access times within seconds, so
+    /// another process's eviction works from the real order.
+    @Test func accessTimesAreWrittenWhileTheServerRuns() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        try workspace.write(TestData.bytes(count: 100_000, seed: 5005), as: "old.bin")
+        try workspace.write(TestData.bytes(count: 100_000, seed: 5006), as: "new.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        for name in ["old.bin", "new.bin"] {
+            let got = try await CLI.run(["get", origin.url(name), "-o", "/dev/null"], cacheDir: workspace.cacheDirectory)
+            #expect(got.status == 0, "\(got.stderr)")
+        }
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let reply = try await Curl.fetch(proxy.url(origin.url("old.bin")), headers: ["Range: bytes=0-999"])
+        #expect(reply.status == 206)
+        try await onOwnThread { usleep(3_000_000) }
+        struct Listed: Decodable { let url: String }
+        let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        let urls = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources.map(\.url)
+        #expect(urls.first == origin.url("old.bin"), "most recently used first: \(urls)")
+        try await proxy.stop()
+    }
+}

@@ -30,9 +30,15 @@ enum CLI {
     static func start(
         _ arguments: [String],
         cacheDir: String?,
-        in folder: String? = nil
+        in folder: String? = nil,
+        openFileLimit: Int? = nil
     ) throws -> (ChildProcess, ChildOutput, ChildOutput) {
         let process = command(arguments, cacheDir: cacheDir)
+        if let openFileLimit {
+            // Under a limit the process may not raise (soft and hard), as `ulimit -n` sets it.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", binary] + arguments
+        }
         if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
         let (out, err) = try process.startCapturing()
         return (process, out, err)
@@ -210,11 +216,16 @@ final class ListeningProcess: Sendable {
 
     /// Starts `streamcache ARGS` (in `folder`, if given) and waits for its
     /// `listening on http://HOST:PORT` line.
-    init(_ arguments: [String], cacheDir: String? = nil, in folder: String? = nil) async throws {
+    init(
+        _ arguments: [String],
+        cacheDir: String? = nil,
+        in folder: String? = nil,
+        openFileLimit: Int? = nil
+    ) async throws {
         var arguments = arguments
         // Tests run side by side: each proxy on a free port unless the test names one.
         if arguments.first == "serve", !arguments.contains("--port") { arguments += ["--port", "0"] }
-        let (process, out, _) = try CLI.start(arguments, cacheDir: cacheDir, in: folder)
+        let (process, out, _) = try CLI.start(arguments, cacheDir: cacheDir, in: folder, openFileLimit: openFileLimit)
         self.process = process
         let text = try await out.firstLine()
         guard text.hasPrefix("listening on http://"),

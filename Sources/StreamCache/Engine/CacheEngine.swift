@@ -285,6 +285,7 @@ public actor CacheEngine {
                     // oldest closes at once (thousands of small resources in a few seconds ran a
                     // server out of descriptors).
                     lingering.removeFirst()
+                    sessions.stopLingering(key)
                     closes.addTask { await self.sessionMayBeIdle(key) }
                 case .wait(let due):
                     // In steps, to see the queue pass the limit while it waits.
