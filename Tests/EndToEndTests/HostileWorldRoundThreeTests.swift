@@ -494,3 +494,62 @@ enum Browser {
         try await proxy.stop()
     }
 }
+
+/// Origins and disks that change under a read.
+@Suite(.timeLimit(.minutes(3))) struct ChangingGroundTests {
+    /// An origin that tags every response anew and sends no `Last-Modified`: its tags validate
+    /// nothing, so its length stands for the version, and a 20 MB read completes whole through
+    /// `get` and through `serve`, twice.
+    @Test func anETagThatChangesOnEveryResponseDoesNotCutTheRead() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let size = 20_000_000
+        let origin = try await ScriptedOrigin(
+            ["/churn": ["status": 200, "size": size, "etagPerResponse": true, "headers": [["Content-Type", "video/mp4"]]]],
+            in: workspace
+        )
+        let body = ScriptedOrigin.body(size: size)
+        let got = try await CLI.run(["get", origin.url("churn"), "-o", workspace.output("a")], cacheDir: workspace.cacheDirectory)
+        #expect(got.status == 0, "\(got.stderr)")
+        let whole = workspace.read(workspace.output("a")) == body
+        #expect(whole, "get wrote the wrong bytes")
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        for _ in 0..<2 {
+            let reply = try await Curl.fetch(proxy.url(origin.url("churn")))
+            let served = reply.status == 200 && Array(reply.body) == body
+            #expect(served, "\(reply.status), \(reply.body.count) bytes")
+        }
+        try await proxy.stop()
+    }
+
+    /// `rm --all` on a full disk while `serve` reads a cached file: the files it holds open are
+    /// emptied too, so space is freed and every row goes.
+    @Test(.enabled(if: Tmpfs.canMount, "mounting a tmpfs needs root"))
+    func rmAllFreesSpaceOnAFullDiskWhileServeHoldsFiles() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let disk = try Tmpfs(megabytes: 8)
+        defer { disk.unmount() }
+        try workspace.write(TestData.bytes(count: 3_000_000, seed: 5008), as: "held.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let got = try await CLI.run(["get", origin.url("held.bin"), "-o", "/dev/null"], cacheDir: disk.path)
+        #expect(got.status == 0, "\(got.stderr)")
+        let proxy = try await ListeningProcess(["serve"], cacheDir: disk.path)
+        // A slow player keeps the file open through the whole test.
+        let reader = Task {
+            try await Tool.run("curl", ["-s", "-o", "/dev/null", "--limit-rate", "100K", "--max-time", "20",
+                                        proxy.url(origin.url("held.bin"))])
+        }
+        try await onOwnThread { usleep(1_000_000) }
+        try disk.fill()
+        let freeBefore = disk.freeBytes
+        let removed = try await CLI.run(["rm", "--all"], cacheDir: disk.path)
+        #expect(removed.status == 0, "\(removed.stderr)")
+        #expect(disk.freeBytes > freeBefore + 1_000_000, "rm --all freed \(disk.freeBytes - freeBefore) bytes")
+        let listed = try await CLI.run(["ls"], cacheDir: disk.path)
+        #expect(listed.output.hasPrefix("0 resource"), "\(listed.output)")
+        reader.cancel()
+        try await proxy.stop()
+        _ = try? await reader.value
+    }
+}

@@ -9,7 +9,8 @@ SCRIPT maps a path to the answer it gets: {"/a": {"status": 200, "headers": [["C
 scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304, with
 "notModifiedToRange" every request with Range does (broken origins); with "transferCoding": "gzip, chunked", the body goes gzip-compressed in chunks under that
 Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rate" bytes a second
-if given; GET /_stats counts its bytes sent so far in "endlessBytes"). The body is byte i = i % 251. GET /_stats lists every request (path, status,
+if given; GET /_stats counts its bytes sent so far in "endlessBytes"); with "etagPerResponse", a new
+ETag on every response. A range request whose If-Range names no current validator gets the whole body. The body is byte i = i % 251. GET /_stats lists every request (path, status,
 range, conditional, body bytes). SCRIPT is read again for every request, so a test can change
 what the origin answers by rewriting it. Prints "listening on http://127.0.0.1:PORT" first.
 """
@@ -30,6 +31,7 @@ def script():
 REQUESTS = []
 LOCK = threading.Lock()
 ENDLESS_BYTES = [0]
+COUNTER = [0]
 
 
 def body_of(size):
@@ -130,6 +132,10 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(404, [("Content-Type", "text/plain")], b"no such path\n")
             return
         fields = [tuple(f) for f in entry.get("headers", [])]
+        if entry.get("etagPerResponse"):
+            with LOCK:
+                COUNTER[0] += 1
+                fields.append(("ETag", '"r%d"' % COUNTER[0]))
         status = entry.get("status", 200)
         if status != 200:
             self.answer(status, fields, entry.get("body", "").encode())
@@ -151,6 +157,11 @@ class Handler(BaseHTTPRequestHandler):
             self.send_coded(entry["transferCoding"], fields, body)
             return
         spec = self.headers.get("Range")
+        if_range = self.headers.get("If-Range")
+        if if_range is not None:
+            known = dict((k.lower(), v) for k, v in fields)
+            if if_range.strip() not in (known.get("etag"), known.get("last-modified")):
+                spec = None  # RFC 9110 13.1.5: the validator does not match, the whole body goes
         if spec and spec.startswith("bytes=") and "," not in spec:
             first, _, last = spec[6:].partition("-")
             if first:

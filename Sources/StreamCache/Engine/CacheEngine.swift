@@ -533,9 +533,27 @@ public actor CacheEngine {
     /// is freed even when the disk is too full for the index to change (a row whose file is gone
     /// is dropped when it is next opened: the ranges past a file's end are), also when the first
     /// record has no file (a full disk refused its bytes).
+    ///
+    /// A file another process holds open (a server's reader) keeps its blocks when unlinked, so
+    /// on a disk too full for the rows to go the files are emptied too, and the rows deleted again.
     private func delete(_ records: [ResourceRecord]) async throws {
-        for record in records { unlink(directory.dataPath(id: record.id)) }
-        for record in records { try await index.delete(id: record.id) }
+        var unlinked: [Int32] = []
+        defer { for descriptor in unlinked { close(descriptor) } }
+        for record in records {
+            let path = directory.dataPath(id: record.id)
+            let descriptor = openForEmptying(path)
+            guard descriptor >= 0 else {
+                unlink(path)
+                continue
+            }
+            if unlink(path) == 0 { unlinked.append(descriptor) } else { close(descriptor) }
+        }
+        do {
+            for record in records { try await index.delete(id: record.id) }
+        } catch let error as StreamCacheError where error.kind == .diskFull {
+            for descriptor in unlinked { _ = ftruncate(descriptor, 0) }
+            for record in records { try await index.delete(id: record.id) }
+        }
     }
 
     /// Pins (or unpins) `url`: a pinned resource is never evicted.
@@ -623,4 +641,10 @@ public actor CacheEngine {
     public func resources() async throws -> [(ResourceRecord, RangeSet)] {
         try await index.allResources()
     }
+}
+
+/// A descriptor of the data file at `path` that can empty it after it is unlinked (`open(2)`,
+/// named apart from ``CacheEngine/open(_:headers:)``).
+private func openForEmptying(_ path: String) -> Int32 {
+    open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
 }

@@ -15,12 +15,19 @@ extension ResourceSession {
         )
         let origin = origin
         let headers = headers
+        // A version known without its tag (an origin that tags every response anew) is compared
+        // on what it has.
+        let moved: @Sendable (ContentInfo) -> Bool = { info in
+            var answered = info
+            if known.etag == nil { answered.etag = nil }
+            return known.length != nil && known.isDifferentVersion(from: answered)
+        }
         return PassThrough { send in
             try await origin.fetch(request, headers: headers) { head, body in
                 var skip: Int64
                 switch try OriginAnswer.judge(head, first: position, last: end.map { $0 - 1 }) {
                 case .partial(_, let info):
-                    guard known.length == nil || !known.isDifferentVersion(from: info) else {
+                    guard !moved(info) else {
                         throw StreamCacheError(
                             .resourceChanged,
                             "the resource changed at the origin during the read"
@@ -28,7 +35,7 @@ extension ResourceSession {
                     }
                     skip = 0
                 case .full(let info):
-                    guard known.length == nil || !known.isDifferentVersion(from: info) else {
+                    guard !moved(info) else {
                         throw StreamCacheError(
                             .resourceChanged,
                             "the resource changed at the origin during the read"
