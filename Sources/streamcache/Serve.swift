@@ -109,7 +109,10 @@ extension StreamCacheCommand {
             }
             defer { trimmer.cancel() }
             let listener = ListenerAuthority.Bound()
-            try await cache.withEngine(configure: { $0.refuseURL = listener.refusal(of:) }) { engine in
+            try await cache.withEngine(configure: {
+                $0.refuseURL = listener.refusal(of:)
+                $0.retriesErrorStatuses = false
+            }) { engine in
                 let server = ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: cache.logger)
                 do {
                     try await server.run { host, port in

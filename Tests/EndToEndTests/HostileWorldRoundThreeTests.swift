@@ -553,3 +553,28 @@ enum Browser {
         _ = try? await reader.value
     }
 }
+
+/// How `serve` passes on what the origin says, as a cache does (RFC 9111).
+@Suite(.timeLimit(.minutes(2))) struct OriginAnswersPassedOnTests {
+    /// A `5xx` reaches the player as it came, after one request: the player decides whether to
+    /// ask again (`get` and downloads retry on their own).
+    @Test(arguments: [500, 502, 503, 504]) func anErrorStatusIsAskedOnce(status: Int) async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(
+            ["/down": ["status": status, "body": "origin says \(status)\n", "headers": [["Retry-After", "7"]]]],
+            in: workspace
+        )
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let reply = try await Curl.fetch(proxy.url(origin.url("down")))
+        #expect(reply.status == status, "\(reply.status)")
+        #expect(String(decoding: reply.body, as: UTF8.self) == "origin says \(status)\n")
+        #expect(reply.headers["retry-after"] == "7", "\(reply.headers)")
+        let asked = try await origin.requests("down").count
+        #expect(asked == 1, "the origin was asked \(asked) times for one request")
+        let got = try await CLI.run(["get", origin.url("down"), "-o", workspace.output("x")], cacheDir: workspace.cacheDirectory)
+        #expect(got.status == 22, "\(got.stderr)")
+        #expect(try await origin.requests("down").count > 2, "get did not retry")
+        try await proxy.stop()
+    }
+}

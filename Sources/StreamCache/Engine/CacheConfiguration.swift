@@ -53,6 +53,10 @@ public struct CacheConfiguration: Sendable {
     public var claimStaleAfter: Double = 20
     /// Attempts at a range without progress before a read fails on a transient origin error.
     public var maxAttempts: Int = 3
+    /// Whether a read asks again after a `5xx` answer (within ``maxAttempts``). A proxy passes
+    /// the first answer on and leaves the choice to the player (RFC 9111 §4: a cache forwards
+    /// what the origin said), so the origin sees one request; a download retries.
+    public var retriesErrorStatuses = true
     /// Redirects followed for one request, at most.
     public var maxRedirects: Int = 10
     /// Refuses a URL the engine would fetch (the first one or a redirect target): a reason, or

@@ -108,6 +108,7 @@ public struct ByteStream: AsyncSequence, Sendable {
                     return try await nextUncachedChunk()
                 } catch let error as StreamCacheError
                     where error.isTransient && failures + 1 < configuration.maxAttempts
+                        && (error.kind != .originStatus || configuration.retriesErrorStatuses)
                 {
                     // A fetch that failed after bringing bytes made progress: go on at once.
                     if progressed {
