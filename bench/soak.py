@@ -21,7 +21,9 @@ asyncio streams:
                  requests, one after another: a 304 to If-Range (the whole file compared), `Transfer-Encoding: gzip,
                  chunked`, HEAD and GET of an endless body given up, a playlist whose variables
                  expand without bound, two Host headers, credentials in the URL, and the whole
-                 of a file whose ETag changes on every response (every byte compared).
+                 of a file whose ETag changes on every response (every byte compared), a playlist
+                 of 1.25 million entries, a 503 (passed on), a web page (sandboxed) and the
+                 proxy's own address written as a mapped IPv4 address.
                  Each must end within 15 s with the status it should have.
 It samples the proxy's fds, RSS and threads every second (baseline after one warm-up request,
 peak, and after the clients are gone and the fd count has settled, for up to 30 s) and writes
@@ -463,7 +465,8 @@ class Soak:
 
     # (d) requests that met the red team's hostile origins and requests
     def hostile_cases(self):
-        """(name, request bytes, statuses it may get, bytes to read before giving up, data to compare)."""
+        """(name, request bytes, statuses it may get, bytes to read before giving up, data to compare,
+        header fields the answer must carry)."""
         hostile = f"http://127.0.0.1:{self.args.hostile_port}"
         origin = f"http://127.0.0.1:{self.args.origin_port}"
         etag = f"http://127.0.0.1:{self.args.etag_port}/etag.bin"
@@ -480,13 +483,20 @@ class Soak:
             ("credentials in the URL", get(f"http:/alice:pw@127.0.0.1:{self.args.origin_port}/warmup.bin"), {400},
              None, None),
             ("changing ETag, whole file", get(etag), {200}, None, self.etag),
+            ("a playlist of 1.25 million entries", get(origin + "/huge.m3u8"), {502}, None, None),
+            ("a 503, passed on", get(hostile + "/down"), {503}, None, None),
+            ("a web page, sandboxed", get(hostile + "/page.html"), {200}, None, None,
+             {"content-security-policy": "sandbox", "x-content-type-options": "nosniff"}),
+            ("the proxy itself as a mapped IPv4 address",
+             get(f"http://[::ffff:127.0.0.1]:{self.args.proxy_port}/http://127.0.0.1:1/x"), {400}, None, None),
         ]
 
     async def hostile_client(self, number):
         cases = self.hostile_cases()
         position = number
         while not self.stopping():
-            name, request, statuses, limit, data = cases[position % len(cases)]
+            name, request, statuses, limit, data, *rest = cases[position % len(cases)]
+            required = rest[0] if rest else {}
             position += 1
             self.count["hostile requests"] += 1
             writer = None
@@ -499,6 +509,9 @@ class Soak:
                     if status not in statuses:
                         self.errors[f"hostile: {name}: status {status}"] += 1
                         continue
+                    for field, value in required.items():
+                        if headers.get(field) != value:
+                            self.errors[f"hostile: {name}: {field} {headers.get(field)}"] += 1
                     offset = 0
                     async for chunk in body_chunks(reader, headers):
                         if data is not None:

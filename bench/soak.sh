@@ -8,7 +8,8 @@
 # the file; 1,000 idle connections that never finish a request (the proxy's 30 s idle timeout
 # should close them; they reopen); 20 clients giving up after 1-3 s on a 2 kB/s origin; 10
 # clients sending the red team's hostile cases one after another (Tests/Fixtures/scripted_origin.py
-# as the hostile origin, `streamcache origin --fault changing-etag` for an 8 MiB file).
+# as the hostile origin, `streamcache origin --fault changing-etag` for an 8 MiB file; a 503, a web
+# page, a playlist of 1.25 million entries and the proxy's own address as a mapped IPv4 address).
 # Reports requests, bytes checked, mismatched bytes, errors by kind, the proxy's fds, RSS and
 # threads (baseline after a warm-up request / peak / after the clients are gone), the time it
 # takes to exit after SIGTERM, and the origin's bytes for the file vs the union of bytes asked.
@@ -31,9 +32,14 @@ head -c $((8 << 20)) /dev/urandom > "$work/etag/etag.bin"
     for level in $(seq 32); do printf '#EXT-X-DEFINE:NAME="v%d",VALUE="{$v%d}{$v%d}"\n' "$level" $((level - 1)) $((level - 1)); done
     printf '#EXTINF:2.0,\n{$v32}.ts\n#EXT-X-ENDLIST\n'
 } > "$work/origin/bomb.m3u8"
+# 16 MB of one-character segments: 1.25 million entries, refused by their count.
+python3 -c 'import sys; sys.stdout.write("#EXTM3U\n#EXT-X-TARGETDURATION:1\n" + "#EXTINF:1,\na\n" * 1250000)' \
+    > "$work/origin/huge.m3u8"
 cat > "$work/hostile.json" <<'JSON'
 {"/loop": {"status": 200, "size": 2000000, "notModifiedToIfRange": true,
            "headers": [["ETag", "\"l1\""], ["Cache-Control", "max-age=1"]]},
+ "/down": {"status": 503, "body": "down\n"},
+ "/page.html": {"status": 200, "text": "<script>fetch('/')</script>", "headers": [["Content-Type", "text/html"]]},
  "/coded": {"status": 200, "size": 300000, "transferCoding": "gzip, chunked"},
  "/endless": {"status": 200, "endless": true, "rate": 4000000}}
 JSON

@@ -56,14 +56,13 @@ public struct ContentInfo: Hashable, Sendable {
         return false
     }
 
-    /// Whether `newer` differs from this version in its entity tag alone: the same length, and
-    /// the same `Last-Modified` or none on either side. An origin that makes a tag per response
-    /// (per server, per request) looks so; its tags validate nothing, so the resource is as one
-    /// without validators, whose length stands for the version (DESIGN §4).
+    /// Whether `newer` differs from this version in its entity tag alone: the same length and the
+    /// same `Last-Modified`. An origin that makes a tag per response (per server, per request)
+    /// looks so; a file replaced by another keeps neither.
     public func differsOnlyInETag(from newer: ContentInfo) -> Bool {
-        guard let length, length == newer.length, let etag, let newETag = newer.etag, etag != newETag else {
-            return false
-        }
+        guard let length, length == newer.length, let etag, let newETag = newer.etag, etag != newETag,
+            let lastModified
+        else { return false }
         return lastModified == newer.lastModified
     }
 
