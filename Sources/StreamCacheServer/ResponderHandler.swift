@@ -124,9 +124,15 @@ final class ResponderHandler: ChannelInboundHandler {
         return promise.futureResult
     }
 
-    /// Sends `count` bytes of the file open as `descriptor` (a duplicate, closed once they are
-    /// sent) from `offset`; succeeds once the connection can take more.
-    private func sendFile(_ descriptor: Int32, offset: Int64, count: Int, on channel: any Channel) -> EventLoopFuture<Void> {
+    /// Sends `count` bytes of `file`, open as `descriptor` (a duplicate, closed once they are
+    /// sent), from `offset`; succeeds once the connection can take more.
+    private func sendFile(
+        _ file: CacheFile,
+        _ descriptor: Int32,
+        offset: Int64,
+        count: Int,
+        on channel: any Channel
+    ) -> EventLoopFuture<Void> {
         let handle = NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: descriptor)
         guard let context = fileSpanContext, channel.isActive else {
             try? handle.close()
@@ -136,7 +142,7 @@ final class ResponderHandler: ChannelInboundHandler {
         let part = HTTPServerResponsePart.body(.fileRegion(region))
         let written = context.writeAndFlush(NIOAny(part))
         written.whenComplete { _ in try? handle.close() }
-        FileRegionWatch.watch(written, descriptor: descriptor, end: offset + Int64(count), on: channel)
+        FileRegionWatch.watch(written, file: file, end: offset + Int64(count), on: channel)
         return untilWritable(channel)
     }
 
@@ -180,7 +186,7 @@ final class ResponderHandler: ChannelInboundHandler {
                             guard channel.isActive else { throw ChannelError.ioOnClosedChannel }
                             let descriptor = try file.duplicateDescriptor()
                             try await channel.eventLoop.flatSubmit {
-                                handler.value.sendFile(descriptor, offset: offset, count: count, on: channel)
+                                handler.value.sendFile(file, descriptor, offset: offset, count: count, on: channel)
                             }.get()
                         }
                     )

@@ -118,7 +118,6 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let range = answer.range
         let count = Int(range.count)
         var region: FileRegion?
-        var regionDescriptor: Int32 = -1
         do {
             if range.count <= Self.bufferedLimit {
                 let read = try answer.head.writeWithUnsafeMutableBytes(minimumWritableBytes: count) { pointer in
@@ -127,13 +126,14 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
                         at: range.lowerBound
                     )
                 }
-                guard read == count else { return false }
+                // Read, then checked: nothing changed the file before the bytes were read.
+                guard read == count, file.isTrustedNow() else { return false }
             } else {
-                // Checked now: `sendfile` past the file's end would send nothing, again and again.
-                guard file.holds(range) else { return false }
-                regionDescriptor = try file.duplicateDescriptor()
+                // Checked now: `sendfile` past the file's end would send nothing, again and again;
+                // what changes the file while it is sent ends the connection (FileRegionWatch).
+                guard let status = file.status(), status.holds(range), file.isTrusted(status) else { return false }
                 region = FileRegion(
-                    fileHandle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: regionDescriptor),
+                    fileHandle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: try file.duplicateDescriptor()),
                     readerIndex: Int(range.lowerBound),
                     endIndex: Int(range.upperBound)
                 )
@@ -145,7 +145,7 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if let region {
             front.write(NIOAny(IOData.byteBuffer(answer.head)), promise: nil)
             written = front.writeAndFlush(NIOAny(IOData.fileRegion(region)))
-            FileRegionWatch.watch(written, descriptor: regionDescriptor, end: range.upperBound, on: context.channel)
+            FileRegionWatch.watch(written, file: file, end: range.upperBound, on: context.channel)
         } else {
             written = front.writeAndFlush(NIOAny(IOData.byteBuffer(answer.head)))
         }

@@ -129,7 +129,13 @@ final class OutputFile {
                     try failed(errno)
                 }
             }
-            if sendsFileSpans { return }
+            if sendsFileSpans {
+                // Sent by the kernel from the file: nothing may have changed it meanwhile.
+                guard file.isTrustedNow() else {
+                    throw StreamCacheError(.storage, "cache file \(file.path) changed behind the cache's back during a read")
+                }
+                return
+            }
         }
         try write(chunk.read())
     }

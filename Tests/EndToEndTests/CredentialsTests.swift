@@ -91,10 +91,8 @@ import Testing
             struct Request: Decodable { let headers: [String] }
             let requests: [Request]
         }
-        let stats = try JSONDecoder().decode(
-            Stats.self,
-            from: Data(contentsOf: URL(string: origin.url("_origin/stats"))!)
-        )
+        let statsURL = URL(string: origin.url("_origin/stats"))!
+        let stats = try JSONDecoder().decode(Stats.self, from: try await onOwnThread { try Data(contentsOf: statsURL) })
         let expected = "Authorization: Basic " + Data("user:\(Self.secret)".utf8).base64EncodedString()
         #expect(stats.requests.allSatisfy { $0.headers.contains(expected) })
 

@@ -559,3 +559,50 @@ enum Browser {
         try await proxy.stop()
     }
 }
+
+/// Bytes written over a cached file by something else while the cache has it open are never
+/// served: every byte sent from a data file was checked after its last change.
+@Suite(.timeLimit(.minutes(3))) struct OverwrittenWhileOpenTests {
+    @Test func zerosWrittenOverAnOpenFileAreNeverServed() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let size = 4_194_304
+        let data = try await onOwnThread { TestData.bytes(count: size, seed: 5009) }
+        try workspace.write(data, as: "a.bin")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let cached = try await CLI.run(["get", origin.url("a.bin"), "-o", "/dev/null"], cacheDir: workspace.cacheDirectory)
+        #expect(cached.status == 0, "\(cached.stderr)")
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let url = proxy.url(origin.url("a.bin"))
+        // Opened, and warm: the session and the warm path hold the file.
+        #expect(try await Curl.fetch(url, headers: ["Range: bytes=0-999"]).status == 206)
+        let file = workspace.dataFiles().first ?? ""
+        let zeroed = try await Tool.run(
+            "python3",
+            ["-c", "import os,sys; f=os.open(sys.argv[1], os.O_WRONLY); os.pwrite(f, bytes(1048576), 1048576)", file]
+        )
+        #expect(zeroed.status == 0, "\(zeroed.stderr)")
+        var wrong = 0
+        var answered = 0
+        var ranges: [(Int, Int)] = [(1_048_576, 1_049_575), (1_500_000, 1_500_999), (0, size - 1), (1_048_000, 2_100_000)]
+        for index in 0..<16 {
+            let first = 1_048_576 + index * 60_000
+            ranges.append((first, first + 70_000))
+        }
+        for (first, last) in ranges {
+            let reply = try await Curl.fetch(url, headers: ["Range: bytes=\(first)-\(last)"])
+            guard reply.status == 206 || reply.status == 200, reply.body.count == last - first + 1 else { continue }
+            answered += 1
+            let body = reply.body
+            let expected = Array(data[first...last])
+            wrong += try await onOwnThread { zip(body, expected).filter { $0 != $1 }.count }
+        }
+        #expect(wrong == 0, "\(wrong) wrong bytes in \(answered) whole answers")
+        // Then the cache heals: the bad block is fetched again.
+        let whole = try await Curl.fetch(url)
+        let healed = try await onOwnThread { whole.status == 200 && Array(whole.body) == data }
+        #expect(healed, "\(whole.status)")
+        #expect(proxy.process.isRunning)
+        try await proxy.stop()
+    }
+}

@@ -24,9 +24,14 @@ package struct WarmResource: Sendable {
     /// declines, and a `sendfile` checks the file first (past the end it would send nothing,
     /// again and again). A file another process replaced is read for at most ``statusAge``
     /// more: its own version, whole, as the answer's head says.
+    ///
+    /// The file must also be as its session left it (``CacheFile/isTrusted(_:)``); the server
+    /// checks that again after it read the bytes or before it sends them.
     package func covers(_ range: ByteRange, at now: ContinuousClock.Instant = .now) -> Bool {
-        guard now < freshUntil, written.contains(range) else { return false }
-        return file.status(readWithin: Self.statusAge, now: now)?.holds(range) ?? false
+        guard now < freshUntil, written.contains(range),
+            let status = file.status(readWithin: Self.statusAge, now: now)
+        else { return false }
+        return status.holds(range) && file.isTrusted(status)
     }
 
     /// How old a file status ``covers(_:at:)`` takes as it is.

@@ -271,6 +271,9 @@ public struct CachedChunk: Sendable {
             guard try file.read(into: target, at: offset) == count else {
                 throw StreamCacheError(.storage, "cache file \(file.path) is shorter than its index says")
             }
+            guard file.isTrustedNow() else {
+                throw StreamCacheError(.storage, "cache file \(file.path) changed behind the cache's back during a read")
+            }
         }
     }
 }

@@ -230,6 +230,13 @@ actor ResourceSession {
                 }
                 // A file cut short: read again what is missing (each pass forgets bytes, so it ends).
                 if status?.holds(range) != true, await forgetMissingBytes() { continue }
+                if let status, !file.isTrusted(status) {
+                    // Changed by something else since this session left it: checked as read.
+                    guard let span = try await checkedSpan(range, fromOrigin: fromOrigin, originBytes: charged) else {
+                        continue
+                    }
+                    return span
+                }
                 return .bytes(range, file, fromOrigin: fromOrigin, originBytes: charged)
             case .end:
                 return .end(originBytes: machine.takeCharge(id))

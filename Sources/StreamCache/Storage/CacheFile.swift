@@ -19,6 +19,8 @@ package final class CacheFile: Sendable {
     private let descriptor: Int32
     /// The last status read, and when (see ``status(readWithin:now:)``).
     private let lastStatus = LastStatus()
+    /// The file as this object last left it (see ``isTrusted(_:)``).
+    private let trusted = TrustedIdentity()
 
     /// Opens (creating if needed) the file at `path` and takes a shared lock on it.
     ///
@@ -50,6 +52,7 @@ package final class CacheFile: Sendable {
         let file = CacheFile(path: path, descriptor: fd)
         let status = Status(info)
         file.lastStatus.set(status, at: .now)
+        file.trusted.set(status.identity)
         return (file, status)
     }
 
@@ -69,6 +72,9 @@ package final class CacheFile: Sendable {
         }
         self.path = path
         self.descriptor = fd
+        // Trusted as opened: a session checks what changed since the index last saw it (its
+        // blocks against their sums) before it serves a byte.
+        trusted.set(status()?.identity)
     }
 
     deinit {
@@ -122,6 +128,9 @@ package final class CacheFile: Sendable {
         package let isUnlinked: Bool
         /// Its size and modification time.
         package let state: DataFileState
+        /// Its size, modification and change times: any write changes it, whoever writes, and
+        /// the change time cannot be set back.
+        package let identity: Identity
 
         package var size: Int64 { state.size }
 
@@ -132,10 +141,56 @@ package final class CacheFile: Sendable {
         /// What `fstat` said.
         init(_ info: stat) {
             isUnlinked = info.st_nlink == 0
-            state = DataFileState(
-                size: Int64(info.st_size),
-                modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            )
+            #if canImport(Darwin)
+            let modified = Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
+            let changed = Int64(info.st_ctimespec.tv_sec) * 1_000_000_000 + Int64(info.st_ctimespec.tv_nsec)
+            #else
+            let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
+            let changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
+            #endif
+            state = DataFileState(size: Int64(info.st_size), modified: modified)
+            identity = Identity(size: Int64(info.st_size), modified: modified, changed: changed)
+        }
+    }
+
+    /// A data file's contents as `fstat` tells them apart: equal identities, the same bytes.
+    package struct Identity: Hashable, Sendable {
+        package let size: Int64
+        package let modified: Int64
+        package let changed: Int64
+    }
+
+    /// Whether the file is as this object last left it: as opened, then changed by its own
+    /// writes only. Every byte sent from a data file is checked so, or read and checked against
+    /// its block's checksum: bytes written over it by anything else (another program, another
+    /// process's fetch) are never served unchecked.
+    package func isTrusted(_ status: Status) -> Bool {
+        trusted.get() == status.identity
+    }
+
+    /// Whether the file is trusted as `fstat` says it is now (after bytes were read or sent from
+    /// it: nothing changed them before they were).
+    package func isTrustedNow() -> Bool {
+        status().map(isTrusted) ?? false
+    }
+
+    /// Says the file's bytes are checked as they are now (its blocks read against their sums).
+    package func trust(_ status: Status) {
+        trusted.set(status.identity)
+    }
+
+    /// The identity the file is trusted at; `nil` once something else changed it.
+    private final class TrustedIdentity: @unchecked Sendable {
+        // `value` is guarded by `lock`.
+        private let lock = NSLock()
+        private var value: Identity?
+
+        func get() -> Identity? { lock.withLock { value } }
+        func set(_ identity: Identity?) { lock.withLock { value = identity } }
+
+        /// Moves the trust from `before` to `after` if it stood at `before`; drops it otherwise.
+        func move(from before: Identity?, to after: Identity?) {
+            lock.withLock { value = (before != nil && value == before) ? after : nil }
         }
     }
 
@@ -172,7 +227,11 @@ package final class CacheFile: Sendable {
     package func holds(_ range: ByteRange) -> Bool { status()?.holds(range) ?? false }
 
     /// Writes all of `bytes` at `offset`.
+    ///
+    /// The file stays trusted (``isTrusted(_:)``) if it was as this object left it just before.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
+        let before = status()?.identity
+        defer { trusted.move(from: before, to: status()?.identity) }
         var done = 0
         while done < bytes.count {
             let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
