@@ -28,7 +28,7 @@ enum FileRegionWatch {
     private static func check(_ finished: NIOLoopBoundBox<Bool>, file: CacheFile, end: Int64, on channel: any Channel) {
         channel.eventLoop.scheduleTask(in: interval) {
             guard !finished.value else { return }
-            guard let status = file.status(), status.size >= end, file.isTrusted(status) else {
+            guard let status = file.status(), status.size >= end, file.isTrustedNow() else {
                 channel.close(promise: nil)
                 return
             }

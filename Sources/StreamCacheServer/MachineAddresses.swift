@@ -41,7 +41,8 @@ enum MachineAddresses {
         init(v6 bytes: [UInt8]) {
             // ::ffff:a.b.c.d (mapped) and ::a.b.c.d (compatible, deprecated but still routed).
             let mapped = bytes[0..<10].allSatisfy { $0 == 0 } && bytes[10] == 0xFF && bytes[11] == 0xFF
-            let compatible = bytes[0..<12].allSatisfy { $0 == 0 } && !(bytes[12] == 0 && bytes[13] == 0 && bytes[14] == 0)
+            let compatible =
+                bytes[0..<12].allSatisfy { $0 == 0 } && !(bytes[12] == 0 && bytes[13] == 0 && bytes[14] == 0)
             if mapped || compatible {
                 self = .v4(bytes[12..<16].reduce(UInt32(0)) { $0 << 8 | UInt32($1) })
             } else {
@@ -80,7 +81,9 @@ enum MachineAddresses {
         var addresses: [Address] = []
         var entry: UnsafeMutablePointer<addrinfo>? = first
         while let current = entry {
-            if let address = current.pointee.ai_addr.flatMap({ Address(UnsafePointer($0)) }) { addresses.append(address) }
+            if let address = current.pointee.ai_addr.flatMap({ Address(UnsafePointer($0)) }) {
+                addresses.append(address)
+            }
             entry = current.pointee.ai_next
         }
         return addresses
@@ -94,7 +97,9 @@ enum MachineAddresses {
         var addresses: Set<Address> = []
         var entry: UnsafeMutablePointer<ifaddrs>? = first
         while let current = entry {
-            if let address = current.pointee.ifa_addr.flatMap({ Address(UnsafePointer($0)) }) { addresses.insert(address) }
+            if let address = current.pointee.ifa_addr.flatMap({ Address(UnsafePointer($0)) }) {
+                addresses.insert(address)
+            }
             entry = current.pointee.ifa_next
         }
         return addresses

@@ -131,7 +131,7 @@ final class WarmRangeHandler: ChannelDuplexHandler, RemovableChannelHandler {
             } else {
                 // Checked now: `sendfile` past the file's end would send nothing, again and again;
                 // what changes the file while it is sent ends the connection (FileRegionWatch).
-                guard let status = file.status(), status.holds(range), file.isTrusted(status) else { return false }
+                guard file.holds(range), file.isTrustedNow() else { return false }
                 region = FileRegion(
                     fileHandle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: try file.duplicateDescriptor()),
                     readerIndex: Int(range.lowerBound),

@@ -17,7 +17,9 @@ extension Terminal {
                 shown.unicodeScalars.append(scalar)
                 continue
             }
-            shown += scalar.value < 0x80 ? String(format: "\\x%02X", scalar.value) : "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
+            shown +=
+                scalar.value < 0x80
+                ? String(format: "\\x%02X", scalar.value) : "\\u{\(String(scalar.value, radix: 16, uppercase: true))}"
         }
         return shown
     }

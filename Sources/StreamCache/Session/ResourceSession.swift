@@ -230,7 +230,7 @@ actor ResourceSession {
                 }
                 // A file cut short: read again what is missing (each pass forgets bytes, so it ends).
                 if status?.holds(range) != true, await forgetMissingBytes() { continue }
-                if let status, !file.isTrusted(status) {
+                if status != nil, !file.isTrustedNow() {
                     // Changed by something else since this session left it: checked as read.
                     guard let span = try await checkedSpan(range, fromOrigin: fromOrigin, originBytes: charged) else {
                         continue

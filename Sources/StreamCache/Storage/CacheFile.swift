@@ -128,8 +128,9 @@ package final class CacheFile: Sendable {
         package let isUnlinked: Bool
         /// Its size and modification time.
         package let state: DataFileState
-        /// Its size, modification and change times: any write changes it, whoever writes, and
-        /// the change time cannot be set back.
+        /// Its size and modification time as one value: any write changes it, whoever writes.
+        /// (Not the change time: unlinking the file, which a new version or `rm` does while a
+        /// read goes on, changes that without touching a byte.)
         package let identity: Identity
 
         package var size: Int64 { state.size }
@@ -143,13 +144,11 @@ package final class CacheFile: Sendable {
             isUnlinked = info.st_nlink == 0
             #if canImport(Darwin)
             let modified = Int64(info.st_mtimespec.tv_sec) * 1_000_000_000 + Int64(info.st_mtimespec.tv_nsec)
-            let changed = Int64(info.st_ctimespec.tv_sec) * 1_000_000_000 + Int64(info.st_ctimespec.tv_nsec)
             #else
             let modified = Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)
-            let changed = Int64(info.st_ctim.tv_sec) * 1_000_000_000 + Int64(info.st_ctim.tv_nsec)
             #endif
             state = DataFileState(size: Int64(info.st_size), modified: modified)
-            identity = Identity(size: Int64(info.st_size), modified: modified, changed: changed)
+            identity = Identity(size: Int64(info.st_size), modified: modified)
         }
     }
 
@@ -157,7 +156,6 @@ package final class CacheFile: Sendable {
     package struct Identity: Hashable, Sendable {
         package let size: Int64
         package let modified: Int64
-        package let changed: Int64
     }
 
     /// Whether the file is as this object last left it: as opened, then changed by its own
@@ -169,9 +167,10 @@ package final class CacheFile: Sendable {
     }
 
     /// Whether the file is trusted as `fstat` says it is now (after bytes were read or sent from
-    /// it: nothing changed them before they were).
+    /// it: nothing changed them before they were). Read while no write of this object is under
+    /// way, so a write of its own is never taken for another's.
     package func isTrustedNow() -> Bool {
-        status().map(isTrusted) ?? false
+        trusted.withLock { trusted in status().map { $0.identity == trusted } ?? false }
     }
 
     /// Says the file's bytes are checked as they are now (its blocks read against their sums).
@@ -179,7 +178,8 @@ package final class CacheFile: Sendable {
         trusted.set(status.identity)
     }
 
-    /// The identity the file is trusted at; `nil` once something else changed it.
+    /// The identity the file is trusted at; `nil` once something else changed it. A write of
+    /// the file holds its lock from the status before to the status after it.
     private final class TrustedIdentity: @unchecked Sendable {
         // `value` is guarded by `lock`.
         private let lock = NSLock()
@@ -188,9 +188,8 @@ package final class CacheFile: Sendable {
         func get() -> Identity? { lock.withLock { value } }
         func set(_ identity: Identity?) { lock.withLock { value = identity } }
 
-        /// Moves the trust from `before` to `after` if it stood at `before`; drops it otherwise.
-        func move(from before: Identity?, to after: Identity?) {
-            lock.withLock { value = (before != nil && value == before) ? after : nil }
+        func withLock<T>(_ body: (inout Identity?) throws -> T) rethrows -> T {
+            try lock.withLock { try body(&value) }
         }
     }
 
@@ -230,16 +229,22 @@ package final class CacheFile: Sendable {
     ///
     /// The file stays trusted (``isTrusted(_:)``) if it was as this object left it just before.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        let before = status()?.identity
-        defer { trusted.move(from: before, to: status()?.identity) }
-        var done = 0
-        while done < bytes.count {
-            let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw StreamCacheError.storage("cannot write", path: path, errno: errno)
+        try trusted.withLock { trusted in
+            let before = status()?.identity
+            defer {
+                // Still trusted if it was as this object left it just before.
+                let after = status()?.identity
+                trusted = before != nil && trusted == before ? after : nil
             }
-            done += result
+            var done = 0
+            while done < bytes.count {
+                let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                if result < 0 {
+                    if errno == EINTR { continue }
+                    throw StreamCacheError.storage("cannot write", path: path, errno: errno)
+                }
+                done += result
+            }
         }
     }
 
