@@ -258,13 +258,13 @@ public actor CacheEngine {
         }
     }
 
+    /// The most sessions that linger at once, unused, before the oldest close early.
+    static let lingeringLimit = 128
+
     /// Closes the session of each lingering key once it has gone unused for
     /// ``CacheConfiguration/idleLinger``, oldest first, until none lingers: one waiting task for
     /// every key (a task each meant thousands of sleeping tasks with many small resources). The
     /// closes themselves run side by side, so they keep up with the opens.
-    /// The most sessions that linger at once, unused, before the oldest close early.
-    static let lingeringLimit = 128
-
     private func closeLingering() async {
         defer { isCloserRunning = false }
         await withDiscardingTaskGroup { closes in
@@ -534,26 +534,19 @@ public actor CacheEngine {
     /// is dropped when it is next opened: the ranges past a file's end are), also when the first
     /// record has no file (a full disk refused its bytes).
     ///
-    /// A file another process holds open (a server's reader) keeps its blocks when unlinked, so
-    /// on a disk too full for the rows to go the files are emptied too, and the rows deleted again.
+    /// A file another process holds open (a server's reader) keeps its blocks when unlinked: on
+    /// a disk with less free than the reserve the index needs, each file is emptied before it is
+    /// unlinked, so the space comes back at once (its readers see a file cut short, and fetch
+    /// again); otherwise they read on.
     private func delete(_ records: [ResourceRecord]) async throws {
-        var unlinked: [Int32] = []
-        defer { for descriptor in unlinked { close(descriptor) } }
+        let free = DiskReserve.freeBytes(at: directory.dataDirectory) ?? .max
+        let emptying = free < configuration.diskReserve
         for record in records {
             let path = directory.dataPath(id: record.id)
-            let descriptor = openForEmptying(path)
-            guard descriptor >= 0 else {
-                unlink(path)
-                continue
-            }
-            if unlink(path) == 0 { unlinked.append(descriptor) } else { close(descriptor) }
+            if emptying { CacheFile.empty(at: path) }
+            unlink(path)
         }
-        do {
-            for record in records { try await index.delete(id: record.id) }
-        } catch let error as StreamCacheError where error.kind == .diskFull {
-            for descriptor in unlinked { _ = ftruncate(descriptor, 0) }
-            for record in records { try await index.delete(id: record.id) }
-        }
+        for record in records { try await index.delete(id: record.id) }
     }
 
     /// Pins (or unpins) `url`: a pinned resource is never evicted.
@@ -641,10 +634,4 @@ public actor CacheEngine {
     public func resources() async throws -> [(ResourceRecord, RangeSet)] {
         try await index.allResources()
     }
-}
-
-/// A descriptor of the data file at `path` that can empty it after it is unlinked (`open(2)`,
-/// named apart from ``CacheEngine/open(_:headers:)``).
-private func openForEmptying(_ path: String) -> Int32 {
-    open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
 }
