@@ -181,7 +181,9 @@ package final class CacheFile: Sendable {
     /// it: nothing changed them before they were). Read while no write of this object is under
     /// way, so a write of its own is never taken for another's.
     package func isTrustedNow() -> Bool {
-        trusted.withLock { trusted in status().map { $0.identity == trusted } ?? false }
+        // Most often as trusted at once; otherwise looked at again once a write under way ends.
+        if let status = status(), isTrusted(status) { return true }
+        return trusted.whileNotWriting { status().map(isTrusted) ?? false }
     }
 
     /// Says the file's bytes are checked as they are now (its blocks read against their sums).
@@ -190,17 +192,28 @@ package final class CacheFile: Sendable {
     }
 
     /// The identity the file is trusted at; `nil` once something else changed it. A write of
-    /// the file holds its lock from the status before to the status after it.
+    /// the file holds `writing` from the status before to the status after it; `value` is read
+    /// and set under a lock of its own, held for a moment only.
     private final class TrustedIdentity: @unchecked Sendable {
         // `value` is guarded by `lock`.
         private let lock = NSLock()
         private var value: Identity?
+        private let writing = NSLock()
 
         func get() -> Identity? { lock.withLock { value } }
         func set(_ identity: Identity?) { lock.withLock { value = identity } }
 
-        func withLock<T>(_ body: (inout Identity?) throws -> T) rethrows -> T {
-            try lock.withLock { try body(&value) }
+        /// Runs `write` with the trusted identity as it stood before, and sets what it returns.
+        func write(_ write: (Identity?) throws -> Identity?) rethrows {
+            try writing.withLock {
+                let updated = try write(get())
+                set(updated)
+            }
+        }
+
+        /// Runs `body` while no write is under way.
+        func whileNotWriting<T>(_ body: () throws -> T) rethrows -> T {
+            try writing.withLock { try body() }
         }
     }
 
@@ -240,23 +253,23 @@ package final class CacheFile: Sendable {
     ///
     /// The file stays trusted (``isTrusted(_:)``) if it was as this object left it just before.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
-        try trusted.withLock { trusted in
+        var failure: StreamCacheError?
+        trusted.write { trusted in
             let before = status()?.identity
-            defer {
-                // Still trusted if it was as this object left it just before.
-                let after = status()?.identity
-                trusted = before != nil && trusted == before ? after : nil
-            }
             var done = 0
             while done < bytes.count {
                 let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
                 if result < 0 {
                     if errno == EINTR { continue }
-                    throw StreamCacheError.storage("cannot write", path: path, errno: errno)
+                    failure = StreamCacheError.storage("cannot write", path: path, errno: errno)
+                    break
                 }
                 done += result
             }
+            // Still trusted if it was as this object left it just before.
+            return before != nil && trusted == before ? status()?.identity : nil
         }
+        if let failure { throw failure }
     }
 
     /// Fills `buffer` with the bytes at `offset`.
