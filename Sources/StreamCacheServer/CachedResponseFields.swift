@@ -13,11 +13,11 @@ enum CachedResponseFields {
 
     /// The stored fields of `info` to send with an answer (`Age` aside: see ``age(of:at:)``).
     static func replayed(_ info: ContentInfo) -> [(name: String, value: String)] {
-        var fields = info.stored.fields.filter {
+        let kept = info.stored.fields.filter {
             let name = $0.name.lowercased()
             return !setByTheAnswer.contains(name) && !SandboxFields.names.contains(name)
         }
-            .map { (name: $0.name, value: $0.value) }
+        var fields = kept.map { (name: $0.name, value: $0.value) }
         if let vary = info.stored.values("Vary").first { fields.append((name: "Vary", value: vary)) }
         return fields
     }

@@ -65,7 +65,9 @@ extension StreamCacheCommand {
         /// The file `-O` writes: the URL's last path segment as written, in the current folder.
         static func remoteName(of url: URL) throws -> String {
             guard let name = RemoteFileName.of(url) else {
-                throw OutputError("\(Credentials.redacted(url.absoluteString)) names no file for -O; give one with -o FILE")
+                throw OutputError(
+                    "\(Credentials.redacted(url.absoluteString)) names no file for -O; give one with -o FILE"
+                )
             }
             return name
         }

@@ -132,7 +132,10 @@ final class OutputFile {
             if sendsFileSpans {
                 // Sent by the kernel from the file: nothing may have changed it meanwhile.
                 guard file.isTrustedNow() else {
-                    throw StreamCacheError(.storage, "cache file \(file.path) changed behind the cache's back during a read")
+                    throw StreamCacheError(
+                        .storage,
+                        "cache file \(file.path) changed behind the cache's back during a read"
+                    )
                 }
                 return
             }

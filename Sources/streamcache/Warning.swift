@@ -4,6 +4,7 @@ import Foundation
 /// (`streamcache: warning: …`).
 enum Warning {
     static func print(_ message: String) {
-        FileHandle.standardError.write(Data("streamcache: warning: \(Terminal.visible(message, keepingLines: false))\n".utf8))
+        let shown = Terminal.visible(message, keepingLines: false)
+        FileHandle.standardError.write(Data("streamcache: warning: \(shown)\n".utf8))
     }
 }

@@ -108,7 +108,7 @@ public struct ByteStream: AsyncSequence, Sendable {
                     return try await nextUncachedChunk()
                 } catch let error as StreamCacheError
                     where error.isTransient && failures + 1 < configuration.maxAttempts
-                        && (error.kind != .originStatus || configuration.retriesErrorStatuses)
+                    && (error.kind != .originStatus || configuration.retriesErrorStatuses)
                 {
                     // A fetch that failed after bringing bytes made progress: go on at once.
                     if progressed {
@@ -272,7 +272,10 @@ public struct CachedChunk: Sendable {
                 throw StreamCacheError(.storage, "cache file \(file.path) is shorter than its index says")
             }
             guard file.isTrustedNow() else {
-                throw StreamCacheError(.storage, "cache file \(file.path) changed behind the cache's back during a read")
+                throw StreamCacheError(
+                    .storage,
+                    "cache file \(file.path) changed behind the cache's back during a read"
+                )
             }
         }
     }

@@ -258,7 +258,8 @@ package final class CacheFile: Sendable {
             let before = status()?.identity
             var done = 0
             while done < bytes.count {
-                let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
+                let position = off_t(offset) + off_t(done)
+                let result = pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, position)
                 if result < 0 {
                     if errno == EINTR { continue }
                     failure = StreamCacheError.storage("cannot write", path: path, errno: errno)

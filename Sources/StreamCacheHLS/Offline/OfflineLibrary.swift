@@ -307,7 +307,10 @@ public struct OfflineLibrary: Sendable {
         for rendition in manifest.renditions {
             let path = folder(manifest.id) + "/" + rendition.folder
             if let (_, code) = PrivateFolders.create(path) {
-                throw OfflineError(.storage, "cannot create the package folder \(path): \(String(cString: strerror(code)))")
+                throw OfflineError(
+                    .storage,
+                    "cannot create the package folder \(path): \(String(cString: strerror(code)))"
+                )
             }
         }
     }
