@@ -4,7 +4,7 @@ import Testing
 
 /// Failed requests (404s, refused connections, broken answers) left an empty data file and an
 /// index row each, which eviction never removed.
-@Suite(.timeLimit(.minutes(2))) struct FailureResidueTests {
+@Suite(.timeLimit(.minutes(3))) struct FailureResidueTests {
     struct Listed: Decodable { let url: String }
 
     func dataFiles(_ cacheDirectory: String) -> [String] {
