@@ -5,9 +5,9 @@ struct PlaylistParser {
 
     /// The most lines a playlist may have that are not blank. Every segment, variant, rendition
     /// and kept unknown line comes from a line of its own, so this bounds what a playlist
-    /// expands to in memory (a few hundred bytes an entry), whatever its bytes: 16 MiB of
-    /// one-character segments made 1.25 million entries and 636 MB. A day of 2-second segments
-    /// with a date on each takes 130,000 lines.
+    /// expands to in memory whatever its bytes (a 16 MiB playlist of one-character segments
+    /// holds over a million entries). A day of 2-second segments with a date on each takes
+    /// 130,000 lines.
     static let maximumLines = 250_000
 
     private var kind = Kind.unknown

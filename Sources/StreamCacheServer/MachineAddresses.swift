@@ -78,15 +78,7 @@ enum MachineAddresses {
         var list: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(name, nil, &hints, &list) == 0, let first = list else { return [] }
         defer { freeaddrinfo(first) }
-        var addresses: [Address] = []
-        var entry: UnsafeMutablePointer<addrinfo>? = first
-        while let current = entry {
-            if let address = current.pointee.ai_addr.flatMap({ Address(UnsafePointer($0)) }) {
-                addresses.append(address)
-            }
-            entry = current.pointee.ai_next
-        }
-        return addresses
+        return addresses(from: first, next: { $0.ai_next }, address: { $0.ai_addr })
     }
 
     /// The addresses of this machine's interfaces.
@@ -94,13 +86,20 @@ enum MachineAddresses {
         var list: UnsafeMutablePointer<ifaddrs>?
         guard getifaddrs(&list) == 0, let first = list else { return [] }
         defer { freeifaddrs(first) }
-        var addresses: Set<Address> = []
-        var entry: UnsafeMutablePointer<ifaddrs>? = first
+        return Set(addresses(from: first, next: { $0.ifa_next }, address: { $0.ifa_addr }))
+    }
+
+    /// The addresses of a C list of entries (`addrinfo`, `ifaddrs`) from `first` on.
+    private static func addresses<Entry>(
+        from first: UnsafeMutablePointer<Entry>,
+        next: (Entry) -> UnsafeMutablePointer<Entry>?,
+        address: (Entry) -> UnsafeMutablePointer<sockaddr>?
+    ) -> [Address] {
+        var addresses: [Address] = []
+        var entry: UnsafeMutablePointer<Entry>? = first
         while let current = entry {
-            if let address = current.pointee.ifa_addr.flatMap({ Address(UnsafePointer($0)) }) {
-                addresses.insert(address)
-            }
-            entry = current.pointee.ifa_next
+            if let found = address(current.pointee).flatMap({ Address(UnsafePointer($0)) }) { addresses.append(found) }
+            entry = next(current.pointee)
         }
         return addresses
     }
