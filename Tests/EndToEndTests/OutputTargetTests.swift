@@ -55,20 +55,23 @@ import Testing
             ["get", origin.url("a.bin"), "-o", output],
             cacheDir: workspace.cacheDirectory
         )
-        // Interrupted once it is writing (its partial file exists) and has some bytes. Timed on a
-        // thread of its own: wake-ups on a busy cooperative pool can come seconds late.
+        // Interrupted once it has written some bytes to its partial file (on a loaded machine the
+        // file can stand empty for seconds). Timed on a thread of its own: wake-ups on a busy
+        // cooperative pool can come seconds late.
         let directory = workspace.outputDirectory
-        let sawPartialFile = try await onOwnThread {
+        let sawBytes = try await onOwnThread {
             var seen = false
-            for _ in 0..<200 where !seen {
-                seen = !Self.partialFiles(in: directory).isEmpty
+            for _ in 0..<600 where !seen {
+                seen = Self.partialFiles(in: directory).contains { name in
+                    let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size]) as? Int
+                    return (size ?? 0) >= 100_000
+                }
                 if !seen { usleep(50_000) }
             }
-            usleep(800_000)
             if process.isRunning { kill(process.processIdentifier, SIGINT) }
             return seen
         }
-        #expect(sawPartialFile, "no partial file while downloading")
+        #expect(sawBytes, "no bytes in a partial file while downloading")
         let message = try await errors.all()
         try await onOwnThread { process.waitUntilExit() }
         #expect(process.terminationStatus == 130)

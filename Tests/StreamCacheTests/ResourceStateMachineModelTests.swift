@@ -1,4 +1,5 @@
 import Foundation
+import StreamCacheTesting
 import Testing
 
 @testable import StreamCache
@@ -9,15 +10,13 @@ import Testing
     static let sequences: UInt64 = 10_000
     static let events = 150
 
-    /// Four slices of the seeds, run in parallel.
+    /// Four slices of the seeds, each a test case of its own.
     static let slices: [ClosedRange<UInt64>] = (0..<4).map { slice in
         let size = sequences / 4
         return (UInt64(slice) * size + 1)...(UInt64(slice + 1) * size)
     }
 
-    /// The lives run on a thread of their own: minutes of computing on the cooperative pool,
-    /// even yielding after each life, left its two threads to five such loops while the timed
-    /// tests beside them waited (32 readers of one download took over 180 s in a full run).
+    /// The lives run as ``HeavyWork``, one slice after another, off the cooperative pool.
     @Test(arguments: slices)
     func randomLivesKeepEveryRule(seeds: ClosedRange<UInt64>) async {
         if let seed = ProcessInfo.processInfo.environment["STREAMCACHE_MODEL_SEED"].flatMap(UInt64.init) {
@@ -26,7 +25,7 @@ import Testing
             _ = simulation.run(events: Self.events)
             return
         }
-        let failures = await Self.offThePool {
+        let failures = await HeavyWork.run {
             var failures = 0
             for seed in seeds {
                 var simulation = ResourceSimulation(seed: seed)
@@ -41,7 +40,7 @@ import Testing
     /// The same rules for the first resource of an origin the engine has not met (a second
     /// reader waits for the first answer's head): 2,500 more lives, their own seeds.
     @Test func randomLivesOfAnOriginNotMetKeepEveryRule() async {
-        let failures = await Self.offThePool {
+        let failures = await HeavyWork.run {
             var failures = 0
             for seed in (Self.sequences + 1)...(Self.sequences + Self.sequences / 4) {
                 var simulation = ResourceSimulation(seed: seed, originUnmet: true)
@@ -51,13 +50,6 @@ import Testing
             return failures
         }
         #expect(failures == 0, "\(failures) of the lives of an origin not met broke a rule")
-    }
-
-    /// Runs `body` on a thread of its own and returns what it returns.
-    static func offThePool<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
     }
 
     /// The fetch that `reader`'s read at byte 0 starts; `nil`, with an issue recorded, if none.

@@ -23,11 +23,11 @@ import Testing
     static let keys = ["a", "b", "c"]
     static let linger = Duration.seconds(10)
 
-    /// The lives run on a thread of their own, as the session's model test's do: minutes of
-    /// computing on the cooperative pool left the timed tests beside them waiting.
+    /// The lives run as ``HeavyWork``, off the cooperative pool; a broken rule is recorded from
+    /// there as an issue of the run.
     @Test func randomLivesKeepEveryRule() async {
         let test = self
-        await ResourceStateMachineModelTests.offThePool {
+        await HeavyWork.run {
             for seed in UInt64(1)...2000 { test.life(seed: seed) }
         }
     }
