@@ -63,7 +63,8 @@ import Testing
             var seen = false
             for _ in 0..<600 where !seen {
                 seen = Self.partialFiles(in: directory).contains { name in
-                    let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size]) as? Int
+                    let size =
+                        (try? FileManager.default.attributesOfItem(atPath: directory + "/" + name)[.size]) as? Int
                     return (size ?? 0) >= 100_000
                 }
                 if !seen { usleep(50_000) }

@@ -60,11 +60,18 @@ import Testing
         let size = Int(BlockChecksums.size)
         let data = TestData.bytes(count: 4 * size, seed: 35)
         let sums = (0..<4).map { block in
-            data.withUnsafeBytes { BlockChecksums.checksum(UnsafeRawBufferPointer(rebasing: $0[block * size..<(block + 1) * size])) }
+            data.withUnsafeBytes {
+                BlockChecksums.checksum(UnsafeRawBufferPointer(rebasing: $0[block * size..<(block + 1) * size]))
+            }
         }
         func write(_ sums: inout FetchedBlockSums, _ range: Range<Int>, fetch: Int, generation: Int = 1) {
             data.withUnsafeBytes {
-                sums.wrote(UnsafeRawBufferPointer(rebasing: $0[range]), at: Int64(range.lowerBound), fetch: fetch, generation: generation)
+                sums.wrote(
+                    UnsafeRawBufferPointer(rebasing: $0[range]),
+                    at: Int64(range.lowerBound),
+                    fetch: fetch,
+                    generation: generation
+                )
             }
         }
         var fetched = FetchedBlockSums()
