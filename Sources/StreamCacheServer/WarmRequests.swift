@@ -91,7 +91,7 @@ struct WarmRequests: Sendable {
             let target = try? ProxyTarget(requestTarget: uri),
             (try? CacheEngine.validate(target.url, configuration: engine.configuration)) != nil
         else { return nil }
-        return Target(uri: uri, url: target.url, key: engine.configuration.key(target.url))
+        return Target(uri: uri, url: target.url, key: engine.configuration.cacheKey(target.url))
     }
 
     /// The answer to `head` from a warm resource, or `nil` for the responder to answer it.

@@ -33,6 +33,18 @@ extension StreamCacheCommand {
         )
         var serveStaleAlways: Toggle?
 
+        @Option(
+            name: .long,
+            parsing: .upToNextOption,
+            help: ArgumentHelp(
+                "Leave query parameters out of cache keys: NAME,NAME… for every host, HOST=NAME,NAME… for one, "
+                    + "signed-cdn for the common signing parameters; none to stop.",
+                valueName: "rule"
+            ),
+            transform: KeyRuleArgument.parse
+        )
+        var keyIgnoreQuery: [String] = []
+
         enum Toggle: String, ExpressibleByArgument {
             case on, off
         }
@@ -44,6 +56,10 @@ extension StreamCacheCommand {
             var changed = false
             if !ignoreNoStore.isEmpty {
                 settings.ignoreNoStore = ignoreNoStore == ["none"] ? nil : ignoreNoStore
+                changed = true
+            }
+            if !keyIgnoreQuery.isEmpty {
+                settings.keyIgnoreQuery = keyIgnoreQuery == ["none"] ? nil : keyIgnoreQuery
                 changed = true
             }
             if let serveStaleAlways {
@@ -77,6 +93,7 @@ extension StreamCacheCommand {
             )
             print("ignore-no-store \(settings.ignoreNoStore?.joined(separator: " ") ?? "none")")
             print("serve-stale-always \(settings.serveStaleAlways == true ? "on" : "off")")
+            print("key-ignore-query \(settings.keyIgnoreQuery?.joined(separator: " ") ?? "none")")
             print("cache-dir \(cache.directory.path)")
         }
     }
@@ -109,6 +126,20 @@ extension StreamCacheCommand {
         func run() async throws {
             try await Pinning.set(false, urls: urls, cache: cache)
         }
+    }
+}
+
+/// A `--key-ignore-query` rule, checked as it is read: `none` alone, or a rule
+/// (``CacheKeyRules/parseRule(_:)``).
+enum KeyRuleArgument {
+    static func parse(_ text: String) throws -> String {
+        guard text != "none" else { return text }
+        do {
+            _ = try CacheKeyRules.parseRule(text)
+        } catch {
+            throw ValidationError(error.reason)
+        }
+        return text
     }
 }
 

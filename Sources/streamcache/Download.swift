@@ -65,8 +65,10 @@ extension Download {
     /// What the cache holds of the URL after an interruption, and what a new run will cost: it
     /// resumes where the cache stops, unless the origin ignores ranges and sends everything again.
     private func keptMessage(cache: CacheOptions) async -> String {
+        var configuration = CacheConfiguration()
+        (try? CacheSettings.load(from: cache.directory))?.apply(to: &configuration)
         guard let index = try? CacheIndex(readingAt: cache.directory.indexPath),
-            let record = try? await index.resource(forKey: CacheConfiguration.canonicalKey(url)),
+            let record = try? await index.resource(forKey: configuration.cacheKey(url)),
             let ranges = try? await index.ranges(of: record.id), !ranges.isEmpty
         else { return "nothing was kept in the cache" }
         let kept = "\(ByteCount.format(ranges.count)) kept in the cache"

@@ -71,6 +71,12 @@ extension StreamCacheCommand {
             let listed = ListingGroups.segmentOwners(resources, in: directory)
             for entry in ListingGroups.make(resources, groupingSegments: !segments, listed: listed) {
                 print(entry.record.url)
+                if entry.record.key
+                    != CacheConfiguration.canonicalKey(URL(string: entry.record.url) ?? URL(fileURLWithPath: "/"))
+                {
+                    // A key rule leaves parameters out: the key, then the URL used last.
+                    print("  key \(entry.record.key)")
+                }
                 print("  " + Self.line(entry.record, entry.ranges))
                 if entry.segmentCount > 0 {
                     print(

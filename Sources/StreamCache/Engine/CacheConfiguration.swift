@@ -62,9 +62,16 @@ public struct CacheConfiguration: Sendable {
     /// Refuses a URL the engine would fetch (the first one or a redirect target): a reason, or
     /// `nil` to allow it. URLs that are not http(s) with a host and a valid port are always refused.
     public var refuseURL: @Sendable (URL) -> String? = { _ in nil }
-    /// The cache key of a URL; by default ``canonicalKey(_:)``. Supply one for signed URLs with
-    /// rotating tokens.
+    /// The cache key of a URL (after ``keyRules``); by default ``canonicalKey(_:)``.
     public var key: @Sendable (URL) -> String = CacheConfiguration.canonicalKey
+    /// Query parameters left out of cache keys (signing tokens that change every session).
+    public var keyRules = CacheKeyRules()
+
+    /// The key `url` is stored under: ``key`` of `url` without the parameters ``keyRules``
+    /// leave out.
+    public func cacheKey(_ url: URL) -> String {
+        key(keyRules.applied(to: url))
+    }
 
     /// The URL as one resource is stored under however it is spelled: without its `#fragment`
     /// (never sent to an origin), scheme and host in lower case; path and query as they are.
@@ -102,7 +109,8 @@ public struct CacheConfiguration: Sendable {
         let host = authority.prefix { $0 != UInt8(ascii: ":") }
         let port = authority.dropFirst(host.count)
         let isHostByte = { (byte: UInt8) in
-            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+            (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(byte)
+                || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
                 || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "-")
         }
         guard !host.isEmpty, host.allSatisfy(isHostByte) else { return false }

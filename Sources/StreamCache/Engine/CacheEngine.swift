@@ -102,7 +102,7 @@ public actor CacheEngine {
     /// - Throws: ``StreamCacheError`` for an invalid or refused URL, or an unusable cache.
     public func open(_ url: URL, originHeaders headers: OriginHeaders) async throws -> CachedResource {
         try Self.validate(url, configuration: configuration)
-        let key = configuration.key(url)
+        let key = configuration.cacheKey(url)
         sessions.lease(key)
         opened += 1
         let session: ResourceSession
@@ -177,9 +177,12 @@ public actor CacheEngine {
         }
         switch sessions.state(key) {
         case .open(let session):
+            await session.opened(with: url, headers: headers)
             return session
         case .opening(let task):
-            return try await task.value
+            let session = try await task.value
+            await session.opened(with: url, headers: headers)
+            return session
         case nil:
             // Awaited by this caller and by every other caller opening the same key meanwhile.
             let task = Task { [environment] in
@@ -302,7 +305,7 @@ public actor CacheEngine {
 
     /// Whether every byte of `url` is in the cache (its length known and all of it recorded).
     public func isComplete(_ url: URL) async -> Bool {
-        guard let record = try? await index.resource(forKey: configuration.key(url)),
+        guard let record = try? await index.resource(forKey: configuration.cacheKey(url)),
             let ranges = try? await index.ranges(of: record.id)
         else { return false }
         return record.info.isComplete(with: ranges)
@@ -524,7 +527,7 @@ public actor CacheEngine {
     /// - Returns: whether the cache held it.
     @discardableResult
     public func remove(_ url: URL) async throws -> Bool {
-        guard let record = try await index.resource(forKey: configuration.key(url)) else { return false }
+        guard let record = try await index.resource(forKey: configuration.cacheKey(url)) else { return false }
         try await delete([record])
         return true
     }
@@ -554,7 +557,7 @@ public actor CacheEngine {
     /// - Returns: whether the cache holds it.
     @discardableResult
     public func setPinned(_ pinned: Bool, _ url: URL) async throws -> Bool {
-        guard let record = try await index.resource(forKey: configuration.key(url)) else { return false }
+        guard let record = try await index.resource(forKey: configuration.cacheKey(url)) else { return false }
         try await index.setPinned(pinned, id: record.id)
         return true
     }
@@ -572,7 +575,7 @@ public actor CacheEngine {
     /// The bytes of `url` the cache holds now, with what it knows of the resource; `nil` if
     /// it holds nothing of it. Nothing is fetched.
     public func cachedRanges(_ url: URL) async -> (info: ContentInfo, ranges: RangeSet)? {
-        guard let record = try? await index.resource(forKey: configuration.key(url)),
+        guard let record = try? await index.resource(forKey: configuration.cacheKey(url)),
             let ranges = try? await index.ranges(of: record.id), !ranges.isEmpty
         else { return nil }
         return (record.info, ranges)
@@ -596,7 +599,7 @@ public actor CacheEngine {
     /// What a server may send of `url` straight from the cache file, without a read (see
     /// ``WarmResource``); `nil` unless its session is open in this process and has said so.
     package nonisolated func warm(_ url: URL) -> WarmResource? {
-        warm(key: configuration.key(url))
+        warm(key: configuration.cacheKey(url))
     }
 
     /// What a server may send of the resource with cache key `key` (``CacheConfiguration/key``).

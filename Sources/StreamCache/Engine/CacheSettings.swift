@@ -13,6 +13,8 @@ public struct CacheSettings: Codable, Sendable, Hashable {
     /// Serve stale copies with the origin unreachable even when they say `must-revalidate` or
     /// `no-cache`.
     public var serveStaleAlways: Bool?
+    /// Query parameters left out of cache keys, as written (``CacheKeyRules/parseRule(_:)``).
+    public var keyIgnoreQuery: [String]?
 
     public init(maxSize: Int64? = nil) {
         self.maxSize = maxSize
@@ -31,6 +33,12 @@ public struct CacheSettings: Codable, Sendable, Hashable {
         let settings = self
         configuration.storesNoStore = { settings.storesNoStore($0) }
         configuration.servesStaleAlways = serveStaleAlways ?? false
+        configuration.keyRules = keyRules
+    }
+
+    /// The rules of ``keyIgnoreQuery`` (checked when the settings are loaded).
+    public var keyRules: CacheKeyRules {
+        (try? CacheKeyRules(parsing: keyIgnoreQuery ?? [])) ?? CacheKeyRules()
     }
 
     /// The budget in force.
@@ -41,11 +49,18 @@ public struct CacheSettings: Codable, Sendable, Hashable {
     /// - Throws: ``StreamCacheError`` `storage` if the file exists but cannot be read.
     public static func load(from directory: CacheDirectory) throws -> CacheSettings {
         guard let data = FileManager.default.contents(atPath: directory.settingsPath) else { return CacheSettings() }
+        let settings: CacheSettings
         do {
-            return try JSONDecoder().decode(CacheSettings.self, from: data)
+            settings = try JSONDecoder().decode(CacheSettings.self, from: data)
         } catch {
             throw StreamCacheError(.storage, "cannot read \(directory.settingsPath): not valid settings")
         }
+        do {
+            _ = try CacheKeyRules(parsing: settings.keyIgnoreQuery ?? [])
+        } catch {
+            throw StreamCacheError(.storage, "cannot read \(directory.settingsPath): \(error.description)")
+        }
+        return settings
     }
 
     /// Stores the settings in `directory` (0600, replaced atomically).

@@ -9,8 +9,11 @@ import Logging
 /// current, and moves to a new index row and file when the origin replaced the resource.
 actor ResourceSession {
     let key: String
-    let url: URL
-    let headers: OriginHeaders
+    /// The URL and headers the newest reader opened the resource with: fetches ask the origin
+    /// with them.
+    private let newest: NewestRequest
+    nonisolated var url: URL { newest.url }
+    nonisolated var headers: OriginHeaders { newest.headers }
     let environment: SessionEnvironment
     nonisolated var index: CacheIndex { environment.index }
     nonisolated var directory: CacheDirectory { environment.directory }
@@ -56,13 +59,21 @@ actor ResourceSession {
         onIdle: @escaping @Sendable (String) -> Void
     ) {
         self.key = key
-        self.url = url
-        self.headers = headers
+        self.newest = NewestRequest(url: url, headers: headers)
         self.environment = environment
         self.record = record
         self.file = file
         self.machine = machine
         self.onIdle = onIdle
+    }
+
+    /// A reader opened the resource with `url` and `headers`: the fetches started from now on
+    /// use them, and the index records the URL as the one used last.
+    func opened(with url: URL, headers: OriginHeaders) {
+        guard newest.update(url: url, headers: headers) else { return }
+        record.url = url.absoluteString
+        let (index, id, text) = (index, record.id, url.absoluteString)
+        Task { try? await index.setURL(text, id: id) }
     }
 
     /// Opens the session for `key`: finds or creates the index row, opens and locks its data file,
@@ -84,6 +95,7 @@ actor ResourceSession {
                 unlink(path)
                 continue
             }
+            if record.url != url.absoluteString { try? await index.setURL(url.absoluteString, id: record.id) }
             var recorded = indexed
             var info = record.info
             if !isVariant(info, requestedWith: headers, at: url) {

@@ -429,6 +429,14 @@ package final class CacheIndex: Sendable {
         }
     }
 
+    /// Records `url` as the URL resource `id` was last opened with (one key can have many URLs:
+    /// ``CacheKeyRules``).
+    package func setURL(_ url: String, id: Int64) async throws {
+        try await write { db in
+            try db.execute(sql: "UPDATE resource SET url = ? WHERE id = ?", arguments: [url, id])
+        }
+    }
+
     /// Pins or unpins resource `id`; pinned resources are never evicted.
     package func setPinned(_ pinned: Bool, id: Int64) async throws {
         try await write { db in

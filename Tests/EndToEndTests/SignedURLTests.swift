@@ -1,0 +1,142 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// Signed URLs: the same episode under a new token every session. With a key rule the token is
+/// left out of the cache key, so the episode's bytes are fetched once; the origin is still asked
+/// with the URL the player gave.
+@Suite(.timeLimit(.minutes(3))) struct SignedURLTests {
+    static let signing = "Expires,Signature,Key-Pair-Id"
+
+    /// The bodies `origin` has sent so far (a revalidation's `304` sends none).
+    static func bodies(_ origin: PythonOrigin) -> Int {
+        origin.requests().filter { $0.contains("\" 200 ") }.count
+    }
+
+    static func signed(_ name: String, token: Int) -> String {
+        "\(name)?Expires=\(1_900_000_000 + token)&Signature=sig\(token)&Key-Pair-Id=K"
+    }
+
+    /// Two plays through `serve` of one episode behind two tokens, from `python3 -m http.server`:
+    /// two bodies without a rule, one with it.
+    @Test func twoTokensCostOneBodyThroughServeOnceTheRuleIsSet() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 2_000_000, seed: 700)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await PythonOrigin(directory: workspace.originDirectory)
+        defer { origin.stop() }
+
+        func bodiesForTwoPlays(cacheDir: String, rule: [String]?) async throws -> Int {
+            if let rule {
+                let set = try await CLI.run(["config", "--key-ignore-query"] + rule, cacheDir: cacheDir)
+                #expect(set.status == 0, "\(set.stderr)")
+            }
+            let before = Self.bodies(origin)
+            let proxy = try await ListeningProcess(["serve"], cacheDir: cacheDir)
+            for token in 1...2 {
+                let reply = try await Curl.fetch(proxy.url(origin.url(Self.signed("ep.mp3", token: token))))
+                #expect(reply.status == 200 && TestData.mismatch([UInt8](reply.body), data) == nil)
+            }
+            try await proxy.stop()
+            return Self.bodies(origin) - before
+        }
+        #expect(try await bodiesForTwoPlays(cacheDir: workspace.cacheDirectory + "/plain", rule: nil) == 2)
+        #expect(try await bodiesForTwoPlays(cacheDir: workspace.cacheDirectory + "/ruled", rule: [Self.signing]) == 1)
+        // The preset names the same parameters.
+        #expect(try await bodiesForTwoPlays(cacheDir: workspace.cacheDirectory + "/preset", rule: ["signed-cdn"]) == 1)
+
+        let listed = try await CLI.run(["ls"], cacheDir: workspace.cacheDirectory + "/ruled")
+        #expect(listed.output.contains("key \(origin.url("ep.mp3"))\n"), "\(listed.output)")
+    }
+
+    /// `get` keeps to the rule stored in the cache directory too, and a rule for another host
+    /// changes nothing.
+    @Test func getKeepsToTheRuleOfItsHost() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 1_000_000, seed: 701)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await PythonOrigin(directory: workspace.originDirectory)
+        defer { origin.stop() }
+
+        func bodiesForTwoGets(cacheDir: String, rule: String) async throws -> Int {
+            let set = try await CLI.run(["config", "--key-ignore-query", rule], cacheDir: cacheDir)
+            #expect(set.status == 0, "\(set.stderr)")
+            let before = Self.bodies(origin)
+            for token in 1...2 {
+                let output = workspace.output("ep-\(UUID().uuidString)")
+                let got = try await CLI.run(
+                    ["get", origin.url(Self.signed("ep.mp3", token: token)), "-o", output],
+                    cacheDir: cacheDir
+                )
+                #expect(got.status == 0 && workspace.read(output) == data, "\(got.stderr)")
+            }
+            return Self.bodies(origin) - before
+        }
+        let thisHost = try await bodiesForTwoGets(
+            cacheDir: workspace.cacheDirectory + "/a",
+            rule: "127.0.0.1=Signature,Expires"
+        )
+        #expect(thisHost == 1)
+        let otherHost = try await bodiesForTwoGets(
+            cacheDir: workspace.cacheDirectory + "/b",
+            rule: "cdn.example.com=Signature,Expires"
+        )
+        #expect(otherHost == 2)
+    }
+
+    /// An expired token's 403 reaches the player as it came, is not stored, and the next play
+    /// with a good token reads the cached bytes; every request goes out with the player's URL.
+    @Test func anExpiredTokenIsPassedOnAndTheCachedBytesStay() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let fields: [[String]] = [
+            ["Cache-Control", "no-cache"], ["ETag", "\"ep1\""], ["Content-Type", "audio/mpeg"],
+        ]
+        let origin = try await ScriptedOrigin(
+            [
+                "/ep.mp3?Signature=good1": ["status": 200, "headers": fields],
+                "/ep.mp3?Signature=old": [
+                    "status": 403, "headers": [["Content-Type", "text/plain"]], "text": "expired\n",
+                ],
+                "/ep.mp3?Signature=good2": ["status": 200, "headers": fields],
+            ],
+            in: workspace
+        )
+        let set = try await CLI.run(["config", "--key-ignore-query", "Signature"], cacheDir: workspace.cacheDirectory)
+        #expect(set.status == 0, "\(set.stderr)")
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let body = ScriptedOrigin.body(size: 20_000)
+
+        let first = try await Curl.fetch(proxy.url(origin.url("ep.mp3?Signature=good1")))
+        #expect(first.status == 200 && [UInt8](first.body) == body)
+        let expired = try await Curl.fetch(proxy.url(origin.url("ep.mp3?Signature=old")))
+        #expect(expired.status == 403, "the expired token got \(expired.status)")
+        let second = try await Curl.fetch(proxy.url(origin.url("ep.mp3?Signature=good2")))
+        #expect(second.status == 200 && [UInt8](second.body) == body)
+        try await proxy.stop()
+
+        // The second good play cost a 304, asked with its own token.
+        let asked = try await origin.requests("ep.mp3?Signature=good2")
+        #expect(!asked.isEmpty, "the origin was not asked with the newest URL")
+        #expect(asked.allSatisfy { $0.bodyBytes == 0 }, "the second play fetched the body again: \(asked)")
+        #expect(try await origin.requests("ep.mp3?Signature=old").count >= 1)
+        let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        #expect(!listed.output.contains("expired"))
+        #expect(listed.output.contains("\"cachedBytes\" : 20000"), "\(listed.output)")
+    }
+
+    /// Bad rules get one line and the usage status, and nothing is stored.
+    @Test(arguments: [
+        "", "=", "a,,b", "https://cdn.example.com=token", "cdn.example.com:443=token", "*", "signed-nope",
+    ])
+    func aBadRuleIsRefusedAndNothingStored(rule: String) async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let result = try await CLI.run(["config", "--key-ignore-query", rule], cacheDir: workspace.cacheDirectory)
+        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: workspace.cacheDirectory + "/settings.json"))
+    }
+}
