@@ -1,4 +1,9 @@
 import Foundation
+import StreamCache
+import StreamCacheHTTP
+import StreamCacheResourceLoader
+import StreamCacheResourceLoaderTesting
+import StreamCacheServer
 import StreamCacheTesting
 import Testing
 
@@ -125,6 +130,90 @@ import Testing
         let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
         #expect(!listed.output.contains("expired"))
         #expect(listed.output.contains("\"cachedBytes\" : 20000"), "\(listed.output)")
+    }
+
+    /// An offline asset is known by its key: a download of the same stream behind a new token
+    /// reports the asset it already has and fetches no segment.
+    @Test func aReSignedDownloadIsTheSameAsset() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/show"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for (index, name) in ["a.ts", "b.ts"].enumerated() {
+            try Data(TestData.bytes(count: 300_000, seed: 710 + UInt64(index)))
+                .write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+        let playlist =
+            "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n"
+            + "#EXTINF:10.0,\na.ts\n#EXTINF:10.0,\nb.ts\n#EXT-X-ENDLIST\n"
+        try playlist.write(toFile: folder + "/index.m3u8", atomically: true, encoding: .utf8)
+        let set = try await CLI.run(
+            ["config", "--key-ignore-query", "signed-cdn"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(set.status == 0, "\(set.stderr)")
+
+        let first = try await setup.download(Self.signed("show/index.m3u8", token: 1))
+        #expect(first.status == 0, "\(first.stderr)")
+        let before = try await setup.origin.stats()
+        let second = try await setup.download(Self.signed("show/index.m3u8", token: 2))
+        #expect(second.status == 0, "\(second.stderr)")
+        let after = try await setup.origin.stats()
+        let firstID = first.output.split(separator: "\n").first
+        #expect(firstID != nil && second.output.split(separator: "\n").first == firstID, "\(second.output)")
+        #expect(
+            after.bodyBytes == before.bodyBytes,
+            "the second download fetched \(after.bodyBytes - before.bodyBytes) bytes"
+        )
+        #expect(try await setup.assets().count == 1)
+    }
+
+    /// An app's engine with `CacheKeyRules`: two tokens through the in-app server and two
+    /// through the resource loader cost the origin one body each way; without rules, two.
+    @Test(arguments: [true, false])
+    func theLibrarysRulesHoldForTheInAppServerAndTheResourceLoader(withRules: Bool) async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let data = TestData.bytes(count: 1_500_000, seed: 720)
+        try workspace.write(data, as: "ep.mp3")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let client = HTTPOriginClient()
+        var configuration = CacheConfiguration()
+        if withRules { configuration.keyRules = try CacheKeyRules(parsing: [Self.signing]) }
+        let engine = try CacheEngine(
+            directory: CacheDirectory(path: workspace.cacheDirectory),
+            origin: client,
+            configuration: configuration
+        )
+        let server = InAppServer(engine: engine)
+        _ = try await server.start()
+
+        var before = try await origin.stats().bodyBytes
+        for token in 1...2 {
+            let url = try await server.url(for: URL(string: origin.url(Self.signed("ep.mp3", token: token)))!)
+            let reply = try await Curl.fetch(url.absoluteString)
+            #expect(reply.status == 200 && TestData.mismatch([UInt8](reply.body), data) == nil)
+        }
+        let throughServer = try await origin.stats().bodyBytes - before
+
+        before = try await origin.stats().bodyBytes
+        let simulator = AVPlayerSimulator(loader: ResourceLoaderEngine(engine: engine))
+        for token in 3...4 {
+            let url = URL(string: origin.url(Self.signed("ep.mp3", token: token)))!
+            let request = try await simulator.load(url, data: (0, nil))
+            #expect(TestData.mismatch(request.received, data) == nil)
+        }
+        let throughLoader = try await origin.stats().bodyBytes - before
+        await server.stop()
+        await engine.shutdown()
+        try await client.shutdown()
+
+        let size = Int64(data.count)
+        #expect(
+            throughServer == (withRules ? size : 2 * size),
+            "the in-app server's two plays cost \(throughServer) bytes"
+        )
+        #expect(throughLoader == (withRules ? 0 : 2 * size), "the loader's two plays cost \(throughLoader) bytes")
     }
 
     /// Bad rules get one line and the usage status, and nothing is stored.

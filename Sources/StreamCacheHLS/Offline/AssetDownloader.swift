@@ -44,7 +44,7 @@ struct AssetDownloader: Sendable {
             let top = try await PlaylistFetcher(engine: engine, options: options).playlist(url)
             switch top {
             case .media(let playlist):
-                let id = AssetID.make(url: url, playlists: [])
+                let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: [])
                 if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
                 let plan = try await measured(
                     PackagePlan(
@@ -74,7 +74,8 @@ struct AssetDownloader: Sendable {
         guard let old = try? AssetManifest.load(from: library.folder(id)), let url = URL(string: old.url) else {
             throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
         }
-        guard case .multivariant(let playlist) = try await PlaylistFetcher(engine: engine, options: options).playlist(url)
+        guard
+            case .multivariant(let playlist) = try await PlaylistFetcher(engine: engine, options: options).playlist(url)
         else {
             throw OfflineError(.noMatchingRendition, "asset \(id) is one media playlist: it has no other renditions")
         }
@@ -91,7 +92,13 @@ struct AssetDownloader: Sendable {
         let selection = MediaSelection(
             variant: variant,
             audio: Self.adding(added.audio, to: playlist.renditions, held: held, type: "AUDIO", resolve: resolved),
-            subtitles: Self.adding(added.subtitles, to: playlist.renditions, held: held, type: "SUBTITLES", resolve: resolved)
+            subtitles: Self.adding(
+                added.subtitles,
+                to: playlist.renditions,
+                held: held,
+                type: "SUBTITLES",
+                resolve: resolved
+            )
         )
         var manifest = try await plan(playlist, url: url, selection: selection, id: id)
         for rendition in old.renditions {
@@ -150,7 +157,8 @@ struct AssetDownloader: Sendable {
             }
             return resolved
         }
-        let id = given ?? AssetID.make(url: url, playlists: urls.map(\.absoluteString))
+        let keys = urls.map { engine.configuration.cacheKey($0) }
+        let id = given ?? AssetID.make(key: engine.configuration.cacheKey(url), playlists: keys)
         if given == nil, let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
         var media: [PackagePlan.Media] = []
         for (entry, mediaURL) in zip(wanted, urls) {

@@ -62,10 +62,12 @@ struct AssetManifest: Codable, Sendable {
 /// The asset id: the same URL and resolved selection always give the same id, so running the
 /// same download again resumes it.
 enum AssetID {
-    static func make(url: URL, playlists: [String]) -> String {
+    /// The id of the asset whose top playlist has cache key `key` and whose chosen playlists
+    /// have keys `playlists`: keys, not URLs, so a re-signed URL of an asset names the same one.
+    static func make(key: String, playlists: [String]) -> String {
         // FNV-1a, 64 bits: stable across processes and platforms (Swift's Hasher is seeded).
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in ([url.absoluteString] + playlists).joined(separator: "\n").utf8 {
+        for byte in ([key] + playlists).joined(separator: "\n").utf8 {
             hash ^= UInt64(byte)
             hash = hash &* 0x100_0000_01b3
         }
