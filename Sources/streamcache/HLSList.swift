@@ -88,6 +88,13 @@ extension StreamCacheCommand {
         @Flag(name: .long, help: "Delete every asset.")
         var all = false
 
+        @Flag(
+            name: .long,
+            help:
+                "Leave the asset's files in the streaming cache (unpinned, within its budget) instead of deleting them."
+        )
+        var keepCached = false
+
         @OptionGroup var library: HLSLibraryOptions
 
         func validate() throws {
@@ -99,21 +106,28 @@ extension StreamCacheCommand {
             let offline = library.offlineLibrary
             let ids = all ? offline.assets().map(\.id) : ids
             var failures: [String] = []
-            var unpin: [URL] = []
+            var released: [URL] = []
             for id in ids {
                 do {
                     let urls = offline.urlsOnlyIn(id)
                     try offline.remove(id)
-                    unpin += urls
+                    released += urls
                     print("removed \(id)")
                 } catch {
                     failures.append(error.message)
                 }
             }
-            if !unpin.isEmpty, library.cache.directory.hasIndex {
-                // The streaming cache kept the asset's URLs pinned; they may be evicted now.
+            if !released.isEmpty, library.cache.directory.hasIndex {
+                // The streaming cache holds the files no other asset lists, pinned (and shares
+                // those stored as sent with the package): deleted with it, or kept unpinned.
                 try await library.cache.withEngine(evicts: false) { engine in
-                    for url in unpin { _ = try? await engine.setPinned(false, url) }
+                    for url in released {
+                        if keepCached {
+                            _ = try? await engine.setPinned(false, url)
+                        } else {
+                            _ = try? await engine.remove(url)
+                        }
+                    }
                 }
             }
             if !failures.isEmpty { throw OfflineError(.unknownAsset, failures.joined(separator: "; ")) }

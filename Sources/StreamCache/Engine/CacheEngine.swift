@@ -494,10 +494,11 @@ public actor CacheEngine {
         let path = directory.dataPath(id: record.id)
         let index = index
         let done = try await CacheFile.withExclusiveLock(path: path) { descriptor in
-            if keep <= 0 {
+            // A file an offline package shares keeps its bytes: the cache only drops its name.
+            if keep <= 0 || descriptor.map(SharedFiles.isShared) == true {
                 // Emptied through the locked descriptor first, so the space is free at once,
                 // even for the index's own write on a full disk.
-                if let descriptor { _ = ftruncate(descriptor, 0) }
+                if let descriptor { SharedFiles.cut(descriptor, to: 0) }
                 unlink(path)
                 try await index.delete(id: record.id)
                 return
@@ -512,7 +513,7 @@ public actor CacheEngine {
             // The file first (space is freed for the index's write on a full disk): ranges the
             // index still holds past the file's end are dropped when the file is next opened.
             // Through the locked descriptor: opening the file again would wait for our own lock.
-            if let descriptor, ftruncate(descriptor, off_t(kept.ranges.last?.upperBound ?? 0)) != 0 {
+            if let descriptor, !SharedFiles.cut(descriptor, to: kept.ranges.last?.upperBound ?? 0) {
                 throw StreamCacheError.storage("cannot truncate", path: path, errno: errno)
             }
             try await index.setRanges(kept, of: record.id)

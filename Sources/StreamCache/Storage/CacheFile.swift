@@ -56,15 +56,16 @@ package final class CacheFile: Sendable {
         return (file, status)
     }
 
-    /// Cuts the regular file at `path` to nothing, never through a link: its blocks come back
-    /// even while another process holds it open.
+    /// Cuts the regular file at `path` to nothing, never through a symbolic link and never a
+    /// file an offline package shares: its blocks come back even while another process holds
+    /// it open.
     package static func empty(at path: String) {
         let fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
         guard fd >= 0 else { return }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return }
-        _ = ftruncate(fd, 0)
+        SharedFiles.cut(fd, to: 0)
     }
 
     private init(path: String, descriptor: Int32) {

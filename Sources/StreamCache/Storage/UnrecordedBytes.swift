@@ -20,7 +20,7 @@ enum UnrecordedBytes {
             guard let size = allocatedBytes(path), size > (end ?? 0) else { continue }
             let cut = try? await CacheFile.withExclusiveLock(path: path) { descriptor in
                 guard let descriptor else { return }
-                _ = ftruncate(descriptor, off_t(end ?? 0))
+                SharedFiles.cut(descriptor, to: end ?? 0)
                 if end == nil { unlink(path) }
             }
             if cut == true { freed += size - (allocatedBytes(path) ?? 0) }

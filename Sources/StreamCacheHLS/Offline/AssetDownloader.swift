@@ -319,6 +319,12 @@ struct AssetDownloader: Sendable {
             throw error
         }
         try Task.checkCancellation()
+        // Files stored as the origin sent them exist once: the package's name and the cache's
+        // name for one file (decrypted files differ from what was sent and stay the package's).
+        for item in manifest.items where item.offset == nil && item.decryption == nil {
+            guard let url = URL(string: item.url) else { continue }
+            _ = await engine.shareStoredFile(url, at: folder + "/" + item.path)
+        }
         manifest.state = .complete
         try manifest.save(in: folder)
         emit(.finished(id: manifest.id, path: folder + "/" + manifest.mainPlaylist))
