@@ -25,6 +25,21 @@ public enum Playlist: Hashable, Sendable {
         try self.init(parsing: text, url: url, imported: imported)
     }
 
+    /// Every URI the playlist lists, as written: variants, renditions, I-frame playlists,
+    /// session data and keys; or segments with their keys and maps.
+    public var listedURIs: [String] {
+        var uris: [String] = []
+        let collect: (String) -> String = { uri in
+            uris.append(uri)
+            return uri
+        }
+        switch self {
+        case .multivariant(var playlist): playlist.mapURIs(collect)
+        case .media(var playlist): playlist.mapURIs(collect)
+        }
+        return uris
+    }
+
     private static func lineOfFirstInvalidByte(_ bytes: [UInt8]) -> Int {
         var iterator = bytes.makeIterator()
         var parser = Unicode.UTF8.ForwardParser()

@@ -533,6 +533,20 @@ public actor CacheEngine {
         return true
     }
 
+    /// Deletes the cached bytes and index entries of the resources stored under `keys` (as
+    /// ``remove(_:)`` does each).
+    ///
+    /// - Returns: how many the cache held.
+    @discardableResult
+    package func remove(keys: Set<String>) async throws -> Int {
+        var records: [ResourceRecord] = []
+        for key in keys {
+            if let record = try await index.resource(forKey: key) { records.append(record) }
+        }
+        try await delete(records)
+        return records.count
+    }
+
     /// Deletes the data files of `records`, then their rows: every file before any row, so space
     /// is freed even when the disk is too full for the index to change (a row whose file is gone
     /// is dropped when it is next opened: the ranges past a file's end are), also when the first
