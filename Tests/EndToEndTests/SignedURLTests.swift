@@ -216,6 +216,53 @@ import Testing
         #expect(throughLoader == (withRules ? 0 : 2 * size), "the loader's two plays cost \(throughLoader) bytes")
     }
 
+    /// An app that gives fresh URLs: a fetch refused for an expired token is sent again once
+    /// with the app's URL for the key, and the reader gets its bytes; without the hook, the 403.
+    @Test(arguments: [true, false])
+    func anExpiredTokenIsReplacedByTheAppsFreshURL(refreshes: Bool) async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let fields: [[String]] = [["ETag", "\"ep1\""], ["Content-Type", "audio/mpeg"]]
+        let origin = try await ScriptedOrigin(
+            [
+                "/ep.mp3?t=old": ["status": 403, "headers": [["Content-Type", "text/plain"]], "text": "expired\n"],
+                "/ep.mp3?t=new": ["status": 200, "headers": fields],
+            ],
+            in: workspace
+        )
+        let asked = Locked<[String]>([])
+        let client = HTTPOriginClient()
+        var configuration = CacheConfiguration()
+        configuration.keyRules = try CacheKeyRules(parsing: ["t"])
+        if refreshes {
+            configuration.refreshURL = { key, refused in
+                asked.value += [key]
+                return URL(string: refused.absoluteString.replacingOccurrences(of: "t=old", with: "t=new"))
+            }
+        }
+        let engine = try CacheEngine(
+            directory: CacheDirectory(path: workspace.cacheDirectory),
+            origin: client,
+            configuration: configuration
+        )
+        var bytes: [UInt8] = []
+        var failure: StreamCacheError?
+        do {
+            for try await chunk in try await engine.read(URL(string: origin.url("ep.mp3?t=old"))!) { bytes += chunk }
+        } catch let error as StreamCacheError {
+            failure = error
+        }
+        await engine.shutdown()
+        try await client.shutdown()
+        if refreshes {
+            #expect(failure == nil && bytes == ScriptedOrigin.body(size: 20_000), "\(String(describing: failure))")
+            #expect(asked.value == [origin.url("ep.mp3")], "the app was asked \(asked.value)")
+            #expect(try await origin.requests("ep.mp3?t=new").contains { $0.bodyBytes > 0 })
+        } else {
+            #expect(failure?.status == 403, "\(String(describing: failure))")
+        }
+    }
+
     /// Bad rules get one line and the usage status, and nothing is stored.
     @Test(arguments: [
         "", "=", "a,,b", "https://cdn.example.com=token", "cdn.example.com:443=token", "*", "signed-nope",

@@ -66,6 +66,11 @@ public struct CacheConfiguration: Sendable {
     public var key: @Sendable (URL) -> String = CacheConfiguration.canonicalKey
     /// Query parameters left out of cache keys (signing tokens that change every session).
     public var keyRules = CacheKeyRules()
+    /// A fresh URL for a resource whose URL the origin refused with `401` or `403` (a signed
+    /// URL's token expired): given the key and the refused URL, the app answers a URL of the
+    /// same key, or `nil` to pass the refusal on. Asked once per refused URL; the request is
+    /// sent again with the answer, and later fetches use it.
+    public var refreshURL: (@Sendable (_ key: String, _ refused: URL) async -> URL?)?
 
     /// The key `url` is stored under: ``key`` of `url` without the parameters ``keyRules``
     /// leave out.

@@ -60,7 +60,7 @@ extension ResourceSession {
         // The bytes are claimed in the index first: another process may be fetching some of them.
         guard let request = try await claim(proposed) else { return nil }
         let originRequest = OriginRequest(url: url, range: (request.first, request.last), ifRange: request.ifRange)
-        return try await origin.fetch(originRequest, headers: headers) { head, body in
+        return try await fetchFromOrigin(originRequest) { head, body in
             let answer = try await OriginAnswer.judge(head, body: body, first: request.first, last: request.last)
             if case .notModified = answer, request.ifRange != nil {
                 // A 304 to If-Range (RFC 9110 allows only 206 or 200): ask once more without it,

@@ -13,8 +13,7 @@ extension ResourceSession {
             range: (position, end.map { $0 - 1 }),
             ifRange: known.length == nil ? nil : known.ifRangeValidator
         )
-        let origin = origin
-        let headers = headers
+        let session = self
         // A version known without its tag (an origin that tags every response anew) is compared
         // on what it has.
         let moved: @Sendable (ContentInfo) -> Bool = { info in
@@ -23,7 +22,7 @@ extension ResourceSession {
             return known.length != nil && known.isDifferentVersion(from: answered)
         }
         return PassThrough { send in
-            try await origin.fetch(request, headers: headers) { head, body in
+            try await session.fetchFromOrigin(request) { head, body in
                 var skip: Int64
                 switch try OriginAnswer.judge(head, first: position, last: end.map { $0 - 1 }) {
                 case .partial(_, let info):

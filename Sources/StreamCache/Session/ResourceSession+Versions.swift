@@ -26,7 +26,7 @@ extension ResourceSession {
             ifModifiedSince: known.etag == nil ? known.lastModified : nil
         )
         do {
-            let answer = try await origin.fetch(request, headers: headers) { head, body in
+            let answer = try await fetchFromOrigin(request) { head, body in
                 try await OriginAnswer.judge(head, body: body, first: 0, last: 0)
             }
             switch answer {

@@ -11,7 +11,7 @@ actor ResourceSession {
     let key: String
     /// The URL and headers the newest reader opened the resource with: fetches ask the origin
     /// with them.
-    private let newest: NewestRequest
+    let newest: NewestRequest
     nonisolated var url: URL { newest.url }
     nonisolated var headers: OriginHeaders { newest.headers }
     let environment: SessionEnvironment
