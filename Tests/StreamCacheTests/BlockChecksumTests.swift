@@ -30,7 +30,7 @@ import Testing
     /// A block summed as it arrives, in pieces of any size, has the sum of the block read whole.
     /// Summing a block byte by byte is ``HeavyWork``; it returns what went wrong.
     @Test func aBlockSummedPieceByPieceHasTheSumOfTheWholeBlock() async {
-        let problems = await HeavyWork.run {
+        let problems = await HeavyWork.run(priority: .normal) {
             let block = TestData.bytes(count: Int(BlockChecksums.size), seed: 33)
             let whole = block.withUnsafeBytes { BlockChecksums.checksum($0, by: .current) }
             var generator = SeededRandom(seed: 34)

@@ -10,7 +10,7 @@ import Testing
     /// went wrong.
     @Test(arguments: 0..<20)
     func handsOutOnlyWhatWasWrittenThereInThatVersion(seed: UInt64) async {
-        let problems = await HeavyWork.run { Self.life(seed: seed) }
+        let problems = await HeavyWork.run(priority: .normal) { Self.life(seed: seed) }
         #expect(problems.isEmpty, "\(problems.prefix(3))")
     }
 
