@@ -133,7 +133,14 @@ extension StreamCacheCommand {
                     // The download retries each file itself (with backoff, `maxAttempts` in a
                     // row): the engine's reads try once, so retries do not multiply.
                     try await library.cache.withEngine(
-                        configure: { $0.maxAttempts = 1 },
+                        configure: { configuration in
+                            configuration.maxAttempts = 1
+                            // A download reads every file to its end: one request per file (up to
+                            // the largest span) rather than spans that grow from 1 MiB, as a
+                            // player that may seek away is asked for; each request costs the
+                            // origin's latency.
+                            configuration.firstFetchSpan = configuration.maxFetchSpan
+                        },
                         timeout: transfer.timeoutDuration
                     ) { engine in
                         var reporter = reporter

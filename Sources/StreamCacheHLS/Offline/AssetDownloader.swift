@@ -198,7 +198,9 @@ struct AssetDownloader: Sendable {
                     return (url, info?.length)
                 }
             }
-            for _ in 0..<min(max(1, options.jobs), probes.count) { probeNext() }
+            // Each probe is two bytes and the origin's latency: all at once (up to 16), so the
+            // estimate costs one round trip, not one per job's share of them.
+            for _ in 0..<min(16, probes.count) { probeNext() }
             for await (url, length) in group {
                 lengths[url] = length
                 probeNext()
@@ -321,6 +323,7 @@ struct AssetDownloader: Sendable {
         try Task.checkCancellation()
         // Files stored as the origin sent them exist once: the package's name and the cache's
         // name for one file (decrypted files differ from what was sent and stay the package's).
+        // Each is shared as it is committed; this pass shares those an earlier run finished.
         for item in manifest.items where item.offset == nil && item.decryption == nil {
             guard let url = URL(string: item.url) else { continue }
             _ = await engine.shareStoredFile(url, at: folder + "/" + item.path)

@@ -72,17 +72,32 @@ struct ItemFetcher: Sendable {
             while !bytes.isEmpty {
                 bytes = try writer.write(bytes)
                 while let finished = try await writer.commitIfFull() {
-                    cursor.completed += 1
-                    await done(finished.index, finished.bytes)
+                    await committed(finished, of: entries, cursor: cursor, done: done)
                 }
                 if writer.isFinished { return }
             }
         }
         if let finished = try await writer.commitAtEnd(contentLength: nil) {
-            cursor.completed += 1
-            await done(finished.index, finished.bytes)
+            await committed(finished, of: entries, cursor: cursor, done: done)
         }
         guard writer.isFinished else { throw ShortBody() }
+    }
+
+    /// Counts a file made durable in the package; one stored as the origin sent it (whole, not
+    /// decrypted) then shares the cache's data file, which the read has filled (one copy on
+    /// disk, while the other jobs wait on the origin).
+    private func committed(
+        _ finished: (index: Int, bytes: Int64),
+        of entries: [Entry],
+        cursor: RunCursor,
+        done: Done
+    ) async {
+        cursor.completed += 1
+        await done(finished.index, finished.bytes)
+        guard let item = entries.first(where: { $0.index == finished.index })?.item,
+            item.offset == nil, item.decryption == nil, let url = URL(string: item.url)
+        else { return }
+        _ = await engine.shareStoredFile(url, at: folder + "/" + item.path)
     }
 
     /// How long to wait before trying again, or `nil` if trying again cannot help.
