@@ -263,6 +263,40 @@ import Testing
         }
     }
 
+    /// A rule that makes two different files one key: the origin's other length and validator
+    /// make the second a new version, never a mix of the two files' bytes.
+    @Test func twoFilesUnderOneKeyAreVersionsNeverAMix() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let first = String(repeating: "A", count: 20_000)
+        let second = String(repeating: "B", count: 30_000)
+        let origin = try await ScriptedOrigin(
+            [
+                "/f.mp3?v=1": [
+                    "status": 200, "headers": [["ETag", "\"one\""], ["Content-Type", "audio/mpeg"]], "text": first,
+                ],
+                "/f.mp3?v=2": [
+                    "status": 200, "headers": [["ETag", "\"two\""], ["Content-Type", "audio/mpeg"]], "text": second,
+                ],
+            ],
+            in: workspace
+        )
+        let set = try await CLI.run(["config", "--key-ignore-query", "v"], cacheDir: workspace.cacheDirectory)
+        #expect(set.status == 0, "\(set.stderr)")
+        // Part of the first file is cached, then the whole of the second is asked for.
+        let part = try await CLI.run(
+            ["get", origin.url("f.mp3?v=1"), "-r", "0-9999", "-o", workspace.output("part")],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(part.status == 0 && workspace.read(workspace.output("part")) == Array(first.utf8.prefix(10_000)))
+        let whole = try await CLI.run(
+            ["get", origin.url("f.mp3?v=2"), "-o", workspace.output("whole")],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(whole.status == 0, "\(whole.stderr)")
+        #expect(workspace.read(workspace.output("whole")) == Array(second.utf8), "the two files' bytes were mixed")
+    }
+
     /// Bad rules get one line and the usage status, and nothing is stored.
     @Test(arguments: [
         "", "=", "a,,b", "https://cdn.example.com=token", "cdn.example.com:443=token", "*", "signed-nope",
