@@ -44,6 +44,10 @@ extension StreamCacheCommand {
                 print("    \(asset.url)")
                 print("    \(asset.path)")
                 if let failure = asset.failure { print("    failed: \(failure)") }
+                let alone = library.offlineLibrary.filesHeldAlone(asset.id)
+                if asset.state == .complete, alone > 0 {
+                    print("    \(alone) file(s) held by the package alone, not shared with the cache")
+                }
             }
         }
 

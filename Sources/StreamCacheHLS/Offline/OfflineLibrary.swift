@@ -192,7 +192,8 @@ public struct OfflineLibrary: Sendable {
             do {
                 try manifest.save(in: folder)
             } catch {
-                throw (error as? OfflineError) ?? OfflineError(.storage, "cannot write the record of \(folder): \(error)")
+                throw (error as? OfflineError)
+                    ?? OfflineError(.storage, "cannot write the record of \(folder): \(error)")
             }
         }
     }
@@ -230,6 +231,18 @@ public struct OfflineLibrary: Sendable {
             if let other = try? AssetManifest.load(from: folder(asset.id)) { others.formUnion(other.originURLs) }
         }
         return manifest.originURLs.subtracting(others).sorted().compactMap(URL.init(string:))
+    }
+
+    /// How many of asset `id`'s files stored as the origin sent them the package holds alone:
+    /// not one file with the cache's copy (another file system, or the cache let it go).
+    public func filesHeldAlone(_ id: String) -> Int {
+        guard AssetID.isValid(id), let manifest = try? AssetManifest.load(from: folder(id)) else { return 0 }
+        var count = 0
+        for item in manifest.items where item.offset == nil && item.decryption == nil {
+            var info = stat()
+            if lstat(folder(id) + "/" + item.path, &info) == 0, info.st_nlink == 1 { count += 1 }
+        }
+        return count
     }
 
     /// Deletes the asset `id`: its package and its record, freeing its disk.
