@@ -10,7 +10,7 @@ import Glibc
 /// Swift concurrency runs every test on a pool of one thread per core. A long loop on it holds a
 /// thread the timed tests beside it need, and several such loops on threads of normal priority
 /// leave those tests a fraction of the cores: on two cores both stalled in-process origins and
-/// loaders for over a minute. At the lowest priority the loops take the time no test wants;
+/// loaders past their tests' deadlines. At the lowest priority the loops take the time no test wants;
 /// work that must end within a suite's time limit takes an equal share instead.
 public enum HeavyWork {
     /// How a piece of work shares the cores with the tests beside it.

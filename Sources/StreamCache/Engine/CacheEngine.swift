@@ -177,11 +177,11 @@ public actor CacheEngine {
         }
         switch sessions.state(key) {
         case .open(let session):
-            await session.opened(with: url, headers: headers)
+            await Self.note(url, headers, openedOn: session)
             return session
         case .opening(let task):
             let session = try await task.value
-            await session.opened(with: url, headers: headers)
+            await Self.note(url, headers, openedOn: session)
             return session
         case nil:
             // Awaited by this caller and by every other caller opening the same key meanwhile.
@@ -205,6 +205,13 @@ public actor CacheEngine {
                 throw error
             }
         }
+    }
+
+    /// Tells `session` a reader opened it with `url` and `headers`, only when they differ from
+    /// the newest it has: the usual open costs no hop onto the session.
+    private static func note(_ url: URL, _ headers: OriginHeaders, openedOn session: ResourceSession) async {
+        guard session.url != url || session.headers != headers else { return }
+        await session.opened(with: url, headers: headers)
     }
 
     private func releaseLease(_ key: String) {
@@ -528,9 +535,7 @@ public actor CacheEngine {
     /// - Returns: whether the cache held it.
     @discardableResult
     public func remove(_ url: URL) async throws -> Bool {
-        guard let record = try await index.resource(forKey: configuration.cacheKey(url)) else { return false }
-        try await delete([record])
-        return true
+        try await remove(keys: [configuration.cacheKey(url)]) > 0
     }
 
     /// Deletes the cached bytes and index entries of the resources stored under `keys` (as
