@@ -10,7 +10,8 @@ scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304
 "notModifiedToRange" every request with Range does (broken origins); with "transferCoding": "gzip, chunked", the body goes gzip-compressed in chunks under that
 Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rate" bytes a second
 if given; GET /_stats counts its bytes sent so far in "endlessBytes"); with "etagPerResponse", a new
-ETag on every response. A range request whose If-Range names no current validator gets the whole body. The body is byte i = i % 251. GET /_stats lists every request (path, status,
+ETag on every response; with "bodyPerResponse" as well, other bytes under it (byte i = (i + n) % 251
+for the n-th response). A range request whose If-Range names no current validator gets the whole body. The body is byte i = i % 251. GET /_stats lists every request (path, status,
 range, conditional, body bytes). SCRIPT is read again for every request, so a test can change
 what the origin answers by rewriting it. Prints "listening on http://127.0.0.1:PORT" first.
 """
@@ -34,8 +35,8 @@ ENDLESS_BYTES = [0]
 COUNTER = [0]
 
 
-def body_of(size):
-    return bytes(i % 251 for i in range(size))
+def body_of(size, shift=0):
+    return bytes((i + shift) % 251 for i in range(size))
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -132,10 +133,13 @@ class Handler(BaseHTTPRequestHandler):
             self.answer(404, [("Content-Type", "text/plain")], b"no such path\n")
             return
         fields = [tuple(f) for f in entry.get("headers", [])]
+        shift = 0
         if entry.get("etagPerResponse"):
             with LOCK:
                 COUNTER[0] += 1
                 fields.append(("ETag", '"r%d"' % COUNTER[0]))
+                if entry.get("bodyPerResponse"):
+                    shift = COUNTER[0]
         status = entry.get("status", 200)
         if status != 200:
             self.answer(status, fields, entry.get("body", "").encode())
@@ -149,7 +153,7 @@ class Handler(BaseHTTPRequestHandler):
         if self.not_modified(fields):
             self.answer(304, fields, b"")
             return
-        body = entry["text"].encode() if "text" in entry else body_of(entry.get("size", 20000))
+        body = entry["text"].encode() if "text" in entry else body_of(entry.get("size", 20000), shift)
         if entry.get("endless"):
             self.send_endless(fields, entry.get("rate"))
             return

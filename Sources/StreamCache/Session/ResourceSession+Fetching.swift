@@ -61,7 +61,7 @@ extension ResourceSession {
         guard let request = try await claim(proposed) else { return nil }
         let originRequest = OriginRequest(url: url, range: (request.first, request.last), ifRange: request.ifRange)
         return try await fetchFromOrigin(originRequest) { head, body in
-            let answer = try await OriginAnswer.judge(head, body: body, first: request.first, last: request.last)
+            var answer = try await OriginAnswer.judge(head, body: body, first: request.first, last: request.last)
             if case .notModified = answer, request.ifRange != nil {
                 // A 304 to If-Range (RFC 9110 allows only 206 or 200): ask once more without it,
                 // as every later request will; the answer's validators are checked as always.
@@ -76,16 +76,35 @@ extension ResourceSession {
                     "origin \(head.url.host ?? "") answered 304 Not Modified to a range request"
                 )
             }
+            var rest: ArraySlice<UInt8> = []
+            if case .full(let newInfo) = answer, request.ifRange != nil,
+                await self.mayBeRetagged(id, as: newInfo, before: request.first)
+            {
+                // Another tag on the same length: the bytes before the start tell whether the
+                // cached ones are still the resource's.
+                let check = try await self.checkRetag(body, upTo: request.first)
+                guard let info = try await self.retag(id, as: newInfo, check), let length = info.length,
+                    case .same(let after) = check
+                else { return nil }
+                answer = .partial(range: ByteRange(request.first, length), info: info)
+                rest = after
+            }
             guard let file = try await self.accept(answer, fetch: id, sentIfRange: request.ifRange != nil) else {
                 return nil
             }
-            for try await chunk in body {
+            /// Writes `chunk` where the machine says; `true` when the fetch ends here.
+            func take(_ chunk: [UInt8]) async throws -> Bool {
                 let step = try await self.receive(chunk, fetch: id, file: file)
                 if let (batch, generation) = step.batch {
                     batches.start(batch, generation: generation, file: file)
                 }
-                if step.endsFetch { return nil }
-                if step.holds, try await !self.readerCame(for: id) { return nil }
+                if step.endsFetch { return true }
+                guard step.holds else { return false }
+                return try await !self.readerCame(for: id)
+            }
+            if !rest.isEmpty, try await take(Array(rest)) { return nil }
+            for try await chunk in body {
+                if try await take(chunk) { return nil }
             }
             return try await self.bodyEnded(id)
         }

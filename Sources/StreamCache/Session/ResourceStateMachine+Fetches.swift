@@ -170,7 +170,7 @@ extension ResourceStateMachine {
     }
 
     /// The fetch `id` if it belongs to the current version and is still writing.
-    private func current(_ id: Int) -> Fetch? {
+    func current(_ id: Int) -> Fetch? {
         guard let fetch = fetches[id], fetch.generation == generation, !fetch.isEnding else { return nil }
         return fetch
     }

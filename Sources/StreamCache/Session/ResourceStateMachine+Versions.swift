@@ -74,12 +74,46 @@ extension ResourceStateMachine {
         for (id, reader) in readers { readers[id]?.cachedAtStart = reader.cachedAtStart.clamped(below: size) }
     }
 
+    /// Whether the whole body fetch `id` got for its `If-Range` may be the cached version under
+    /// another entity tag, to be told by its bytes before `first`: the same length and
+    /// `Last-Modified` (or none on either side), and cached bytes there to compare.
+    func mayBeRetagged(_ id: Int, as newInfo: ContentInfo, before first: Int64) -> Bool {
+        guard current(id) != nil, info.mayHoldTheSameBytes(as: newInfo),
+            let cached = written.firstOffset(atOrAfter: 0)
+        else { return false }
+        return cached < first
+    }
+
+    /// The bytes fetch `id` got before its start are the cached ones: the version keeps its bytes
+    /// and takes the new tag and fields (an origin that tags every response anew).
+    ///
+    /// - Returns: the content information to store, or `nil` if the fetch is no longer current.
+    mutating func retagged(_ id: Int, as newInfo: ContentInfo, now: Instant) -> ContentInfo? {
+        defer { checkInvariants() }
+        guard fetchesGoOn, current(id) != nil else { return nil }
+        info.etag = newInfo.etag
+        info.stored = newInfo.stored
+        confirmed(info, now: now)
+        return info
+    }
+
+    /// The bytes fetch `id` got before its start differ from the cached ones: a new version,
+    /// fetched anew; readers that got bytes of the old one fail.
+    ///
+    /// - Returns: the fetches to cancel (this one among them), or `nil` if it is no longer current.
+    mutating func changedUnderFetch(_ id: Int, to newInfo: ContentInfo) -> [Int]? {
+        defer { checkInvariants() }
+        guard fetchesGoOn, current(id) != nil else { return nil }
+        return replaceVersion(with: newInfo, survivor: nil, bytesDiffer: true)
+    }
+
     /// Moves to a new version: nothing of the old one is readable any more; readers that already
-    /// got old bytes fail with `resourceChanged`, the others go on with new bytes; fetches of the
-    /// old version, except `survivor` (the one that saw the new version), are stale.
+    /// got old bytes fail with `resourceChanged` (unless only the tag changed, `bytesDiffer`
+    /// unknown), the others go on with new bytes; fetches of the old version, except `survivor`
+    /// (the one that saw the new version), are stale.
     ///
     /// - Returns: the stale fetches, to cancel.
-    mutating func replaceVersion(with newInfo: ContentInfo, survivor: Int?) -> [Int] {
+    mutating func replaceVersion(with newInfo: ContentInfo, survivor: Int?, bytesDiffer: Bool = false) -> [Int] {
         let oldInfo = info
         generation += 1
         info = newInfo
@@ -107,7 +141,7 @@ extension ResourceStateMachine {
         for (id, reader) in readers {
             readers[id]?.cachedAtStart = RangeSet()
             if let waitingOn = reader.waitingOn, waitingOn != survivor { readers[id]?.waitingOn = nil }
-            if reader.hasDelivered, oldInfo.differsOnlyInETag(from: newInfo) {
+            if reader.hasDelivered, !bytesDiffer, oldInfo.differsOnlyInETag(from: newInfo) {
                 // An origin that tags every response anew: the reader reads on uncached rather
                 // than be cut; the length and Last-Modified stand for the version.
                 var untagged = newInfo

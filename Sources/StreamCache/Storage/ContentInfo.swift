@@ -66,6 +66,15 @@ public struct ContentInfo: Hashable, Sendable {
         return lastModified == newer.lastModified
     }
 
+    /// Whether `newer` may be this version under another strong entity tag: the same length and
+    /// `Last-Modified`, or none on either side. Only the bytes can tell.
+    public func mayHoldTheSameBytes(as newer: ContentInfo) -> Bool {
+        guard let length, length == newer.length, let etag, let newETag = newer.etag, etag != newETag,
+            !etag.hasPrefix("W/"), !newETag.hasPrefix("W/")
+        else { return false }
+        return lastModified == newer.lastModified
+    }
+
     /// Whether `ranges` hold every byte of the resource: its length is known and all of it is
     /// there (the one definition of a complete resource).
     public func isComplete(with ranges: RangeSet) -> Bool {

@@ -1,0 +1,78 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+extension HostileWorldRoundThree {
+    /// An origin that sends a new `ETag` with every response and no `Last-Modified` (one tag per
+    /// server behind a balancer, or per request): the cache tells a new tag on the same bytes from
+    /// a new file by the bytes it already holds, so a read goes on under the new tag, and a file
+    /// that really changed is never joined to the old one.
+    @Suite(.timeLimit(.minutes(3))) struct RetaggingOriginTests {
+        static let size = 6_000_000
+
+        static func script(changingBytes: Bool) -> [String: Any] {
+            [
+                "/e.bin": [
+                    "size": size, "etagPerResponse": true, "bodyPerResponse": changingBytes,
+                    "headers": [["Content-Type", "application/octet-stream"]],
+                ]
+            ]
+        }
+
+        @Test func theSameBytesUnderNewTagsAreReadToTheEnd() async throws {
+            let workspace = Workspace()
+            defer { workspace.remove() }
+            let origin = try await ScriptedOrigin(Self.script(changingBytes: false), in: workspace)
+            let expected = ScriptedOrigin.body(size: Self.size)
+
+            let got = try await CLI.run(
+                ["get", origin.url("e.bin"), "-o", workspace.output("e.bin")],
+                cacheDir: workspace.cacheDirectory
+            )
+            #expect(got.status == 0, "\(got.stderr)")
+            let file = workspace.read(workspace.output("e.bin"))
+            let fileIsRight = file == expected
+            #expect(fileIsRight, "\(file?.count ?? 0) bytes, not the resource")
+
+            let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory + "-serve")
+            let whole = try await Curl.fetch(proxy.url(origin.url("e.bin")))
+            #expect(whole.status == 200)
+            let wholeIsRight = Array(whole.body) == expected
+            #expect(wholeIsRight, "\(whole.body.count) bytes, not the resource")
+            // A player that seeks past what is cached: the bytes before its start are compared,
+            // and the answer is the new tag's.
+            let seek = try await Curl.fetch(proxy.url(origin.url("e.bin")), headers: ["Range: bytes=4000000-"])
+            #expect(seek.status == 206)
+            let seekIsRight = Array(seek.body) == Array(expected[4_000_000...])
+            #expect(seekIsRight, "not the resource's bytes")
+            try await proxy.stop()
+        }
+
+        @Test func newBytesUnderANewTagAreNeverJoinedToTheOld() async throws {
+            let workspace = Workspace()
+            defer { workspace.remove() }
+            let origin = try await ScriptedOrigin(Self.script(changingBytes: true), in: workspace)
+
+            let got = try await CLI.run(
+                ["get", origin.url("e.bin"), "-o", workspace.output("e.bin")],
+                cacheDir: workspace.cacheDirectory
+            )
+            #expect(got.status != 0)
+            #expect(got.stderr.contains("changed"), "\(got.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: workspace.output("e.bin")))
+
+            let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory + "-serve")
+            let output = workspace.output("played.bin")
+            let played = try await Tool.run("curl", ["-s", "-o", output, proxy.url(origin.url("e.bin"))])
+            // Cut short rather than spliced (curl: 18, a partial answer): every byte that came
+            // is of one version.
+            let body = workspace.read(output) ?? []
+            #expect(played.status == 18 && body.count < Self.size, "curl \(played.status), \(body.count) bytes")
+            let shift = (1...40).first { shift in
+                body.enumerated().allSatisfy { $0.element == UInt8(($0.offset + shift) % 251) }
+            }
+            #expect(shift != nil, "the answer mixes versions")
+            try await proxy.stop()
+        }
+    }
+}
