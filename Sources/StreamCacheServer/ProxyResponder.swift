@@ -45,7 +45,11 @@ struct ProxyResponder: Sendable {
 
     /// The Host check and the web-page policy, then the answer, with CORS fields for an allowed
     /// web player.
-    private func decide(_ request: HTTPRequest, context: ProxyRequestContext, exchange: inout Exchange) async throws -> ProxyResponse {
+    private func decide(
+        _ request: HTTPRequest,
+        context: ProxyRequestContext,
+        exchange: inout Exchange
+    ) async throws -> ProxyResponse {
         if let value = request.headerFields[Self.refusal] {
             throw RequestHeadCheck.parseRefusal(value)
         }
@@ -108,7 +112,12 @@ struct ProxyResponder: Sendable {
         let ranges = RangeRequest(range: request.headerFields[.range], ifRange: request.headerFields[.ifRange])
 
         // One open for the whole request: its content information and its bytes.
-        let resource = try await engine.open(target.url, originHeaders: originHeaders)
+        // With the player's fields the origin may choose a representation by (RFC 9111 §4.1).
+        let forwarded = ForwardedFields.of(request.headerFields.map { ($0.name.rawName, $0.value) })
+        let resource = try await engine.open(
+            target.url,
+            originHeaders: ForwardedFields.adding(forwarded, to: originHeaders)
+        )
         // Start reading at once where the request says where; learn the length on the way.
         var read: StartedRead?
         if request.method == .get, let (first, last) = ranges.startBeforeLength {

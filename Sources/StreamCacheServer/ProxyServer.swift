@@ -76,7 +76,12 @@ public struct ProxyServer: Sendable {
         await engine.startChores()
         let authority = ListenerAuthority(boundHost: configuration.host)
         let webPages = WebPagePolicy(allowedOrigins: configuration.allowedOrigins)
-        let warm = WarmRequests(engine: engine, authority: authority, webPages: webPages)
+        let warm = WarmRequests(
+            engine: engine,
+            authority: authority,
+            webPages: webPages,
+            originHeaders: configuration.originHeaders
+        )
         let accessKey = configuration.accessKey
         let responder = ProxyResponder(
             engine: engine,

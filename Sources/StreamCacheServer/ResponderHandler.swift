@@ -162,7 +162,7 @@ final class ResponderHandler: ChannelInboundHandler {
         then finish: @escaping @Sendable (Bool) -> Void
     ) async {
         var fields = response.headers
-        fields[.date] = HTTPDate.format(Date())
+        if fields[.date] == nil { fields[.date] = HTTPDate.format(Date()) }
         SandboxFields.apply(to: &fields)
         channel.write(HTTPResponsePart.head(HTTPResponse(status: response.status, headerFields: fields)), promise: nil)
         do {

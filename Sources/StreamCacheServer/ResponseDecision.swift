@@ -54,6 +54,9 @@ struct ResponseDecision: Equatable {
             ]
             if let etag = info.etag { fields.append(Field(name: "ETag", value: etag)) }
             if let lastModified = info.lastModified { fields.append(Field(name: "Last-Modified", value: lastModified)) }
+            // The origin's, which its `Age` counts from (RFC 9111 §4.2.3); the responder dates
+            // an answer without one.
+            if let date = info.stored.value("Date") { fields.append(Field(name: "Date", value: date)) }
             fields += CachedResponseFields.replayed(info).map { Field(name: $0.name, value: $0.value) }
             if let age { fields.append(Field(name: "Age", value: String(age))) }
             self.fields = fields

@@ -17,6 +17,9 @@ struct WarmRequests: Sendable {
     let engine: CacheEngine
     let authority: ListenerAuthority
     let webPages: WebPagePolicy
+    /// The fields configured for origin requests: with the player's, what a stored response's
+    /// variant is told by.
+    let originHeaders: OriginHeaders
 
     /// A response to send from a warm resource.
     struct Answer {
@@ -127,6 +130,15 @@ struct WarmRequests: Sendable {
             let length = resource.info.length,
             length > 0, !judged.isPlaylist(resource.info.contentType)
         else { return nil }
+        if resource.info.stored.variesOnRequestFields {
+            // The variant of other values of the fields it varies on is not this request's
+            // (RFC 9111 §4.1): the responder asks the origin.
+            let sent = ForwardedFields.adding(
+                ForwardedFields.of(head.headers.map { ($0.name, $0.value) }),
+                to: originHeaders
+            )
+            guard resource.info.stored.matches(sent.fields(for: judged.url, firstURL: judged.url)) else { return nil }
+        }
 
         let representation = judged.representation(of: resource.info, at: Date())
         let decision = ResponseDecision(representation.judged, range: fields.range, ifRange: fields.ifRange)

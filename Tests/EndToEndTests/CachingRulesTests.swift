@@ -223,6 +223,13 @@ final class ScriptedOrigin: Sendable {
         let range: String?
         let conditional: Bool
         let bodyBytes: Int64
+        /// The request's fields, name and value.
+        let fields: [[String]]
+
+        /// The values of field `name` the request had.
+        func values(_ name: String) -> [String] {
+            fields.filter { $0.first?.lowercased() == name.lowercased() }.compactMap { $0.last }
+        }
     }
 
     init(_ script: [String: Any], in workspace: Workspace) async throws {

@@ -11,8 +11,8 @@ scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304
 Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rate" bytes a second
 if given; GET /_stats counts its bytes sent so far in "endlessBytes"); with "etagPerResponse", a new
 ETag on every response; with "bodyPerResponse" as well, other bytes under it (byte i = (i + n) % 251
-for the n-th response). A range request whose If-Range names no current validator gets the whole body. The body is byte i = i % 251. GET /_stats lists every request (path, status,
-range, conditional, body bytes). SCRIPT is read again for every request, so a test can change
+for the n-th response). With "ignoresRange", every GET gets the whole body (as `python3 -m http.server` answers). A range request whose If-Range names no current validator gets the whole body. The body is byte i = i % 251. GET /_stats lists every request (path, status,
+range, conditional, body bytes, the request's fields). SCRIPT is read again for every request, so a test can change
 what the origin answers by rewriting it. Prints "listening on http://127.0.0.1:PORT" first.
 """
 import gzip
@@ -53,6 +53,7 @@ class Handler(BaseHTTPRequestHandler):
                 "range": self.headers.get("Range"),
                 "conditional": bool(self.headers.get("If-None-Match") or self.headers.get("If-Modified-Since")),
                 "bodyBytes": sent,
+                "fields": [[name, value] for name, value in self.headers.items()],
             })
 
     def answer(self, status, fields, body):
@@ -160,7 +161,7 @@ class Handler(BaseHTTPRequestHandler):
         if entry.get("transferCoding"):
             self.send_coded(entry["transferCoding"], fields, body)
             return
-        spec = self.headers.get("Range")
+        spec = None if entry.get("ignoresRange") else self.headers.get("Range")
         if_range = self.headers.get("If-Range")
         if if_range is not None:
             known = dict((k.lower(), v) for k, v in fields)

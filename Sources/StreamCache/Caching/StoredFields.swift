@@ -104,10 +104,13 @@ public struct StoredFields: Hashable, Sendable {
         return copy
     }
 
+    /// Whether the response varies on request fields (`Vary` names one, not just `*`).
+    public var variesOnRequestFields: Bool { vary.contains { $0 != "*" } }
+
     /// Whether the stored response may answer `request`: it varies on no request field, or on
     /// fields `request` has with the same values (RFC 9111 §4.1).
     public func matches(_ request: [HeaderField]) -> Bool {
-        guard vary.contains(where: { $0 != "*" }) else { return true }
+        guard variesOnRequestFields else { return true }
         return value(Self.variantField) == variant(of: request)
     }
 

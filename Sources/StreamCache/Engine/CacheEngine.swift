@@ -175,6 +175,13 @@ public actor CacheEngine {
             await session.withdrawWarm()
             await session.cancelFetches()
         }
+        if case .open(let session) = sessions.state(key), session.headers != headers,
+            await session.isIdleVariant(otherThan: headers, at: url), sessions.isCurrent(key, session)
+        {
+            // Lingering with the variant of other request fields: this request's is fetched anew.
+            sessions.forget(key)
+            await session.withdrawWarm()
+        }
         switch sessions.state(key) {
         case .open(let session):
             await Self.note(url, headers, openedOn: session)
