@@ -8,8 +8,8 @@
 # the file; 1,000 idle connections that never finish a request (the proxy's 30 s idle timeout
 # should close them; they reopen); 20 clients giving up after 1-3 s on a 2 kB/s origin; 10
 # clients sending the red team's hostile cases one after another (Tests/Fixtures/scripted_origin.py
-# as the hostile origin, `streamcache origin --fault changing-etag` for an 8 MiB file; a 503, a web
-# page, a playlist of 1.25 million entries and the proxy's own address as a mapped IPv4 address).
+# as the hostile origin, `streamcache origin --fault changing-etag-only` for an 8 MiB file whose
+# ETag changes on every response, with no Last-Modified; a 503, a web page, a playlist of 1.25 million entries and the proxy's own address as a mapped IPv4 address).
 # Reports requests, bytes checked, mismatched bytes, errors by kind, the proxy's fds, RSS and
 # threads (baseline after a warm-up request / peak / after the clients are gone), the time it
 # takes to exit after SIGTERM, and the origin's bytes for the file vs the union of bytes asked.
@@ -47,7 +47,7 @@ JSON
 origin=$(start_listener origin "$bin" origin "$work/origin")
 slow=$(start_listener origin-slow "$bin" origin "$work/origin" --rate 2000 --latency 500)
 hostile=$(start_listener origin-hostile python3 -u Tests/Fixtures/scripted_origin.py "$work/hostile.json")
-etag=$(start_listener origin-etag "$bin" origin "$work/etag" --fault changing-etag)
+etag=$(start_listener origin-etag "$bin" origin "$work/etag" --fault changing-etag-only)
 proxy=$(start_listener proxy "$bin" serve --port 0 --cache-dir "$work/cache" --idle-timeout 30 \
     --error-log "$work/error.log")
 pid=$(cat "$work/proxy.pid")

@@ -29,6 +29,8 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
     case status(Int)
     /// Gives every response a new ETag, as if the file changed each time.
     case changingETag
+    /// As ``changingETag``, with no `Last-Modified`: only the bytes tell the version.
+    case changingETagOnly
     /// Sends neither `ETag` nor `Last-Modified`.
     case noValidators
     /// Labels every body `Content-Encoding: gzip`, whatever `Accept-Encoding` said.
@@ -40,7 +42,7 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
     case flaky
 
     /// Parses the command-line form: `ignore-range`, `wrong-range-start`, `short-body`,
-    /// `reset-after=N`, `status=N`, `changing-etag`, `no-validators`, `gzip-encoding`, `no-length`, `flaky`.
+    /// `reset-after=N`, `status=N`, `changing-etag`, `changing-etag-only`, `no-validators`, `gzip-encoding`, `no-length`, `flaky`.
     public init?(argument: String) {
         let parts = argument.split(separator: "=", maxSplits: 1).map(String.init)
         switch (parts.first ?? "", parts.count == 2 ? Int(parts[1]) : nil) {
@@ -48,6 +50,7 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
         case ("wrong-range-start", nil) where parts.count == 1: self = .wrongRangeStart
         case ("short-body", nil) where parts.count == 1: self = .shortBody
         case ("changing-etag", nil) where parts.count == 1: self = .changingETag
+        case ("changing-etag-only", nil) where parts.count == 1: self = .changingETagOnly
         case ("no-validators", nil) where parts.count == 1: self = .noValidators
         case ("gzip-encoding", nil) where parts.count == 1: self = .gzipEncoding
         case ("no-length", nil) where parts.count == 1: self = .noLength
@@ -66,6 +69,7 @@ public enum OriginFault: Sendable, Hashable, CustomStringConvertible {
         case .resetAfter(let count): "reset-after=\(count)"
         case .status(let code): "status=\(code)"
         case .changingETag: "changing-etag"
+        case .changingETagOnly: "changing-etag-only"
         case .noValidators: "no-validators"
         case .gzipEncoding: "gzip-encoding"
         case .noLength: "no-length"

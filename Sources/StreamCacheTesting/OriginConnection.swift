@@ -121,7 +121,8 @@ struct OriginConnection {
 
         let withValidators = !conditions.faults.contains(.noValidators)
         var etag = resource.etag
-        if conditions.faults.contains(.changingETag) {
+        let changingOnly = conditions.faults.contains(.changingETagOnly)
+        if conditions.faults.contains(.changingETag) || changingOnly {
             etag = "\"\(etag.dropFirst().dropLast())-c\(state.nextETagSuffix())\""
         }
         let lastModified = HTTPDate.format(resource.lastModified)
@@ -135,7 +136,7 @@ struct OriginConnection {
         }
         if withValidators {
             headers.add(name: "ETag", value: etag)
-            headers.add(name: "Last-Modified", value: lastModified)
+            if !changingOnly { headers.add(name: "Last-Modified", value: lastModified) }
         }
 
         if withValidators, Self.notModified(request.headers, etag: etag, lastModified: lastModified) {
@@ -155,7 +156,7 @@ struct OriginConnection {
             Self.ifRangeMatches(
                 request.headers,
                 etag: withValidators ? etag : nil,
-                lastModified: withValidators ? lastModified : nil
+                lastModified: withValidators && !changingOnly ? lastModified : nil
             )
         {
             guard let range = specifiers[0].resolve(length: resource.length) else {

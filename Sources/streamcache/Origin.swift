@@ -8,7 +8,7 @@ extension StreamCacheCommand {
             abstract: "Serve a directory as a conditioned test origin (bandwidth, latency, faults).",
             discussion: """
                 Prints 'listening on http://HOST:PORT' first. GET /_origin/stats returns the bytes sent as JSON (once no request is being answered, 0.25 s at most).
-                Faults: ignore-range, wrong-range-start, short-body, reset-after=N, status=N, changing-etag, no-validators, gzip-encoding, no-length, flaky.
+                Faults: ignore-range, wrong-range-start, short-body, reset-after=N, status=N, changing-etag, changing-etag-only, no-validators, gzip-encoding, no-length, flaky.
                 """
         )
 
