@@ -16,17 +16,16 @@ public final class HTTPOriginClient: OriginClient {
     private let client: HTTPClient
     private let logger: Logger
     /// What the bodies being received may hold between them beyond their minimums (see
-    /// ``ResponseQueue``): two fast fetches get their whole queue (a single cold relay of 512 MiB
-    /// costs a third more CPU without), 200 at once about 64 KiB each (peak RSS 90–97 MiB
-    /// instead of 451 with 1 MiB apiece, `bench/players.sh`).
+    /// ``ResponseQueue``): two fast fetches get their whole queue, which a cold relay needs to
+    /// keep its CPU down, and hundreds at once share it instead of holding 1 MiB apiece
+    /// (`bench/players.sh` measures both).
     private let queueBudget = QueueBudget(bytes: 2 << 20)
     /// The event loop every origin connection of the process runs on, apart from the loops of
     /// NIO's shared group that the proxy's player connections run on. On the shared group a
     /// relay's origin connection landed on its player's loop half the time, and one thread then
-    /// received the body and sent it on while the other stayed idle: a cold 512 MiB relay took
-    /// 0.63–0.81 s where it takes 0.55–0.59 s apart (ten relays each, side by side, memory
-    /// recycled). One thread receives far more than a network delivers; it never shuts down, as
-    /// the shared group does not.
+    /// received the body and sent it on while the other stayed idle, and the relay was slower
+    /// (`bench/HISTORY.md` has the runs). One thread receives far more than a network delivers;
+    /// it never shuts down, as the shared group does not.
     private static let originLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     /// Creates a client with its own connection pool on the shared event loop group.
@@ -52,8 +51,8 @@ public final class HTTPOriginClient: OriginClient {
         configuration.connectionPool.idleTimeout = .seconds(15)
         client = HTTPClient(eventLoopGroupProvider: .shared(Self.originLoop), configuration: configuration)
         // AsyncHTTPClient logs at debug and trace only, but sets its request's metadata on the
-        // logger for every request, which a `StreamLogHandler` renders at once: 4% of `serve`'s
-        // CPU filling small files, for lines never shown. A logger that shows neither level
+        // logger for every request, which a `StreamLogHandler` renders at once: a measurable part
+        // of `serve`'s CPU filling small files, for lines never shown. A logger that shows neither level
         // gets a handler that keeps nothing.
         self.logger =
             logger.logLevel <= .debug

@@ -14,7 +14,7 @@ import NIOHTTP1
 /// there, or its readers left): bytes the origin sent, the queue held and nobody wrote. The
 /// queue fills only while the origin sends faster than the cache writes; a reader that comes
 /// that far ahead of so fast a fetch waits for it rather than start its own (the engine's join
-/// distance grows with the rate), so cuts there are rare. 2 MiB saved no more CPU than 1 MiB.
+/// distance grows with the rate), so cuts there are rare. A larger limit saves no CPU.
 /// Past `minimum` the queue holds more only while its client's ``QueueBudget`` lasts, so many
 /// fetches at once hold the budget between them, not 1 MiB each.
 final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {

@@ -4,7 +4,7 @@ import Logging
 import NIOCore
 import StreamCache
 
-/// Answers the player's requests from the cache engine (DESIGN.md §6).
+/// Answers the player's requests from the cache engine (`docs/proxy.md`).
 ///
 /// Refuses what is not a `GET`/`HEAD` of `/<http(s) URL>` addressed to this listener, decides the
 /// response from `Range`/`If-Range` and what is known of the resource, and streams the bytes as

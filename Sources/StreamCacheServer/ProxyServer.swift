@@ -33,7 +33,7 @@ public struct ProxyConfiguration: Sendable {
 }
 
 /// The loopback caching proxy: any player streams `http://127.0.0.1:PORT/<origin URL>` through
-/// the cache engine (DESIGN.md §6). Runs on SwiftNIO (``ProxyListener``, ``ProxyPipeline``):
+/// the cache engine (`docs/proxy.md`). Runs on SwiftNIO (``ProxyListener``, ``ProxyPipeline``):
 /// warm ranges are answered on the event loops (``WarmRangeHandler``), everything else by the
 /// responder in a task per request (``ResponderHandler``), until SIGINT or SIGTERM, then it
 /// finishes the responses in flight for at most ``ProxyConfiguration/shutdownGracePeriod``.

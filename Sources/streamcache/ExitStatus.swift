@@ -1,7 +1,7 @@
 import StreamCache
 
 /// The exit status of a command that failed: curl's number where curl has one, so scripts
-/// written for curl read them alike (the README has the table).
+/// written for curl read them alike (`docs/command-line.md` has the table).
 enum ExitStatus {
     static let failure: Int32 = 1
     static let hostNotFound: Int32 = 6

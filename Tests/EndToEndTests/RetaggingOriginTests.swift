@@ -48,6 +48,44 @@ extension HostileWorldRoundThree {
             try await proxy.stop()
         }
 
+        /// With no freshness, every reuse is checked; the check meets another tag, and the bytes
+        /// at the start it asked for along with its condition tell the rest: the cached ones, and
+        /// the cached copy is served, the origin sending no more than them; others, and the cached
+        /// copy is never served again.
+        @Test(arguments: [false, true]) func aRevalidationTellsANewTagByTheBytes(changingBytes: Bool) async throws {
+            let workspace = Workspace()
+            defer { workspace.remove() }
+            let origin = try await ScriptedOrigin(Self.script(changingBytes: false), in: workspace)
+            let expected = ScriptedOrigin.body(size: Self.size)
+            let first = try await CLI.run(
+                ["get", origin.url("e.bin"), "-o", workspace.output("first.bin")],
+                cacheDir: workspace.cacheDirectory
+            )
+            #expect(first.status == 0, "\(first.stderr)")
+            let before = try await origin.requests("e.bin").count
+            if changingBytes { try origin.rescript(Self.script(changingBytes: true)) }
+
+            let output = workspace.output("second.bin")
+            let second = try await CLI.run(
+                ["get", origin.url("e.bin"), "-o", output],
+                cacheDir: workspace.cacheDirectory
+            )
+            let requests = try await origin.requests("e.bin").dropFirst(before)
+            let sent = requests.reduce(Int64(0)) { $0 + $1.bodyBytes }
+            #expect(requests.first?.conditional == true, "the second run did not revalidate")
+            let file = workspace.read(output)
+            if changingBytes {
+                let servedTheOldCopy = file == expected
+                #expect(!servedTheOldCopy, "the cached copy was served for new bytes")
+                #expect(sent > 64 << 10, "new bytes under a new tag were not fetched")
+            } else {
+                #expect(second.status == 0, "\(second.stderr)")
+                let isTheFile = file == expected
+                #expect(isTheFile, "\(file?.count ?? 0) bytes, not the file")
+                #expect(sent <= 64 << 10, "the second run cost the origin \(sent) bytes")
+            }
+        }
+
         @Test func newBytesUnderANewTagAreNeverJoinedToTheOld() async throws {
             let workspace = Workspace()
             defer { workspace.remove() }

@@ -6,7 +6,7 @@ import Foundation
 ///
 /// Access times only order eviction, so an open never waits for them: a write to the index waits
 /// for its lock, which another process evicting thousands of resources holds again and again
-/// (a first touch of a cached resource waited up to 80 ms that way), and one transaction for
+/// (a first touch of a cached resource would wait for that), and one transaction for
 /// many opens costs less than one each.
 final class AccessTimes: @unchecked Sendable {
     // `pending` is guarded by `lock`.

@@ -10,8 +10,8 @@ import Foundation
 /// no longer fresh. The entries live in two generations: new and used ones go to `recent`, and
 /// when ``capacity`` are there, they become `older` and the older ones are closed, so at most
 /// twice ``capacity`` descriptors stay open and a resource nobody reads is soon free to be
-/// evicted. (Sorting the entries by last use to drop the oldest cost 2% of a server's time
-/// with each first touch of a segment a new entry; dropping the oldest one at each keep, 6%.)
+/// evicted. (Sorting the entries by last use to drop the oldest, or dropping the oldest one at
+/// each keep, costs a server time on every first touch of a segment, each a new entry.)
 final class RestingFiles: @unchecked Sendable {
     private struct Entry {
         let resource: WarmResource

@@ -1,6 +1,7 @@
 import Foundation
 
-/// What an origin's response to a ranged GET means, after the strict checks of DESIGN §4.
+/// What an origin's response to a ranged GET means, after the strict checks of an origin that
+/// is not trusted (`docs/correctness.md`).
 public enum OriginAnswer: Hashable, Sendable {
     /// A `206` carrying exactly `range` (which starts at the requested offset).
     case partial(range: ByteRange, info: ContentInfo)

@@ -2,32 +2,54 @@ import Foundation
 
 extension ResourceSession {
     /// Asks the origin whether `known` is still the current version, as the machine told a
-    /// reader to: a conditional `Range: bytes=0-0` request (`If-None-Match`, else
-    /// `If-Modified-Since`). If the origin cannot be reached, the cached bytes are served as they
-    /// are (offline playback).
+    /// reader to: a conditional request (`If-None-Match`, else `If-Modified-Since`) for the
+    /// cached bytes at the start, at most ``retagSample`` of them. If the origin cannot be
+    /// reached, the cached bytes are served as they are (offline playback).
     func validate(_ known: ContentInfo) async {
-        let result = await askOrigin(about: known)
+        let sample = machine.written.range(containing: 0).map { min($0.count, Self.retagSample) } ?? 1
+        let result = await askOrigin(about: known, sample: sample)
         let change = machine.validated(result, now: .now)
         wakeAll()
         if let (newInfo, cancel) = change {
             try? await replaceVersion(with: newInfo, cancel: cancel)
-        } else if case .current = result {
-            // The origin's word and the fields of its 304 are the stored ones now, for every
+        } else if result.confirmsTheCachedBytes {
+            // The origin's word and the fields of its answer are the stored ones now, for every
             // process (RFC 9111 §4.3.4); best-effort on a full disk.
             try? await index.update(id: record.id, info: machine.info)
         }
     }
 
-    nonisolated private func askOrigin(about known: ContentInfo) async -> ResourceStateMachine.Validation {
+    /// The most cached bytes from the start a revalidation asks for along with its condition: a
+    /// `304` carries none of them, and another tag on the same length brings them to compare.
+    static let retagSample: Int64 = 64 << 10
+
+    /// Asks with `If-None-Match` (else `If-Modified-Since`) for the first `sample` bytes, which
+    /// the file holds. An answer under another strong tag, of the same length and
+    /// `Last-Modified` (or none), whose bytes are the cached ones, is the version retagged (an
+    /// origin that tags every response anew); other bytes are a new version.
+    nonisolated private func askOrigin(about known: ContentInfo, sample: Int64) async -> ResourceStateMachine.Validation
+    {
         let request = OriginRequest(
             url: url,
-            range: (0, 0),
+            range: (0, sample - 1),
             ifNoneMatch: known.etag,
             ifModifiedSince: known.etag == nil ? known.lastModified : nil
         )
         do {
-            let answer = try await fetchFromOrigin(request) { head, body in
-                try await OriginAnswer.judge(head, body: body, first: 0, last: 0)
+            let (answer, sampled) = try await fetchFromOrigin(request) { head, body in
+                let answer = try await OriginAnswer.judge(head, body: body, first: 0, last: sample - 1)
+                guard case .partial(let range, let newInfo) = answer, known.mayHoldTheSameBytes(as: newInfo) else {
+                    return (answer, [UInt8]?.none)
+                }
+                var bytes: [UInt8] = []
+                for try await chunk in body {
+                    bytes += chunk
+                    if bytes.count >= range.count { break }
+                }
+                return (answer, bytes)
+            }
+            if case .partial(_, let newInfo) = answer, let sampled, await self.holdsAtStart(sampled) {
+                return .retagged(newInfo)
             }
             switch answer {
             case .notModified(let fields):
@@ -50,6 +72,15 @@ extension ResourceSession {
                 error as? StreamCacheError ?? StreamCacheError(.originUnreachable, "the origin cannot be reached")
             )
         }
+    }
+
+    /// Whether the file holds `bytes` from its first byte on.
+    private func holdsAtStart(_ bytes: [UInt8]) -> Bool {
+        guard !bytes.isEmpty, machine.written.contains(ByteRange(0, Int64(bytes.count))) else { return false }
+        let held = try? [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
+            count = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: 0)
+        }
+        return held == bytes
     }
 
     /// Moves to a new version the machine has switched to: a new index row and data file; the

@@ -6,6 +6,9 @@ extension ResourceStateMachine {
         case current(StoredFields?)
         /// A new version, described so.
         case changed(ContentInfo)
+        /// The cached bytes under another entity tag (the bytes the answer carried are the cached
+        /// ones): the version stands and takes the tag and the answer's fields.
+        case retagged(ContentInfo)
         /// No answer (offline): the cached bytes are served as they are (RFC 9111 §4.2.4), unless
         /// the response says it must not be served stale.
         case unreachable(StreamCacheError)
@@ -14,6 +17,14 @@ extension ResourceStateMachine {
         case refused(StreamCacheError)
         /// The reader asking went away before the answer: another reader asks again.
         case abandoned
+
+        /// Whether the origin said the cached bytes are current (under their tag or another).
+        var confirmsTheCachedBytes: Bool {
+            switch self {
+            case .current, .retagged: true
+            default: false
+            }
+        }
     }
 
     /// The origin answered the validation a reader was told to make.
@@ -51,6 +62,11 @@ extension ResourceStateMachine {
         case .changed(let newInfo):
             confirmed(newInfo, now: now)
             return (newInfo, replaceVersion(with: newInfo, survivor: nil))
+        case .retagged(let newInfo):
+            info.etag = newInfo.etag
+            info.stored = newInfo.stored
+            confirmed(info, now: now)
+            return nil
         case .current where !info.hasValidator && (forced || !info.isComplete(with: written)):
             // Same length, but nothing says the bytes cached before are of the version the
             // missing ones will come from (or, asked to check, that they are current): start

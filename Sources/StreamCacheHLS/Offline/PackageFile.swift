@@ -9,7 +9,7 @@ import Darwin
 
 /// A file of a package being written: bytes go to `NAME.partial`, and only once they are
 /// durable is it renamed to `NAME`. A file under its final name is therefore always whole,
-/// whenever the process was stopped or killed (DESIGN §3).
+/// whenever the process was stopped or killed (the crash-safe write protocol, `docs/correctness.md`).
 final class PackageFile {
     let path: String
     private let descriptor: Int32
