@@ -3,8 +3,9 @@ import Foundation
 /// What a cache keeps of a response besides its bytes (RFC 9111 §3): its end-to-end header
 /// fields, and when it was received, from which its freshness and age follow (§4.2).
 public struct StoredFields: Hashable, Sendable {
-    /// The response's header fields a cache stores: all but the hop-by-hop ones, `Set-Cookie`, and
-    /// those that describe one message's framing or range. (`Age` is kept for the age it gives;
+    /// The response's header fields a cache stores: all but the hop-by-hop ones (those
+    /// `Connection` names too), `Set-Cookie`, and those that describe one message's framing or
+    /// range. (`Age` is kept for the age it gives;
     /// answers send their own.)
     public private(set) var fields: [HeaderField] {
         didSet { cacheControl = Self.cacheControl(of: fields) }
@@ -17,9 +18,14 @@ public struct StoredFields: Hashable, Sendable {
     /// taking the request as sent when the response came), in seconds.
     private var initialAge: Double = 0
 
-    /// `fields` as a cache stores them, received at `receivedAt`.
+    /// `fields` as a cache stores them, received at `receivedAt`: without the ones `Connection`
+    /// names, which are for one hop (RFC 9110 §7.6.1).
     public init(fields: [HeaderField] = [], receivedAt: Double = 0) {
-        let stored = fields.filter { Self.isStored($0.name) }
+        let hop = fields.filter { $0.hasName("Connection") }.flatMap { $0.value.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+        let stored = fields.filter { field in
+            Self.isStored(field.name) && !hop.contains { HeaderField.namesMatch(field.name, $0) }
+        }
         self.fields = stored
         self.receivedAt = receivedAt
         cacheControl = Self.cacheControl(of: stored)

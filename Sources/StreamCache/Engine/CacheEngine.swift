@@ -176,11 +176,20 @@ public actor CacheEngine {
             await session.cancelFetches()
         }
         if case .open(let session) = sessions.state(key), session.headers != headers,
-            await session.isIdleVariant(otherThan: headers, at: url), sessions.isCurrent(key, session)
+            await session.holdsAnotherVariant(than: headers, at: url)
         {
-            // Lingering with the variant of other request fields: this request's is fetched anew.
-            sessions.forget(key)
-            await session.withdrawWarm()
+            // Stored for other values of the request fields its response varies on (RFC 9111
+            // §4.1): once the reads of that variant end (a request just answered may still be
+            // recording its bytes), the session goes and this request's variant is fetched anew.
+            // A read that goes on past `variantWait` shares the stored variant instead.
+            let deadline = ContinuousClock.now.advanced(by: Self.variantWait)
+            while await !session.isIdle, ContinuousClock.now < deadline {
+                try? await Task.sleep(for: .milliseconds(10))
+            }
+            if await session.isIdle, sessions.isCurrent(key, session) {
+                sessions.forget(key)
+                await session.withdrawWarm()
+            }
         }
         switch sessions.state(key) {
         case .open(let session):
@@ -274,6 +283,10 @@ public actor CacheEngine {
             }
         }
     }
+
+    /// How long an open for another variant of a resource waits for the reads of the stored one
+    /// to end before it shares that variant.
+    static let variantWait = Duration.seconds(2)
 
     /// The most sessions that linger at once, unused, before the oldest close early.
     static let lingeringLimit = 128

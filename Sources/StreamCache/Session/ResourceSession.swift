@@ -163,11 +163,11 @@ actor ResourceSession {
     /// Whether nothing is going on in the session.
     var isIdle: Bool { machine.isIdle }
 
-    /// Whether nothing is going on in the session and its version was stored for other values of
-    /// the request fields it varies on than `headers` send for `url` (RFC 9111 §4.1): a request
-    /// with them is for a session opened anew, which fetches its own variant.
-    func isIdleVariant(otherThan headers: OriginHeaders, at url: URL) -> Bool {
-        machine.isIdle && machine.info.length != nil && !Self.isVariant(machine.info, requestedWith: headers, at: url)
+    /// Whether the session's version was stored for other values of the request fields it
+    /// varies on than `headers` send for `url` (RFC 9111 §4.1): a request with them is for a
+    /// session opened anew, which fetches its own variant.
+    func holdsAnotherVariant(than headers: OriginHeaders, at url: URL) -> Bool {
+        machine.info.length != nil && !Self.isVariant(machine.info, requestedWith: headers, at: url)
     }
 
     /// Reads the checksummed blocks of `file` that `present` holds and forgets those that do not
