@@ -290,6 +290,13 @@ extension ListeningProcess {
             let range: String?
             let status: Int
             let bodyBytes: Int64
+            /// The request's header fields, as `Name: value`.
+            let headers: [String]?
+
+            /// Whether it asked on a condition (`If-None-Match`, `If-Modified-Since`).
+            var isConditional: Bool {
+                (headers ?? []).contains { $0.hasPrefix("If-None-Match") || $0.hasPrefix("If-Modified-Since") }
+            }
         }
         let requests: [Request]
         let bodyBytes: Int64
