@@ -33,9 +33,9 @@ public struct OriginStatistics: Sendable, Hashable, Codable {
     }
 }
 
-/// A `RangeSet` in a hashable, codable-neutral box (only the counters are encoded).
+/// A `ByteRangeSet` in a hashable, codable-neutral box (only the counters are encoded).
 struct RangeSetBox: Sendable, Hashable {
-    var set = RangeSet()
+    var set = ByteRangeSet()
 }
 
 /// Thread-safe accumulation of ``OriginStatistics``.

@@ -39,7 +39,7 @@ extension StreamCacheCommand {
                     "cannot read cache directory \(directory.path): \(String(cString: strerror(errno)))"
                 )
             }
-            var resources: [(ResourceRecord, RangeSet)] = []
+            var resources: [(ResourceRecord, ByteRangeSet)] = []
             if directory.hasIndex {
                 do {
                     // Read-only: listing works on a cache the user may not write.
@@ -102,7 +102,7 @@ extension StreamCacheCommand {
         }
 
         /// `[####....]  50.0%  9.5 MiB of 19.1 MiB  audio/mpeg  last used …`.
-        static func line(_ record: ResourceRecord, _ ranges: RangeSet) -> String {
+        static func line(_ record: ResourceRecord, _ ranges: ByteRangeSet) -> String {
             let length = record.info.length
             let percent = length.map { $0 > 0 ? Double(ranges.count) * 100 / Double($0) : 100 } ?? 0
             return "\(RangeBar.render(ranges, length: length)) \(Self.padded(ByteSize.oneDecimal(percent), to: 5))%  "
@@ -124,7 +124,7 @@ struct ListingTotals: Encodable {
     let cachedBytes: Int64
     let maxSize: Int64
 
-    init(resources: [(ResourceRecord, RangeSet)], maxSize: Int64, directory: CacheDirectory) {
+    init(resources: [(ResourceRecord, ByteRangeSet)], maxSize: Int64, directory: CacheDirectory) {
         self.directory = directory.path
         self.resources = resources.count
         complete = resources.filter { $0.0.info.isComplete(with: $0.1) }.count
@@ -149,7 +149,7 @@ struct Listing: Encodable {
 /// Resources as `ls` shows them: HLS segments counted under the playlist in their folder.
 struct ListingGroups {
     let record: ResourceRecord
-    let ranges: RangeSet
+    let ranges: ByteRangeSet
     var segmentCount = 0
     var segmentBytes: Int64 = 0
 
@@ -160,7 +160,7 @@ struct ListingGroups {
     /// The media playlist that lists each segment URL (and key and map URI), from the cached
     /// playlists themselves; read from their data files, as `ls` only reads.
     static func segmentOwners(
-        _ resources: [(ResourceRecord, RangeSet)],
+        _ resources: [(ResourceRecord, ByteRangeSet)],
         in directory: CacheDirectory
     ) -> [String: String] {
         var owners: [String: String] = [:]
@@ -201,7 +201,7 @@ struct ListingGroups {
     /// The resources, each segment counted under the media playlist that lists it (`listed`:
     /// segment URL → playlist URL), or else under a playlist in its folder.
     static func make(
-        _ resources: [(ResourceRecord, RangeSet)],
+        _ resources: [(ResourceRecord, ByteRangeSet)],
         groupingSegments: Bool,
         listed: [String: String] = [:]
     ) -> [ListingGroups] {
@@ -257,7 +257,7 @@ struct ResourceListing: Encodable {
     let lastAccess: Date
     let pinned: Bool
 
-    init(record: ResourceRecord, ranges: RangeSet) {
+    init(record: ResourceRecord, ranges: ByteRangeSet) {
         url = record.url
         key = record.key
         length = record.info.length
@@ -298,7 +298,7 @@ struct ResourceListing: Encodable {
 /// The `[####....##..]` picture of which parts of a resource are cached.
 enum RangeBar {
     /// `#` for a fully cached cell, `+` for a partly cached one, `.` for an empty one.
-    static func render(_ ranges: RangeSet, length: Int64?, width: Int = 40) -> String {
+    static func render(_ ranges: ByteRangeSet, length: Int64?, width: Int = 40) -> String {
         guard let length, length > 0 else {
             return "[" + String(repeating: ranges.isEmpty ? "." : "?", count: width) + "]"
         }

@@ -9,7 +9,7 @@ struct StreamRemoval {
     private var listed: [String: [String]] = [:]
 
     /// Reads every complete cached playlist (`.m3u8` in its path) from its data file.
-    init(_ resources: [(ResourceRecord, RangeSet)], directory: CacheDirectory, configuration: CacheConfiguration) {
+    init(_ resources: [(ResourceRecord, ByteRangeSet)], directory: CacheDirectory, configuration: CacheConfiguration) {
         for (record, ranges) in resources
         where ListingGroups.isPlaylist(record.url) && record.info.isComplete(with: ranges) {
             guard let bytes = FileManager.default.contents(atPath: directory.dataPath(id: record.id)),

@@ -31,7 +31,7 @@ import Testing
                 ids.append(record.id)
             case 1 where !ids.isEmpty:
                 let start = Int64.random(in: 0..<1000, using: &random)
-                let ranges = RangeSet([ByteRange(start, start + Int64.random(in: 1...5000, using: &random))])
+                let ranges = ByteRangeSet([ByteRange(start, start + Int64.random(in: 1...5000, using: &random))])
                 try await index.setRanges(ranges, of: ids.randomElement(using: &random)!)
             case 2 where !ids.isEmpty:
                 let id = ids.remove(at: Int.random(in: 0..<ids.count, using: &random))
@@ -67,7 +67,7 @@ import Testing
                     forKey: "k\(step)",
                     creatingWithURL: "https://example.com/\(step)"
                 )
-                try await index.setRanges(RangeSet([ByteRange(0, Int64(1000 * (step + 1)))]), of: record.id)
+                try await index.setRanges(ByteRangeSet([ByteRange(0, Int64(1000 * (step + 1)))]), of: record.id)
             }
             // As version 4 left it: no total, no triggers.
             try await index.write { db in
@@ -82,7 +82,7 @@ import Testing
         let index = try CacheIndex(path: path)
         #expect(try await index.totalCachedBytes() == 15_000)
         let record = try await index.resource(forKey: "k9", creatingWithURL: "https://example.com/9")
-        try await index.setRanges(RangeSet([ByteRange(0, 500)]), of: record.id)
+        try await index.setRanges(ByteRangeSet([ByteRange(0, 500)]), of: record.id)
         #expect(try await index.totalCachedBytes() == 15_500)
     }
 }

@@ -9,11 +9,11 @@ import Testing
 @Suite struct DurableBatchesTests {
     /// The syncs asked for, in order; each waits until it is let go.
     private actor Syncs {
-        private(set) var asked: [(RangeSet, Int)] = []
+        private(set) var asked: [(ByteRangeSet, Int)] = []
         private var held: [CheckedContinuation<Void, Never>] = []
         private var letGo = false
 
-        func sync(_ ranges: RangeSet, generation: Int) async {
+        func sync(_ ranges: ByteRangeSet, generation: Int) async {
             asked.append((ranges, generation))
             guard !letGo else { return }
             await withCheckedContinuation { held.append($0) }
@@ -33,12 +33,12 @@ import Testing
         let syncs = Syncs()
         let batches = DurableBatches { ranges, generation, _ in await syncs.sync(ranges, generation: generation) }
 
-        batches.start(RangeSet([ByteRange(0, 10)]), generation: 1, file: file)
+        batches.start(ByteRangeSet([ByteRange(0, 10)]), generation: 1, file: file)
         while await syncs.asked.isEmpty { try await Task.sleep(for: .milliseconds(1)) }
         // The first sync is held; handing over more returns at once all the same.
-        batches.start(RangeSet([ByteRange(10, 20)]), generation: 1, file: file)
-        batches.start(RangeSet([ByteRange(20, 30)]), generation: 1, file: file)
-        batches.start(RangeSet([ByteRange(0, 5)]), generation: 2, file: file)
+        batches.start(ByteRangeSet([ByteRange(10, 20)]), generation: 1, file: file)
+        batches.start(ByteRangeSet([ByteRange(20, 30)]), generation: 1, file: file)
+        batches.start(ByteRangeSet([ByteRange(0, 5)]), generation: 2, file: file)
         #expect(await syncs.asked.count == 1)
 
         await syncs.letAllGo()
@@ -46,7 +46,7 @@ import Testing
         let asked = await syncs.asked
         #expect(
             asked.map(\.0) == [
-                RangeSet([ByteRange(0, 10)]), RangeSet([ByteRange(10, 30)]), RangeSet([ByteRange(0, 5)]),
+                ByteRangeSet([ByteRange(0, 10)]), ByteRangeSet([ByteRange(10, 30)]), ByteRangeSet([ByteRange(0, 5)]),
             ]
         )
         #expect(asked.map(\.1) == [1, 1, 2])

@@ -29,14 +29,14 @@ import Testing
         let (granted, _) = try await first.claim(resource: id, fetch: 1, first: 0, last: 9_999, rules: rules("a"))
         #expect(granted == .some(9_999))
         // A batch in the middle moves the claim on: the other engine still may not fetch its rest.
-        try await first.addRanges(RangeSet([ByteRange(0, 4_000)]), to: id, advancing: 1, to: 4_000, owner: "a")
+        try await first.addRanges(ByteRangeSet([ByteRange(0, 4_000)]), to: id, advancing: 1, to: 4_000, owner: "a")
         let (refused, seen) = try await second.claim(resource: id, fetch: 1, first: 4_000, last: 9_999, rules: rules("b"))
         #expect(refused == nil)
-        #expect(seen.foreign == RangeSet([ByteRange(4_000, 10_000)]))
+        #expect(seen.foreign == ByteRangeSet([ByteRange(4_000, 10_000)]))
 
         // The fetch stops at 6,000 (its player left); its last batch ends the claim.
         let recorded = try await first.addRanges(
-            RangeSet([ByteRange(4_000, 6_000)]),
+            ByteRangeSet([ByteRange(4_000, 6_000)]),
             to: id,
             advancing: 1,
             to: nil,
@@ -45,7 +45,7 @@ import Testing
         #expect(recorded)
         let (rest, state) = try await second.claim(resource: id, fetch: 1, first: 6_000, last: 9_999, rules: rules("b"))
         #expect(rest == .some(9_999))
-        #expect(state.recorded == RangeSet([ByteRange(0, 6_000)]) && state.foreign.isEmpty)
+        #expect(state.recorded == ByteRangeSet([ByteRange(0, 6_000)]) && state.foreign.isEmpty)
     }
 
     /// A reader of one engine waiting for the other's whole-body stream says so (a want): the
@@ -110,10 +110,10 @@ import Testing
         _ = try await first.claim(resource: two, fetch: 1, first: 0, last: 4_999, rules: rules("a"))
         let (onOne, seenOne) = try await second.claim(resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("b"))
         #expect(onOne == nil, "the claim on the first resource went with the claim on the second")
-        #expect(seenOne.foreign == RangeSet([ByteRange(0, 10_000)]))
+        #expect(seenOne.foreign == ByteRangeSet([ByteRange(0, 10_000)]))
 
         // The fetch of the second resource ends with its bytes; the first one's claim stays.
-        try await first.addRanges(RangeSet([ByteRange(0, 5_000)]), to: two, advancing: 1, to: nil, owner: "a")
+        try await first.addRanges(ByteRangeSet([ByteRange(0, 5_000)]), to: two, advancing: 1, to: nil, owner: "a")
         let (stillRefused, _) = try await second.claim(
             resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("b")
         )

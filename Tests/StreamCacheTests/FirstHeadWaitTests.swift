@@ -10,7 +10,7 @@ import Testing
     private func newMachine() -> ResourceStateMachine {
         ResourceStateMachine(
             info: ContentInfo(),
-            recorded: RangeSet(),
+            recorded: ByteRangeSet(),
             freshUntil: nil,
             now: .now,
             settings: ResourceStateMachine.Settings(CacheConfiguration())
@@ -23,8 +23,8 @@ import Testing
         // Another process asked for 500,000 on; this reader wants the bytes before. Each look
         // at the index (every 100 ms, as the session does) finds no head yet.
         let claimed = ResourceStateMachine.Shared(
-            recorded: RangeSet(),
-            foreign: RangeSet([ByteRange(500_000, 1_548_576)])
+            recorded: ByteRangeSet(),
+            foreign: ByteRangeSet([ByteRange(500_000, 1_548_576)])
         )
         func read(_ reader: Int, after milliseconds: Int) -> ResourceStateMachine.ReadAction {
             let now = start + .milliseconds(milliseconds)
@@ -51,7 +51,7 @@ import Testing
         var machine = newMachine()
         let start = ContinuousClock.now
         machine.refreshed(
-            .init(recorded: RangeSet(), foreign: RangeSet([ByteRange(500_000, 1_548_576)])),
+            .init(recorded: ByteRangeSet(), foreign: ByteRangeSet([ByteRange(500_000, 1_548_576)])),
             generation: machine.generation,
             now: start
         )
@@ -61,7 +61,7 @@ import Testing
         let head = ContentInfo(length: 2_000_000, byteRangeAccess: false)
         machine.refreshed(
             .init(
-                recorded: RangeSet([ByteRange(0, 100_000)]),
+                recorded: ByteRangeSet([ByteRange(0, 100_000)]),
                 foreignStream: 100_000,
                 stored: .init(info: head, freshUntil: nil)
             ),

@@ -25,7 +25,7 @@ import Testing
         // The index shows another process's reader waiting for the stream: it reads on.
         let later = start + .milliseconds(500)
         machine.refreshed(
-            .init(recorded: RangeSet(), othersWantStream: true),
+            .init(recorded: ByteRangeSet(), othersWantStream: true),
             generation: machine.generation,
             now: later
         )

@@ -77,7 +77,7 @@ import Testing
         // A cached version, a request with `If-Range`, and a whole new version in answer.
         var cached = ResourceStateMachine(
             info: info,
-            recorded: RangeSet([ByteRange(0, 1000)]),
+            recorded: ByteRangeSet([ByteRange(0, 1000)]),
             freshUntil: .now + .seconds(60),
             now: .now,
             settings: ResourceStateMachine.Settings(CacheConfiguration())

@@ -19,7 +19,7 @@ import Testing
         let stored = StoredFields(fields: [HeaderField("Cache-Control", "max-age=60")], receivedAt: 1_800_000_000)
         let info = ContentInfo(length: 10_000, contentType: "video/mp2t", etag: "\"e\"", stored: stored)
         try await index.update(id: created.id, info: info)
-        let ranges = RangeSet([ByteRange(5_000, 6_000), ByteRange(0, 1_000), ByteRange(8_000, 10_000)])
+        let ranges = ByteRangeSet([ByteRange(5_000, 6_000), ByteRange(0, 1_000), ByteRange(8_000, 10_000)])
         try await index.setRanges(ranges, of: created.id)
         let (record, recorded) = try #require(index.resourceNow(forKey: "k"))
         #expect(recorded == ranges)
@@ -29,8 +29,8 @@ import Testing
 
         // Another process's commit (another index on the same file), seen by the next lookup.
         let other = try CacheIndex(path: path)
-        try await other.setRanges(RangeSet([ByteRange(0, 10_000)]), of: created.id)
-        #expect(index.resourceNow(forKey: "k")?.1 == RangeSet([ByteRange(0, 10_000)]))
+        try await other.setRanges(ByteRangeSet([ByteRange(0, 10_000)]), of: created.id)
+        #expect(index.resourceNow(forKey: "k")?.1 == ByteRangeSet([ByteRange(0, 10_000)]))
         try await other.delete(id: created.id)
         #expect(index.resourceNow(forKey: "k") == nil)
 

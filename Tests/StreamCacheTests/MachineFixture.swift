@@ -10,7 +10,7 @@ extension ResourceStateMachine {
         configuration.firstFetchSpan = firstFetchSpan
         return ResourceStateMachine(
             info: ContentInfo(),
-            recorded: RangeSet(),
+            recorded: ByteRangeSet(),
             freshUntil: nil,
             now: .now,
             settings: ResourceStateMachine.Settings(configuration)

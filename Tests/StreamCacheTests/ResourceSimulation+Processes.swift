@@ -26,7 +26,7 @@ extension ResourceSimulation {
     /// What the index says of the current record now, as ``CacheIndex/sharedState(of:rules:)``
     /// says it to this process; nothing if the machine's record is not the current one.
     func sharedState(forGeneration generation: Int) -> ResourceStateMachine.Shared {
-        guard recordOfGeneration[generation] == currentRecord else { return .init(recorded: RangeSet()) }
+        guard recordOfGeneration[generation] == currentRecord else { return .init(recorded: ByteRangeSet()) }
         var shared = ResourceStateMachine.Shared(recorded: indexRanges)
         for claim in claims where claim.owner != 0 && claim.alive {
             if let end = claim.end {
@@ -40,7 +40,7 @@ extension ResourceSimulation {
 
     /// Every byte of the current record recorded or claimed by a live process other than `owner`
     /// (`nil`: by any), leaving out the claim of fetch `fetch` of `owner`.
-    func taken(byOthersThan owner: Int?, except fetch: Int? = nil) -> RangeSet {
+    func taken(byOthersThan owner: Int?, except fetch: Int? = nil) -> ByteRangeSet {
         var taken = indexRanges
         for claim in claims where claim.owner != owner && claim.alive { taken.insert(claim.range) }
         if let owner, fetch != nil {
@@ -165,7 +165,7 @@ extension ResourceSimulation {
         var file = files[currentRecord]!
         file.grow(to: Int(length))
         for piece in pieces {
-            if file.fetched.intersects(RangeSet([piece])) || file.foreignWritten.intersects(RangeSet([piece])) {
+            if file.fetched.intersects(ByteRangeSet([piece])) || file.foreignWritten.intersects(ByteRangeSet([piece])) {
                 fail("process \(claim.owner) writes \(piece), some of which a process wrote already")
                 return
             }
@@ -174,7 +174,7 @@ extension ResourceSimulation {
                 file.version[Int(offset)] = originVersion
                 file.bytes[Int(offset)] = originBytes[Int(offset)]
             }
-            durable[currentRecord, default: RangeSet()].insert(piece)
+            durable[currentRecord, default: ByteRangeSet()].insert(piece)
             indexRanges.insert(piece)
         }
         files[currentRecord] = file
@@ -200,7 +200,7 @@ extension ResourceSimulation {
         files[record] = DataFile(length: originBytes.count)
         currentRecord = record
         indexInfo = originInfo(originVersion)
-        indexRanges = RangeSet()
+        indexRanges = ByteRangeSet()
         claims.removeAll()
         let version = originVersion
         note("another process stores version \(version) as record \(record)")

@@ -148,7 +148,7 @@ extension ResourceSimulation {
     /// A new request asks for no byte that is written or being written.
     mutating func checkNewRequest(_ request: ResourceStateMachine.FetchRequest, wantedBy position: Int64?) {
         let asked = ByteRange(request.first, request.last.map { $0 + 1 } ?? request.first + 1)
-        if machine.written.intersects(RangeSet([asked])) || machine.writing.intersects(RangeSet([asked])) {
+        if machine.written.intersects(ByteRangeSet([asked])) || machine.writing.intersects(ByteRangeSet([asked])) {
             fail("fetch \(request.fetch) asks for \(asked), some of which is written or being written")
         }
         if let last = request.last, last < request.first {
@@ -251,7 +251,7 @@ extension ResourceSimulation {
                 var file = files[fetch.record]!
                 file.grow(to: versions[body.version].count)
                 let range = ByteRange(piece.offset, piece.offset + Int64(piece.count))
-                if file.fetched.intersects(RangeSet([range])) || file.foreignWritten.intersects(RangeSet([range])) {
+                if file.fetched.intersects(ByteRangeSet([range])) || file.foreignWritten.intersects(ByteRangeSet([range])) {
                     fail("fetch \(id) writes \(range), some of which a fetch wrote already")
                     return
                 }
@@ -307,7 +307,7 @@ extension ResourceSimulation {
                 machine.recorded(toRecord, generation: sync.generation)
             }
         } else {
-            durable[sync.record, default: RangeSet()] = durable[sync.record, default: RangeSet()].union(sync.batch)
+            durable[sync.record, default: ByteRangeSet()] = durable[sync.record, default: ByteRangeSet()].union(sync.batch)
             sync.toRecord = machine.synced(sync.batch, generation: sync.generation)
             if sync.toRecord != nil {
                 syncs[index] = sync
@@ -355,7 +355,7 @@ extension ResourceSimulation {
         currentRecord = record
         recordOfGeneration[machine.generation] = record
         indexInfo = newInfo
-        indexRanges = RangeSet()
+        indexRanges = ByteRangeSet()
         // The old row goes with its claims; fetches of the old version record nothing more.
         let ours = claims.filter { $0.owner == 0 && !cancel.contains($0.fetch) && fetches[$0.fetch] != nil }
         claims = ours
@@ -369,12 +369,12 @@ extension ResourceSimulation {
     mutating func crash() {
         note("crash")
         var file = files[currentRecord]!
-        let kept = durable[currentRecord] ?? RangeSet()
+        let kept = durable[currentRecord] ?? ByteRangeSet()
         for offset in 0..<file.version.count where file.version[offset] != -1 && !kept.contains(Int64(offset)) {
             file.version[offset] = -2
             file.bytes[offset] = UInt8.random(in: 0...255, using: &random)
         }
-        file.fetched = RangeSet()
+        file.fetched = ByteRangeSet()
         files[currentRecord] = file
         // Its claims stay in the index; its owner is found gone.
         claims.removeAll { $0.owner == 0 }
@@ -400,7 +400,7 @@ extension ResourceSimulation {
     mutating func check() -> Bool {
         let broken = machine.invariantViolations()
         if !broken.isEmpty { return fail("invariant: " + broken.joined(separator: "; ")) }
-        if !indexRanges.isSubset(of: durable[currentRecord] ?? RangeSet()) {
+        if !indexRanges.isSubset(of: durable[currentRecord] ?? ByteRangeSet()) {
             return fail("the index holds \(indexRanges), more than is durable")
         }
         // Every body byte the origin sent is charged once: to a reader, or to nobody when none was left.
@@ -417,7 +417,7 @@ extension ResourceSimulation {
     /// The cache never holds a wrong byte: what is written or recorded is all one version's.
     mutating func checkCachedBytes() -> Bool {
         guard let record = recordOfGeneration[machine.generation], let file = files[record] else { return true }
-        let cached = machine.written.union(record == currentRecord ? indexRanges : RangeSet())
+        let cached = machine.written.union(record == currentRecord ? indexRanges : ByteRangeSet())
         var version: Int?
         for range in cached.ranges {
             var index = Int(range.lowerBound)

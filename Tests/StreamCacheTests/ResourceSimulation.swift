@@ -17,9 +17,9 @@ struct ResourceSimulation {
         var version: [Int]
         var bytes: [UInt8]
         /// Bytes fetches of this session wrote (none twice).
-        var fetched = RangeSet()
+        var fetched = ByteRangeSet()
         /// Bytes other processes wrote (none twice, none this session wrote).
-        var foreignWritten = RangeSet()
+        var foreignWritten = ByteRangeSet()
         init(length: Int) {
             version = Array(repeating: -1, count: length)
             bytes = Array(repeating: 0, count: length)
@@ -56,11 +56,11 @@ struct ResourceSimulation {
         let fetch: Int?
         /// The fetch whose bytes the batch holds.
         var of: Int? = nil
-        let batch: RangeSet
+        let batch: ByteRangeSet
         let generation: Int
         let record: Int
         /// What the machine said to record once the batch was durable.
-        var toRecord: RangeSet?
+        var toRecord: ByteRangeSet?
     }
 
     var random: SeededRandom
@@ -77,8 +77,8 @@ struct ResourceSimulation {
     var files: [Int: DataFile] = [:]
     var currentRecord = 0
     var indexInfo = ContentInfo()
-    var indexRanges = RangeSet()
-    var durable: [Int: RangeSet] = [:]
+    var indexRanges = ByteRangeSet()
+    var durable: [Int: ByteRangeSet] = [:]
     /// The record each generation of the current machine writes.
     var recordOfGeneration: [Int: Int] = [0: 0]
 
@@ -123,7 +123,7 @@ struct ResourceSimulation {
         files[0] = DataFile(length: length)
         machine = ResourceStateMachine(
             info: ContentInfo(),
-            recorded: RangeSet(),
+            recorded: ByteRangeSet(),
             freshUntil: nil,
             now: now,
             settings: settings

@@ -73,7 +73,7 @@ import Testing
         configuration.firstFetchSpan = firstFetchSpan
         return ResourceStateMachine(
             info: ContentInfo(),
-            recorded: RangeSet(),
+            recorded: ByteRangeSet(),
             freshUntil: nil,
             now: .now,
             settings: ResourceStateMachine.Settings(configuration)

@@ -19,7 +19,7 @@ import Testing
             let resource = WarmResource(
                 file: file,
                 info: ContentInfo(length: 10),
-                written: RangeSet([ByteRange(0, 10)]),
+                written: ByteRangeSet([ByteRange(0, 10)]),
                 freshUntil: .now + .seconds(60)
             )
             files.keep(resource, id: 1, seen: status.state, for: key)

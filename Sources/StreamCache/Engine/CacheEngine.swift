@@ -530,7 +530,7 @@ public actor CacheEngine {
                 try await index.delete(id: record.id)
                 return
             }
-            var kept = RangeSet()
+            var kept = ByteRangeSet()
             var budget = keep
             for range in try await index.ranges(of: record.id).ranges where budget > 0 {
                 let take = min(range.count, budget)
@@ -614,7 +614,7 @@ public actor CacheEngine {
 
     /// The bytes of `url` the cache holds now, with what it knows of the resource; `nil` if
     /// it holds nothing of it. Nothing is fetched.
-    public func cachedRanges(_ url: URL) async -> (info: ContentInfo, ranges: RangeSet)? {
+    public func cachedRanges(_ url: URL) async -> (info: ContentInfo, ranges: ByteRangeSet)? {
         guard let record = try? await index.resource(forKey: configuration.cacheKey(url)),
             let ranges = try? await index.ranges(of: record.id), !ranges.isEmpty
         else { return nil }
@@ -674,7 +674,7 @@ public actor CacheEngine {
     }
 
     /// Every cached resource with its present ranges, most recently used first.
-    public func resources() async throws -> [(ResourceRecord, RangeSet)] {
+    public func resources() async throws -> [(ResourceRecord, ByteRangeSet)] {
         try await index.allResources()
     }
 }

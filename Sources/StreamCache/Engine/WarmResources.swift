@@ -9,7 +9,7 @@ package struct WarmResource: Sendable {
     /// What the origin said of the version the file holds; its length is known.
     package let info: ContentInfo
     /// The bytes of the file that are written.
-    package let written: RangeSet
+    package let written: ByteRangeSet
     /// Until when the origin's last confirmation of the version stands
     /// (``CacheConfiguration/revalidationInterval``).
     package let freshUntil: ContinuousClock.Instant

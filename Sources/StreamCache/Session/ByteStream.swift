@@ -96,9 +96,9 @@ public struct ByteStream: AsyncSequence, Sendable {
             }
             guard let reader else { return nil }
             while true {
-                let span: Span
+                let span: ReadStep
                 do {
-                    span = try await session.nextSpan(reader: reader.id, at: position, preferringFile: prefersFileSpans)
+                    span = try await session.nextStep(reader: reader.id, at: position, preferringFile: prefersFileSpans)
                 } catch let error as StreamCacheError where error.kind == .diskFull {
                     // Ask the engine to make room for the next reads; this one goes on uncached.
                     lease.chores.post(.diskFull)

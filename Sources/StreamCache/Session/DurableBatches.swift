@@ -8,13 +8,13 @@ import Foundation
 /// and never holds up the readers of the fetch. The kernel bounds the dirty pages in between.
 final class DurableBatches: @unchecked Sendable {
     private struct Batch {
-        var ranges: RangeSet
+        var ranges: ByteRangeSet
         let generation: Int
         let file: CacheFile
     }
 
     /// Syncs a file, then records a batch of a version (``ResourceSession/makeDurable(_:generation:file:)``).
-    typealias MakeDurable = @Sendable (RangeSet, _ generation: Int, CacheFile) async -> Void
+    typealias MakeDurable = @Sendable (ByteRangeSet, _ generation: Int, CacheFile) async -> Void
 
     private let makeDurable: MakeDurable
     // `waiting` and `syncing` are guarded by `lock`; `worker` is used by the fetch's runner only.
@@ -29,7 +29,7 @@ final class DurableBatches: @unchecked Sendable {
 
     /// Makes `batch` (of version `generation`) durable in `file` and records it, after the
     /// batches handed over before it; returns at once.
-    func start(_ batch: RangeSet, generation: Int, file: CacheFile) {
+    func start(_ batch: ByteRangeSet, generation: Int, file: CacheFile) {
         let startsWorker = lock.withLock {
             if let last = waiting.indices.last, waiting[last].generation == generation, waiting[last].file === file {
                 waiting[last].ranges = waiting[last].ranges.union(batch)

@@ -191,7 +191,7 @@ extension ResourceSession {
         _ chunk: [UInt8],
         fetch id: Int,
         file: CacheFile
-    ) throws -> (endsFetch: Bool, holds: Bool, batch: (RangeSet, Int)?) {
+    ) throws -> (endsFetch: Bool, holds: Bool, batch: (ByteRangeSet, Int)?) {
         let now = ContinuousClock.now
         switch machine.received(id, count: chunk.count, now: now) {
         case .stop:
@@ -288,7 +288,7 @@ extension ResourceSession {
     /// Ends fetch `id`; its waiting readers get `error`.
     ///
     /// - Returns: its last bytes to make durable, with their version and file.
-    private func end(_ id: Int, error: StreamCacheError?) -> (RangeSet, Int, CacheFile)? {
+    private func end(_ id: Int, error: StreamCacheError?) -> (ByteRangeSet, Int, CacheFile)? {
         let batch = machine.endFetch(id, error: error)
         wakeAll()
         return batch.map { ($0, machine.generation, file) }
@@ -318,7 +318,7 @@ extension ResourceSession {
     /// - Returns: whether the claim ended with the batch.
     @discardableResult
     func makeDurable(
-        _ batch: RangeSet,
+        _ batch: ByteRangeSet,
         generation: Int,
         file: CacheFile,
         fetch: Int,

@@ -10,7 +10,7 @@ extension ResourceSession {
     /// is bad again. A block with no sum yet (being filled) is served as read.
     ///
     /// - Returns: the span, or `nil` when a block did not match (the caller reads on).
-    func checkedSpan(_ range: ByteRange, fromOrigin: Bool, originBytes: Int64) async throws -> Span? {
+    func checkedStep(_ range: ByteRange, fromOrigin: Bool, originBytes: Int64) async throws -> ReadStep? {
         let length = machine.info.length
         let block = range.lowerBound / BlockChecksums.size
         let whole = BlockChecksums.range(of: block, length: length)

@@ -101,7 +101,7 @@ actor ResourceSession {
             if !isVariant(info, requestedWith: headers, at: url) {
                 // Stored for a request whose fields the response varies on had other values
                 // (RFC 9111 §4.1): not this request's; one variant is kept per resource.
-                recorded = RangeSet()
+                recorded = ByteRangeSet()
                 info = ContentInfo()
                 try? await index.setRanges(recorded, of: record.id)
             }
@@ -177,10 +177,10 @@ actor ResourceSession {
     private static func verify(
         _ file: CacheFile,
         of record: ResourceRecord,
-        holding present: RangeSet,
+        holding present: ByteRangeSet,
         state: DataFileState,
         environment: SessionEnvironment
-    ) async -> RangeSet {
+    ) async -> ByteRangeSet {
         guard
             let check = try? await environment.index.check(
                 file,
@@ -228,7 +228,7 @@ actor ResourceSession {
     ///
     /// - Throws: the error of the fetch the reader waited on, `resourceChanged` if the resource was
     ///   replaced after the reader received bytes, or `CancellationError`.
-    func nextSpan(reader id: Int, at position: Int64, preferringFile: Bool = false) async throws -> Span {
+    func nextStep(reader id: Int, at position: Int64, preferringFile: Bool = false) async throws -> ReadStep {
         while true {
             try Task.checkCancellation()
             // One look at the file per step: replaced by another process, or cut short?
@@ -251,7 +251,7 @@ actor ResourceSession {
                 if status?.holds(range) != true, await forgetMissingBytes() { continue }
                 if status != nil, !file.isTrustedNow() {
                     // Changed by something else since this session left it: checked as read.
-                    guard let span = try await checkedSpan(range, fromOrigin: fromOrigin, originBytes: charged) else {
+                    guard let span = try await checkedStep(range, fromOrigin: fromOrigin, originBytes: charged) else {
                         continue
                     }
                     return span

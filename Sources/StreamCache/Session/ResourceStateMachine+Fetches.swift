@@ -70,8 +70,8 @@ extension ResourceStateMachine {
 
     /// The bytes fetches of ranges other than `fetch` have asked for and not yet written: a
     /// whole-body fetch leaves them to those fetches.
-    private func reserved(byOthersThan fetch: Fetch) -> RangeSet {
-        var reserved = RangeSet()
+    private func reserved(byOthersThan fetch: Fetch) -> ByteRangeSet {
+        var reserved = ByteRangeSet()
         for other in fetches.values
         where other.id != fetch.id && other.generation == fetch.generation && !other.isEnding && !other.isWhole {
             let end = min(requestedEnd(of: other), ownEnd(of: other))
@@ -286,7 +286,7 @@ extension ResourceStateMachine {
         let limit = limit(of: fetch)
         let write = ByteRange(fetch.next, min(chunk.upperBound, limit))
         fetch.next = write.upperBound
-        fetch.pendingWrites = RangeSet([write])
+        fetch.pendingWrites = ByteRangeSet([write])
         fetches[id] = fetch
         writing.insert(write)
         // Cut at the limit: the rest of the body is not this fetch's to write, ever.
@@ -351,7 +351,7 @@ extension ResourceStateMachine {
         let end = info.length ?? Int64.max
         let kept = chunk.lowerBound < end ? ByteRange(chunk.lowerBound, min(chunk.upperBound, end)) : nil
         let pieces = kept.map { free($0, for: fetch) } ?? []
-        fetch.pendingWrites = RangeSet(pieces)
+        fetch.pendingWrites = ByteRangeSet(pieces)
         fetch.next = chunk.upperBound
         // Past the chunk, nobody needs what the body brings next, and the grace is over.
         let ends = !keepsGoing(&fetch, now: now)
@@ -368,11 +368,11 @@ extension ResourceStateMachine {
     /// Fetch `id` wrote what ``received(_:count:)`` told it to.
     ///
     /// - Returns: a batch to sync and record (``synced(_:generation:)``), if one is due.
-    mutating func wrote(_ id: Int, now: Instant) -> RangeSet? {
+    mutating func wrote(_ id: Int, now: Instant) -> ByteRangeSet? {
         defer { checkInvariants() }
         guard var fetch = fetches[id], !fetch.pendingWrites.isEmpty else { return nil }
         let pieces = fetch.pendingWrites
-        fetch.pendingWrites = RangeSet()
+        fetch.pendingWrites = ByteRangeSet()
         guard fetch.generation == generation else {
             fetches[id] = fetch
             return nil
@@ -383,10 +383,10 @@ extension ResourceStateMachine {
             fetch.unsynced.insert(range)
         }
         fetch.unsyncedBytes += pieces.count
-        var batch: RangeSet?
+        var batch: ByteRangeSet?
         if fetch.unsyncedBytes >= settings.syncBytes || fetch.lastSync.duration(to: now) >= settings.syncInterval {
             batch = fetch.unsynced
-            fetch.unsynced = RangeSet()
+            fetch.unsynced = ByteRangeSet()
             fetch.unsyncedBytes = 0
             fetch.lastSync = now
         }
@@ -424,17 +424,17 @@ extension ResourceStateMachine {
     /// Fetch `id` writes nothing more, because of `error` if any (its waiting readers get it).
     ///
     /// - Returns: its last unsynced bytes, to sync and record before ``removeFetch(_:)``.
-    mutating func endFetch(_ id: Int, error: StreamCacheError?) -> RangeSet? {
+    mutating func endFetch(_ id: Int, error: StreamCacheError?) -> ByteRangeSet? {
         defer { checkInvariants() }
         guard var fetch = fetches[id] else { return nil }
         if fetch.generation == generation {
             // Told to write, never said it did: those bytes are not in the file.
             for pending in fetch.pendingWrites.ranges { writing.remove(pending) }
         }
-        fetch.pendingWrites = RangeSet()
+        fetch.pendingWrites = ByteRangeSet()
         fetch.state = .ending
         let batch = fetch.unsynced
-        fetch.unsynced = RangeSet()
+        fetch.unsynced = ByteRangeSet()
         fetch.unsyncedBytes = 0
         fetches[id] = fetch
         for (readerID, reader) in readers where reader.waitingOn == id {
@@ -452,7 +452,7 @@ extension ResourceStateMachine {
     /// Bytes `batch` of generation `generation` were made durable.
     ///
     /// - Returns: the ranges to record in the index now, if they still belong to the current version.
-    mutating func synced(_ batch: RangeSet, generation: Int) -> RangeSet? {
+    mutating func synced(_ batch: ByteRangeSet, generation: Int) -> ByteRangeSet? {
         defer { checkInvariants() }
         guard generation == self.generation else { return nil }
         durable = durable.union(batch)
@@ -460,7 +460,7 @@ extension ResourceStateMachine {
     }
 
     /// Bytes `batch` of generation `generation` were recorded in the index.
-    mutating func recorded(_ batch: RangeSet, generation: Int) {
+    mutating func recorded(_ batch: ByteRangeSet, generation: Int) {
         defer { checkInvariants() }
         guard generation == self.generation else { return }
         recorded = recorded.union(batch)

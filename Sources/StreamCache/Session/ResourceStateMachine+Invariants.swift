@@ -6,14 +6,14 @@ extension ResourceStateMachine {
         if !recorded.isSubset(of: durable) { broken.append("recorded \(recorded) is not all durable \(durable)") }
         if !durable.isSubset(of: written) { broken.append("durable \(durable) is not all written \(written)") }
         if written.intersects(writing) { broken.append("bytes being written \(writing) are already written") }
-        var pending = RangeSet()
+        var pending = ByteRangeSet()
         for fetch in fetches.values.sorted(by: { $0.id < $1.id }) where fetch.generation == generation {
             for write in fetch.pendingWrites.ranges {
                 if write.upperBound > fetch.next {
                     broken.append("fetch \(fetch.id) writes \(write) but its next byte is \(fetch.next)")
                 }
                 if !writing.contains(write) { broken.append("fetch \(fetch.id) writes \(write) unannounced") }
-                if pending.intersects(RangeSet([write])) { broken.append("two fetches write \(write)") }
+                if pending.intersects(ByteRangeSet([write])) { broken.append("two fetches write \(write)") }
                 pending.insert(write)
             }
         }
@@ -35,14 +35,14 @@ extension ResourceStateMachine {
     }
 }
 
-extension RangeSet {
+extension ByteRangeSet {
     /// Whether every byte of this set is in `other`.
-    func isSubset(of other: RangeSet) -> Bool {
+    func isSubset(of other: ByteRangeSet) -> Bool {
         ranges.allSatisfy { other.contains($0) }
     }
 
     /// Whether the two sets share a byte.
-    func intersects(_ other: RangeSet) -> Bool {
+    func intersects(_ other: ByteRangeSet) -> Bool {
         ranges.contains { range in other.gaps(in: range) != [range] }
     }
 }

@@ -9,9 +9,9 @@ extension ResourceStateMachine {
 
     /// What the index holds of the current version and what other processes claim of it.
     struct Shared: Sendable, Equatable {
-        var recorded: RangeSet
+        var recorded: ByteRangeSet
         /// Bytes of other processes' bounded claims.
-        var foreign: RangeSet
+        var foreign: ByteRangeSet
         /// Where another process's claim to the end starts (its origin sends whole bodies).
         var foreignStream: Int64?
         /// The origin's answer head as another process stored it, for a machine that knows no
@@ -21,8 +21,8 @@ extension ResourceStateMachine {
         var othersWantStream: Bool
 
         init(
-            recorded: RangeSet,
-            foreign: RangeSet = RangeSet(),
+            recorded: ByteRangeSet,
+            foreign: ByteRangeSet = ByteRangeSet(),
             foreignStream: Int64? = nil,
             stored: StoredHead? = nil,
             othersWantStream: Bool = false

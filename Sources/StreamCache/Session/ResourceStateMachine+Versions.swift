@@ -135,27 +135,27 @@ extension ResourceStateMachine {
         info = newInfo
         phase = .replacing
         validationForced = false
-        written = RangeSet()
-        durable = RangeSet()
-        recorded = RangeSet()
-        writing = RangeSet()
+        written = ByteRangeSet()
+        durable = ByteRangeSet()
+        recorded = ByteRangeSet()
+        writing = ByteRangeSet()
         // Claims are of the old version's row; the index drops them with it.
-        foreign = RangeSet()
+        foreign = ByteRangeSet()
         foreignStream = nil
         var stale: [Int] = []
         for (id, fetch) in fetches where !fetch.isEnding {
             if id == survivor {
                 // What it wrote before belongs to the old version: never synced or recorded.
                 fetches[id]?.generation = generation
-                fetches[id]?.unsynced = RangeSet()
+                fetches[id]?.unsynced = ByteRangeSet()
                 fetches[id]?.unsyncedBytes = 0
-                fetches[id]?.pendingWrites = RangeSet()
+                fetches[id]?.pendingWrites = ByteRangeSet()
             } else {
                 stale.append(id)
             }
         }
         for (id, reader) in readers {
-            readers[id]?.cachedAtStart = RangeSet()
+            readers[id]?.cachedAtStart = ByteRangeSet()
             if let waitingOn = reader.waitingOn, waitingOn != survivor { readers[id]?.waitingOn = nil }
             if reader.hasDelivered, !bytesDiffer, oldInfo.differsOnlyInETag(from: newInfo) {
                 // An origin that tags every response anew: the reader reads on uncached rather

@@ -29,14 +29,14 @@ struct ResourceStateMachine: Sendable {
     /// Counts versions of the resource seen by this session; fetches and syncs carry the one
     /// they belong to.
     var generation = 0
-    var written: RangeSet
-    var durable: RangeSet
-    var recorded: RangeSet
+    var written: ByteRangeSet
+    var durable: ByteRangeSet
+    var recorded: ByteRangeSet
     /// Bytes fetches were told to write and have not yet reported written.
-    var writing = RangeSet()
+    var writing = ByteRangeSet()
     /// Bytes fetches of other processes sharing the cache directory have claimed (asked their
     /// origin for); they are not this process's to fetch or write.
-    var foreign = RangeSet()
+    var foreign = ByteRangeSet()
     /// Where another process's claim to the end starts: its origin sends whole bodies, and it
     /// keeps every byte from there on.
     var foreignStream: Int64?
@@ -72,7 +72,7 @@ struct ResourceStateMachine: Sendable {
     ///
     /// `freshUntil`: until when the stored response is fresh, from its stored fields and the wall
     /// clock (``StoredFields/remainingFreshness(at:heuristicLimit:cap:)``).
-    init(info: ContentInfo, recorded: RangeSet, freshUntil: Instant?, now: Instant, settings: Settings) {
+    init(info: ContentInfo, recorded: ByteRangeSet, freshUntil: Instant?, now: Instant, settings: Settings) {
         self.settings = settings
         self.info = info
         self.written = recorded
@@ -203,7 +203,7 @@ extension ResourceStateMachine {
         var position: Int64
         let end: Int64?
         /// The bytes that were cached when the reader came; the others it gets come from the origin.
-        var cachedAtStart: RangeSet
+        var cachedAtStart: ByteRangeSet
         /// The fetch whose failure the reader is handed, if it waits on one.
         var waitingOn: Int?
         /// An error to hand the reader at its next read.
@@ -246,11 +246,11 @@ extension ResourceStateMachine {
         var span: Int64
         var state: State
         /// What the fetch was told to write and has not reported written.
-        var pendingWrites = RangeSet()
+        var pendingWrites = ByteRangeSet()
         /// The reader charged with the body bytes the fetch receives.
         var account: Int?
         /// Written by this fetch, not yet handed to a sync.
-        var unsynced = RangeSet()
+        var unsynced = ByteRangeSet()
         var unsyncedBytes: Int64 = 0
         var lastSync: Instant
         /// Since when no reader wants what the fetch writes (`nil`: one does).

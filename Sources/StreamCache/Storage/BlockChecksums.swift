@@ -35,7 +35,7 @@ package enum BlockChecksums {
 
     /// The blocks that `added` completes: every byte in `recorded` (which holds `added`), and
     /// some in `added`. A block cut at the end counts once the length is known.
-    static func completed(by added: RangeSet, recorded: RangeSet, length: Int64?) -> [Int64] {
+    static func completed(by added: ByteRangeSet, recorded: ByteRangeSet, length: Int64?) -> [Int64] {
         var blocks: [Int64] = []
         for range in added.ranges {
             var block = range.lowerBound / size
@@ -79,7 +79,7 @@ package enum BlockChecksums {
     static func damaged(
         _ expected: [Int64: Sum],
         in file: CacheFile,
-        recorded: RangeSet,
+        recorded: ByteRangeSet,
         length: Int64?
     ) async -> [Int64] {
         let blocks = expected.keys.sorted().filter { recorded.contains(range(of: $0, length: length)) }

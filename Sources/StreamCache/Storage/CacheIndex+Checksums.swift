@@ -25,7 +25,7 @@ extension CacheIndex {
     /// What ``check(_:of:length:holding:state:)`` found.
     package struct BlockCheck: Sendable {
         /// The ranges still present: those held, less the bad blocks.
-        package var kept: RangeSet
+        package var kept: ByteRangeSet
         package var bad: [Int64]
         /// The bytes read against a checksum.
         package var checkedBytes: Int64
@@ -39,7 +39,7 @@ extension CacheIndex {
         _ file: CacheFile,
         of id: Int64,
         length: Int64?,
-        holding present: RangeSet,
+        holding present: ByteRangeSet,
         state: DataFileState
     ) async throws -> BlockCheck {
         let sums = try await checksums(of: id)
@@ -61,7 +61,7 @@ extension CacheIndex {
         of id: Int64,
         length: Int64?,
         state: DataFileState?
-    ) async throws -> RangeSet? {
+    ) async throws -> ByteRangeSet? {
         try await write { db in
             guard try Self.exists(db, id: id) else { return nil }
             var ranges = try Self.fetchRanges(db, id: id)

@@ -47,9 +47,9 @@ extension CacheIndex {
     package struct SharedState: Sendable, Equatable {
         /// Whether the resource's row still exists (another process may have replaced or removed it).
         package var exists: Bool
-        package var recorded: RangeSet
+        package var recorded: ByteRangeSet
         /// The bytes live bounded claims of other engines cover.
-        package var foreign: RangeSet
+        package var foreign: ByteRangeSet
         /// Where the first live claim to the end of another engine starts (a fetch whose origin
         /// sends whole bodies), if there is one.
         package var foreignStream: Int64?
@@ -165,7 +165,7 @@ extension CacheIndex {
     /// - Returns: `false` if the resource no longer exists; then nothing is recorded.
     @discardableResult
     package func addRanges(
-        _ ranges: RangeSet,
+        _ ranges: ByteRangeSet,
         to id: Int64,
         advancing fetch: Int,
         to next: Int64?,
@@ -233,7 +233,7 @@ extension CacheIndex {
         -> SharedState
     {
         guard let length = try length(db, id: id) else {
-            return SharedState(exists: false, recorded: RangeSet(), foreign: RangeSet(), foreignStream: nil)
+            return SharedState(exists: false, recorded: ByteRangeSet(), foreign: ByteRangeSet(), foreignStream: nil)
         }
         let rows = try Row.fetchAll(
             db.cachedStatement(
@@ -244,7 +244,7 @@ extension CacheIndex {
         let now = Date().timeIntervalSince1970
         let oldest = now - rules.staleAfter
         var alive: [String: Bool] = [:]
-        var foreign = RangeSet()
+        var foreign = ByteRangeSet()
         var stream: Int64?
         var othersWantStream = false
         for row in rows {

@@ -41,7 +41,7 @@ extension CacheIndex {
     /// `record` and `ranges` made consistent: when a range reaches past the recorded length, the
     /// length is unknown (the next read asks the origin), and the cached byte count is what the
     /// ranges hold.
-    static func checked(_ record: ResourceRecord, _ ranges: RangeSet) -> (ResourceRecord, RangeSet) {
+    static func checked(_ record: ResourceRecord, _ ranges: ByteRangeSet) -> (ResourceRecord, ByteRangeSet) {
         var record = record
         if let length = record.info.length, let last = ranges.ranges.last, last.upperBound > length {
             record.info.length = nil

@@ -306,7 +306,7 @@ package final class CacheIndex: Sendable {
     ///
     /// One statement, a row per range, so the record and its ranges are of one snapshot without
     /// a transaction around them (the `BEGIN` and `COMMIT` of a read cost as much as the query).
-    package func resourceNow(forKey key: String) -> (ResourceRecord, RangeSet)? {
+    package func resourceNow(forKey key: String) -> (ResourceRecord, ByteRangeSet)? {
         let found = lookups.rows(forKey: key, into: (record: ResourceRecord?.none, ranges: [ByteRange]())) { found, row in
             if found.record == nil { found.record = Self.record(row) }
             if let range = Self.storedRange(row.integer(Self.rangeColumn), row.integer(Self.rangeColumn + 1)) {
@@ -314,13 +314,13 @@ package final class CacheIndex: Sendable {
             }
         }
         guard let found, let record = found.record else { return nil }
-        return Self.checked(record, RangeSet(found.ranges))
+        return Self.checked(record, ByteRangeSet(found.ranges))
     }
 
     /// Resource `id`, stored under `key`, and its ranges, if it still exists: read as
     /// ``resourceNow(forKey:)`` reads, and by the pool if that finds no such row (a quick read
     /// that failed must not pass for a removed row).
-    package func resource(id: Int64, key: String) async throws -> (ResourceRecord, RangeSet)? {
+    package func resource(id: Int64, key: String) async throws -> (ResourceRecord, ByteRangeSet)? {
         if let (record, ranges) = resourceNow(forKey: key), record.id == id { return (record, ranges) }
         return try await read { db in
             guard let record = try Self.fetchResource(db, id: id) else { return nil }
@@ -334,7 +334,7 @@ package final class CacheIndex: Sendable {
     }
 
     /// Every resource with its present ranges, most recently used first.
-    package func allResources() async throws -> [(ResourceRecord, RangeSet)] {
+    package func allResources() async throws -> [(ResourceRecord, ByteRangeSet)] {
         try await read { db in
             // Every range in one query, not one per resource: `ls` of 100,000 resources.
             var ranges: [Int64: [ByteRange]] = [:]
@@ -348,14 +348,14 @@ package final class CacheIndex: Sendable {
                 }
             }
             // Decoded as the statement steps, not copied into rows first.
-            var resources: [(ResourceRecord, RangeSet)] = []
+            var resources: [(ResourceRecord, ByteRangeSet)] = []
             let rows = try Row.fetchCursor(
                 db,
                 sql: "SELECT \(Self.resourceColumns) FROM resource ORDER BY lastAccess DESC, id DESC"
             )
             while let row = try rows.next() {
                 let record = Self.record(row)
-                resources.append(Self.checked(record, RangeSet(ranges[record.id] ?? [])))
+                resources.append(Self.checked(record, ByteRangeSet(ranges[record.id] ?? [])))
             }
             return resources
         }
@@ -454,12 +454,12 @@ package final class CacheIndex: Sendable {
     // MARK: Ranges
 
     /// The byte ranges of resource `id` the index holds.
-    package func ranges(of id: Int64) async throws -> RangeSet {
+    package func ranges(of id: Int64) async throws -> ByteRangeSet {
         try await read { db in try Self.fetchRanges(db, id: id) }
     }
 
     /// Replaces all ranges of resource `id` by `ranges` (used when the data file holds less).
-    package func setRanges(_ ranges: RangeSet, of id: Int64) async throws {
+    package func setRanges(_ ranges: ByteRangeSet, of id: Int64) async throws {
         try await write { db in
             guard try Self.exists(db, id: id) else { return }
             try Self.storeRanges(db, id: id, ranges: ranges)
@@ -512,7 +512,7 @@ package final class CacheIndex: Sendable {
         try db.cachedStatement(sql: sql).execute(arguments: arguments)
     }
 
-    static func storeRanges(_ db: Database, id: Int64, ranges: RangeSet) throws {
+    static func storeRanges(_ db: Database, id: Int64, ranges: ByteRangeSet) throws {
         try run(db, "DELETE FROM cachedRange WHERE resourceId = ?", [id])
         for range in ranges.ranges {
             try run(
@@ -524,12 +524,12 @@ package final class CacheIndex: Sendable {
         try run(db, "UPDATE resource SET cachedBytes = ? WHERE id = ?", [ranges.count, id])
     }
 
-    static func fetchRanges(_ db: Database, id: Int64) throws -> RangeSet {
+    static func fetchRanges(_ db: Database, id: Int64) throws -> ByteRangeSet {
         let rows = try Row.fetchAll(
             db.cachedStatement(sql: "SELECT start, \"end\" FROM cachedRange WHERE resourceId = ? ORDER BY start"),
             arguments: [id]
         )
-        return RangeSet(
+        return ByteRangeSet(
             rows.compactMap { row in Self.storedRange(row.integer(0), row.integer(1)) }
         )
     }

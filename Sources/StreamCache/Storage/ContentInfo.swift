@@ -77,7 +77,7 @@ public struct ContentInfo: Hashable, Sendable {
 
     /// Whether `ranges` hold every byte of the resource: its length is known and all of it is
     /// there (the one definition of a complete resource).
-    public func isComplete(with ranges: RangeSet) -> Bool {
+    public func isComplete(with ranges: ByteRangeSet) -> Bool {
         guard let length else { return false }
         return length == 0 || ranges.contains(ByteRange(0, length))
     }

@@ -1,5 +1,5 @@
 /// The next thing a reader gets from its session.
-enum Span: Sendable {
+enum ReadStep: Sendable {
     /// Bytes `range` are in `file`, ready to read; `fromOrigin` if they arrived from the origin
     /// after the reader came, rather than being cached already.
     ///

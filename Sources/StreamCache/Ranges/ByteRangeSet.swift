@@ -1,7 +1,7 @@
 /// A set of byte offsets kept as sorted, merged, non-overlapping, non-adjacent ``ByteRange``s.
 ///
 /// This is what StreamCache knows to be present in a cache file.
-public struct RangeSet: Hashable, Sendable, CustomStringConvertible {
+public struct ByteRangeSet: Hashable, Sendable, CustomStringConvertible {
     /// The ranges, sorted, with gaps between any two of them.
     public private(set) var ranges: [ByteRange]
 
@@ -72,7 +72,7 @@ public struct RangeSet: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The union of this set and `other`.
-    public func union(_ other: RangeSet) -> RangeSet {
+    public func union(_ other: ByteRangeSet) -> ByteRangeSet {
         var result = self
         for range in other.ranges { result.insert(range) }
         return result
@@ -122,7 +122,7 @@ public struct RangeSet: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The part of the set below `limit`.
-    public func clamped(below limit: Int64) -> RangeSet {
+    public func clamped(below limit: Int64) -> ByteRangeSet {
         var result = self
         result.remove(ByteRange(max(0, limit), Int64.max))
         return result

@@ -21,11 +21,11 @@ private struct SeededGenerator: RandomNumberGenerator {
     }
 }
 
-@Suite struct RangeSetTests {
+@Suite struct ByteRangeSetTests {
     @Test(arguments: 0..<40)
     func matchesNaiveModel(seed: Int) {
         var random = SeededGenerator(state: UInt64(seed))
-        var set = RangeSet()
+        var set = ByteRangeSet()
         var model = OffsetModel()
         for _ in 0..<60 {
             let start = Int64.random(in: 0..<200, using: &random)
@@ -57,7 +57,7 @@ private struct SeededGenerator: RandomNumberGenerator {
     }
 
     @Test func handlesSixtyFourBitOffsets() {
-        var set = RangeSet()
+        var set = ByteRangeSet()
         let big: Int64 = 5 << 32
         set.insert(ByteRange(big, big + 10))
         set.insert(ByteRange(big + 10, big + 20))
@@ -67,8 +67,8 @@ private struct SeededGenerator: RandomNumberGenerator {
     }
 
     @Test func unionMergesTouchingRanges() {
-        let a = RangeSet([ByteRange(0, 10), ByteRange(20, 30)])
-        let b = RangeSet([ByteRange(10, 20), ByteRange(40, 41)])
+        let a = ByteRangeSet([ByteRange(0, 10), ByteRange(20, 30)])
+        let b = ByteRangeSet([ByteRange(10, 20), ByteRange(40, 41)])
         #expect(a.union(b).ranges == [ByteRange(0, 30), ByteRange(40, 41)])
     }
 }
