@@ -30,7 +30,13 @@ import Testing
         #expect(granted == .some(9_999))
         // A batch in the middle moves the claim on: the other engine still may not fetch its rest.
         try await first.addRanges(ByteRangeSet([ByteRange(0, 4_000)]), to: id, advancing: 1, to: 4_000, owner: "a")
-        let (refused, seen) = try await second.claim(resource: id, fetch: 1, first: 4_000, last: 9_999, rules: rules("b"))
+        let (refused, seen) = try await second.claim(
+            resource: id,
+            fetch: 1,
+            first: 4_000,
+            last: 9_999,
+            rules: rules("b")
+        )
         #expect(refused == nil)
         #expect(seen.foreign == ByteRangeSet([ByteRange(4_000, 10_000)]))
 
@@ -73,7 +79,13 @@ import Testing
 
         // The stream ended: the bytes the want waits at are free to claim.
         try await streaming.releaseClaim(resource: id, owner: "a", fetch: 1)
-        let (granted, _) = try await waiting.claim(resource: id, fetch: 1, first: 400_000, last: 599_999, rules: rules("c"))
+        let (granted, _) = try await waiting.claim(
+            resource: id,
+            fetch: 1,
+            first: 400_000,
+            last: 599_999,
+            rules: rules("c")
+        )
         #expect(granted == .some(599_999))
     }
 
@@ -115,7 +127,11 @@ import Testing
         // The fetch of the second resource ends with its bytes; the first one's claim stays.
         try await first.addRanges(ByteRangeSet([ByteRange(0, 5_000)]), to: two, advancing: 1, to: nil, owner: "a")
         let (stillRefused, _) = try await second.claim(
-            resource: one, fetch: 1, first: 0, last: 9_999, rules: rules("b")
+            resource: one,
+            fetch: 1,
+            first: 0,
+            last: 9_999,
+            rules: rules("b")
         )
         #expect(stillRefused == nil, "ending the claim on the second resource ended the first one's")
         let (onTwo, _) = try await second.claim(resource: two, fetch: 1, first: 5_000, last: nil, rules: rules("b"))

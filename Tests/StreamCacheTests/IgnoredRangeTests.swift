@@ -39,7 +39,12 @@ import Testing
             return
         }
         let info = ContentInfo(length: 2_000_000, etag: "\"a\"")
-        let answer = machine.answered(fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
+        let answer = machine.answered(
+            fetch,
+            .partial(range: ByteRange(0, 1000), info: info),
+            sentIfRange: false,
+            now: .now
+        )
         #expect(answer.ignoresRange == false && machine.rangeSupport == .honoured)
         guard case .startFetch(let own) = machine.read(seek, at: 500_000, now: .now) else {
             Issue.record("the seeking reader did not ask for its bytes")
@@ -63,7 +68,12 @@ import Testing
     @Test func aWholeBodyForARangeTellsTheOriginIgnoresIt() {
         var machine = newMachine(.honoured)
         guard let fetch = machine.startFirstFetch() else { return }
-        let action = machine.answered(fetch.fetch, .full(info: ContentInfo(length: 3000)), sentIfRange: false, now: .now)
+        let action = machine.answered(
+            fetch.fetch,
+            .full(info: ContentInfo(length: 3000)),
+            sentIfRange: false,
+            now: .now
+        )
         #expect(action.ignoresRange == true && machine.ignoresRange)
     }
 
@@ -71,7 +81,12 @@ import Testing
         var partial = newMachine(.honoured)
         guard let fetch = partial.startFirstFetch() else { return }
         let info = ContentInfo(length: 3000, etag: "\"a\"")
-        let answer = partial.answered(fetch.fetch, .partial(range: ByteRange(0, 1000), info: info), sentIfRange: false, now: .now)
+        let answer = partial.answered(
+            fetch.fetch,
+            .partial(range: ByteRange(0, 1000), info: info),
+            sentIfRange: false,
+            now: .now
+        )
         #expect(answer.ignoresRange == false && !partial.ignoresRange)
 
         // A cached version, a request with `If-Range`, and a whole new version in answer.

@@ -251,7 +251,9 @@ extension ResourceSimulation {
                 var file = files[fetch.record]!
                 file.grow(to: versions[body.version].count)
                 let range = ByteRange(piece.offset, piece.offset + Int64(piece.count))
-                if file.fetched.intersects(ByteRangeSet([range])) || file.foreignWritten.intersects(ByteRangeSet([range])) {
+                if file.fetched.intersects(ByteRangeSet([range]))
+                    || file.foreignWritten.intersects(ByteRangeSet([range]))
+                {
                     fail("fetch \(id) writes \(range), some of which a fetch wrote already")
                     return
                 }
@@ -307,7 +309,9 @@ extension ResourceSimulation {
                 machine.recorded(toRecord, generation: sync.generation)
             }
         } else {
-            durable[sync.record, default: ByteRangeSet()] = durable[sync.record, default: ByteRangeSet()].union(sync.batch)
+            durable[sync.record, default: ByteRangeSet()] = durable[sync.record, default: ByteRangeSet()].union(
+                sync.batch
+            )
             sync.toRecord = machine.synced(sync.batch, generation: sync.generation)
             if sync.toRecord != nil {
                 syncs[index] = sync

@@ -26,7 +26,8 @@ import Testing
         }
         let openHere = {
             try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").filter {
-                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))?.hasPrefix(folder) == true
+                (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)"))?.hasPrefix(folder)
+                    == true
             }.count
         }
 

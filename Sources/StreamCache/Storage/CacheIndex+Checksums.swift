@@ -95,6 +95,10 @@ extension CacheIndex {
     }
 
     static func storeFileState(_ db: Database, id: Int64, _ state: DataFileState) throws {
-        try run(db, "UPDATE resource SET fileSize = ?, fileModified = ? WHERE id = ?", [state.size, state.modified, id])
+        try run(
+            db,
+            "UPDATE resource SET fileSize = ?, fileModified = ? WHERE id = ?",
+            [state.size, state.modified, id]
+        )
     }
 }

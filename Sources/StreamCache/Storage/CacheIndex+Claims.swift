@@ -237,7 +237,8 @@ extension CacheIndex {
         }
         let rows = try Row.fetchAll(
             db.cachedStatement(
-                sql: "SELECT owner, fetch, start, \"end\", heartbeat FROM fetchClaim WHERE resourceId = ? AND owner != ?"
+                sql:
+                    "SELECT owner, fetch, start, \"end\", heartbeat FROM fetchClaim WHERE resourceId = ? AND owner != ?"
             ),
             arguments: [id, rules.owner]
         )

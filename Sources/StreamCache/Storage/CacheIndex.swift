@@ -196,7 +196,9 @@ package final class CacheIndex: Sendable {
                     try db.execute(sql: "ALTER TABLE resource ADD COLUMN \(column) \(type)")
                 }
                 // Version 6: each checksum names its algorithm; those stored before are serial.
-                let sumColumns = try Row.fetchAll(db, sql: "PRAGMA table_info(blockChecksum)").map { $0["name"] as String }
+                let sumColumns = try Row.fetchAll(db, sql: "PRAGMA table_info(blockChecksum)").map {
+                    $0["name"] as String
+                }
                 if !sumColumns.contains("algorithm") {
                     try db.execute(sql: "ALTER TABLE blockChecksum ADD COLUMN algorithm INTEGER NOT NULL DEFAULT 1")
                 }
@@ -307,7 +309,9 @@ package final class CacheIndex: Sendable {
     /// One statement, a row per range, so the record and its ranges are of one snapshot without
     /// a transaction around them (the `BEGIN` and `COMMIT` of a read cost as much as the query).
     package func resourceNow(forKey key: String) -> (ResourceRecord, ByteRangeSet)? {
-        let found = lookups.rows(forKey: key, into: (record: ResourceRecord?.none, ranges: [ByteRange]())) { found, row in
+        let found = lookups.rows(forKey: key, into: (record: ResourceRecord?.none, ranges: [ByteRange]())) {
+            found,
+            row in
             if found.record == nil { found.record = Self.record(row) }
             if let range = Self.storedRange(row.integer(Self.rangeColumn), row.integer(Self.rangeColumn + 1)) {
                 found.ranges.append(range)
