@@ -5,13 +5,18 @@ import Foundation
 public struct StoredFields: Hashable, Sendable {
     /// The response's header fields a cache stores: all but the hop-by-hop ones (those
     /// `Connection` names too), `Set-Cookie`, and those that describe one message's framing or
-    /// range. (`Age` is kept for the age it gives;
-    /// answers send their own.)
+    /// range. (`Age` is kept for the age it gives; answers send their own.)
     public private(set) var fields: [HeaderField] {
-        didSet { cacheControl = Self.cacheControl(of: fields) }
+        didSet {
+            cacheControl = Self.cacheControl(of: fields)
+            variesOnRequestFields = Self.varies(fields)
+        }
     }
     /// The `Cache-Control` directives of ``fields``, parsed once: every freshness question asks them.
     public private(set) var cacheControl: CacheControl
+    /// Whether the response varies on request fields (`Vary` names one, not just `*`), found once:
+    /// every warm answer asks it.
+    public private(set) var variesOnRequestFields: Bool
     /// When the response was received (`response_time`), seconds since 1970.
     public private(set) var receivedAt: Double
     /// The age the response had when it was received (RFC 9111 §4.2.3, `corrected_initial_age`,
@@ -29,10 +34,18 @@ public struct StoredFields: Hashable, Sendable {
         self.fields = stored
         self.receivedAt = receivedAt
         cacheControl = Self.cacheControl(of: stored)
+        variesOnRequestFields = Self.varies(stored)
         let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
         let apparent = max(0, receivedAt - date)
         let age = value("Age").flatMap { CacheControl.seconds(Substring($0.trimmingCharacters(in: .whitespaces))) }
         initialAge = max(apparent, Double(age ?? 0))
+    }
+
+    private static func varies(_ fields: [HeaderField]) -> Bool {
+        fields.contains { field in
+            field.hasName("Vary")
+                && field.value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces) != "*" }
+        }
     }
 
     private static func cacheControl(of fields: [HeaderField]) -> CacheControl {
@@ -103,15 +116,12 @@ public struct StoredFields: Hashable, Sendable {
 
     /// The fields with the variant of `request` recorded, if the response varies on request fields.
     public func recordingVariant(of request: [HeaderField]) -> StoredFields {
-        guard vary.contains(where: { $0 != "*" }) else { return self }
+        guard variesOnRequestFields else { return self }
         var copy = self
         copy.fields =
             fields.filter { $0.name != Self.variantField } + [HeaderField(Self.variantField, variant(of: request))]
         return copy
     }
-
-    /// Whether the response varies on request fields (`Vary` names one, not just `*`).
-    public var variesOnRequestFields: Bool { vary.contains { $0 != "*" } }
 
     /// Whether the stored response may answer `request`: it varies on no request field, or on
     /// fields `request` has with the same values (RFC 9111 §4.1).
