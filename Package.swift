@@ -15,8 +15,6 @@ let package = Package(
         .library(name: "StreamCacheTesting", targets: ["StreamCacheTesting"]),
         .library(name: "StreamCacheResourceLoaderTesting", targets: ["StreamCacheResourceLoaderTesting"]),
         .executable(name: "streamcache", targets: ["streamcache"]),
-        // A benchmark peer (bench/many.sh): the relay its parts make with no cache.
-        .executable(name: "relay-floor", targets: ["relay-floor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -108,15 +106,6 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
-        ),
-        .executableTarget(
-            name: "relay-floor",
-            dependencies: [
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         .testTarget(

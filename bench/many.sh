@@ -10,7 +10,7 @@
 # segments of a recorded stream). The cases:
 # * cold: 8 clients (curl --parallel) fetch distinct resources through `serve` and through
 #   nginx proxy_cache, a slice of COUNT/REPETITIONS each per repetition, one after the other,
-#   and between them through `relay-floor` (Sources/relay-floor: SwiftNIO and AsyncHTTPClient
+#   and between them through `relay-floor` (bench/peers: SwiftNIO and AsyncHTTPClient
 #   relaying each answer with no cache, what the parts `serve` is built on cost a request):
 #   requests per second, and each server's CPU time per resource (and of it, its time in the kernel),
 #   and the whole machine's until a sync has put each run's cache on disk, less the origin's
@@ -32,8 +32,9 @@ make_segments "$count"
 origin=$(segment_origin)
 nginx_cache=$(start_nginx_cache "$origin")
 proxy=$(serve_segments proxy)
-relay_bin=$(dirname "$bin")/relay-floor
-[ -n "${STREAMCACHE_BIN:-}" ] || swift build -c release --product relay-floor > /dev/null
+# The peer is a package of its own (bench/peers), built here whichever StreamCache binary runs.
+swift build -c release --package-path bench/peers --product relay-floor > /dev/null
+relay_bin=$(swift build -c release --package-path bench/peers --show-bin-path)/relay-floor
 relay=$(start_listener relay "$relay_bin")
 
 # rate FILE : fetches the config's URLs with 8 connections; prints requests per second and
