@@ -124,13 +124,20 @@ enum TestStreams {
     /// decoding thread: where ffmpeg conceals errors (at a discontinuity whose new init section
     /// it does not apply) the frames it makes up then do not depend on thread timing.
     static func frames(_ source: String) async throws -> [String] {
+        try await framesAndWarnings(source).frames
+    }
+
+    /// As ``frames(_:)``, with what ffmpeg warned of on the way (a segment it could not read
+    /// and skipped, for one).
+    static func framesAndWarnings(_ source: String) async throws -> (frames: [String], warnings: String) {
         let result = try await Tool.run(
             "ffmpeg",
-            ["-hide_banner", "-v", "error", "-allowed_extensions", "ALL", "-threads", "1", "-i", source]
+            ["-hide_banner", "-v", "warning", "-allowed_extensions", "ALL", "-threads", "1", "-i", source]
                 + ["-map", "0", "-c:s", "copy"]
                 + ["-f", "framemd5", "-"]
         )
         #expect(result.status == 0, "ffmpeg \(source): \(result.stderr)")
-        return result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+        let frames = result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+        return (frames, result.stderr)
     }
 }
