@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "StreamCacheHTTP", targets: ["StreamCacheHTTP"]),
         .library(name: "StreamCacheURLSession", targets: ["StreamCacheURLSession"]),
         .library(name: "StreamCacheResourceLoader", targets: ["StreamCacheResourceLoader"]),
+        .library(name: "StreamCacheHLSModel", targets: ["StreamCacheHLSModel"]),
         .library(name: "StreamCacheHLS", targets: ["StreamCacheHLS"]),
         .library(name: "StreamCacheServer", targets: ["StreamCacheServer"]),
         .library(name: "StreamCacheAVFoundation", targets: ["StreamCacheAVFoundation"]),
@@ -51,9 +52,12 @@ let package = Package(
         // Apps' side, on Foundation's networking (which the command-line tool does not load).
         .target(name: "StreamCacheURLSession", dependencies: ["StreamCache"]),
         .target(name: "StreamCacheResourceLoader", dependencies: ["StreamCache"]),
+        // The HLS playlist model, parser and writer: pure, with no engine and no crypto.
+        .target(name: "StreamCacheHLSModel"),
         .target(
             name: "StreamCacheHLS",
             dependencies: [
+                "StreamCacheHLSModel",
                 "StreamCache",
                 // AES-128-CBC, to store AES-128 segments decrypted.
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -117,7 +117,7 @@ public struct AttributeListError: Error, Hashable, Sendable {
 }
 
 extension String {
-    func trimmingSpaces() -> String {
+    package func trimmingSpaces() -> String {
         var scalars = Substring(self)
         while scalars.first == " " || scalars.first == "\t" { scalars = scalars.dropFirst() }
         while scalars.last == " " || scalars.last == "\t" { scalars = scalars.dropLast() }

@@ -65,13 +65,13 @@ public struct Key: Hashable, Sendable {
     public var keyFormat: String { attributes["KEYFORMAT"] ?? "identity" }
 
     /// `IV` as its 16 bytes; `nil` when absent or not `0x` and 1 to 32 hexadecimal digits.
-    var ivBytes: [UInt8]? {
+    package var ivBytes: [UInt8]? {
         guard let iv, iv.lowercased().hasPrefix("0x") else { return nil }
         return Self.ivBytes(hexadecimal: iv.dropFirst(2))
     }
 
     /// 1 to 32 hexadecimal digits as 16 bytes (zeros on the left); `nil` for anything else.
-    static func ivBytes(hexadecimal digits: Substring) -> [UInt8]? {
+    package static func ivBytes(hexadecimal digits: Substring) -> [UInt8]? {
         guard !digits.isEmpty, digits.count <= 32, digits.allSatisfy(\.isHexDigit) else { return nil }
         let padded = Array(String(repeating: "0", count: 32 - digits.count) + digits)
         return stride(from: 0, to: 32, by: 2).map { UInt8(String(padded[$0...$0 + 1]), radix: 16)! }
