@@ -35,10 +35,10 @@ public struct PlaybackRouter: Sendable {
             return .direct(url)
         }
         var type = contentType
-        if type == nil, !PlaylistRewriter.isPlaylist(url, contentType: nil) {
+        if type == nil, !PlaylistRewriter.names(url, contentType: nil) {
             type = await server.engine.cachedRanges(url)?.info.contentType
         }
-        guard PlaylistRewriter.isPlaylist(url, contentType: type) else { return .resourceLoader(url) }
+        guard PlaylistRewriter.names(url, contentType: type) else { return .resourceLoader(url) }
         try await server.start()
         return .server(try await server.url(for: url))
     }

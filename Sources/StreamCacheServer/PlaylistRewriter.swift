@@ -9,18 +9,17 @@ import StreamCacheHLS
 /// against the proxy's own address. URIs of other schemes (`file:`, `data:`, …)
 /// become proxy paths as well, which the proxy refuses: a playlist never makes a player read a
 /// local file.
-enum PlaylistRewriter {
+enum PlaylistRewriter: ManifestFormat {
+    static let documentName = "playlist"
     /// Playlists are read whole; anything larger is not one.
     static let maximumSize: Int64 = 16 << 20
-
-    /// Whether a resource is an HLS playlist, by its type or, for a generic type, its path.
-    static func isPlaylist(_ url: URL, contentType: String?) -> Bool {
-        typeNamesPlaylist(contentType) ?? pathNamesPlaylist(url)
-    }
+    static let rewrittenType = "application/vnd.apple.mpegurl"
+    /// A plain M3U list of links, passed on as it is.
+    static let plainType = "audio/x-mpegurl"
 
     /// Whether `contentType` makes a resource a playlist, or `nil` for a generic type (or none),
     /// which leaves it to the path.
-    static func typeNamesPlaylist(_ contentType: String?) -> Bool? {
+    static func typeNames(_ contentType: String?) -> Bool? {
         // The media type before any parameters, without the spaces around it (no Foundation:
         // this runs on the event loop for each first touch of a segment).
         var type = (contentType ?? "").prefix { $0 != ";" }
@@ -37,7 +36,7 @@ enum PlaylistRewriter {
     }
 
     /// Whether the path of `url` ends in a playlist's extension (`.m3u8`, `.m3u`).
-    static func pathNamesPlaylist(_ url: URL) -> Bool {
+    static func pathNames(_ url: URL) -> Bool {
         // The last segment of the path as written, read on its bytes (`pathExtension` decodes and
         // splits the whole path, for each first touch of a segment); Foundation reads the odd
         // ones: percent-encoded, or starting with a dot.

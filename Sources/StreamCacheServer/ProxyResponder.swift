@@ -135,9 +135,9 @@ struct ProxyResponder: Sendable {
             // An origin that sends no length (a chunked 200): learn it, never guess it.
             info = try await resource.infoWithLength()
         }
-        if PlaylistRewriter.isPlaylist(target.url, contentType: info.contentType) {
+        if let format = ManifestFormats.format(of: target.url, contentType: info.contentType) {
             let whole = read.flatMap { $0.offset == 0 && $0.length == nil ? $0 : nil }
-            return try await servePlaylist(resource, info: info, started: whole, exchange: &exchange)
+            return try await serveManifest(format, resource, info: info, started: whole, exchange: &exchange)
         }
         let decision = ResponseDecision(
             info: info,
@@ -197,18 +197,21 @@ struct ProxyResponder: Sendable {
         )
     }
 
-    /// Answers with the playlist rewritten to point at the proxy (``PlaylistRewriter``), or as it
-    /// is when it is a plain M3U list rather than HLS; its origin bytes are cached like any
-    /// resource's, so a second play costs nothing.
-    private func servePlaylist(
+    /// Answers with the manifest rewritten to point at the proxy (``ManifestFormat``), or as it
+    /// is when the format passes it on (a plain M3U list rather than HLS); its origin bytes are
+    /// cached like any resource's, so a second play costs nothing.
+    private func serveManifest(
+        _ format: any ManifestFormat.Type,
         _ resource: CachedResource,
         info: ContentInfo,
         started: StartedRead?,
         exchange: inout Exchange
     ) async throws -> ProxyResponse {
-        guard (info.length ?? 0) <= PlaylistRewriter.maximumSize else {
-            throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
-        }
+        let tooLarge = ProxyRefusal(
+            .badGateway,
+            "the \(format.documentName) is larger than \(format.maximumSize >> 20) MiB"
+        )
+        guard (info.length ?? 0) <= format.maximumSize else { throw tooLarge }
         let read: StartedRead
         if let started {
             read = started
@@ -220,31 +223,30 @@ struct ProxyResponder: Sendable {
         do {
             try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) { buffer in
                 original += buffer.readableBytesView
-                guard original.count <= PlaylistRewriter.maximumSize else {
-                    throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
-                }
+                guard original.count <= format.maximumSize else { throw tooLarge }
             }
         } catch let error as StreamCacheError where error.kind == .resourceChanged {
-            // Another reader's check moved the cache to a newer playlist while this one was read.
+            // Another reader's check moved the cache to a newer document while this one was read.
             changed = true
         }
-        if changed || (exchange.cacheBytes > 0 && PlaylistRewriter.mayChange(original, from: resource.url)) {
-            // A live or multivariant playlist answered from the cache may be stale: the origin is
-            // asked with a conditional request (a 304 costs no body), a new version is fetched
-            // and cached, and the cached one stands in when the origin cannot be reached.
-            original = try await Self.revalidated(resource, exchange: &exchange)
+        if changed || (exchange.cacheBytes > 0 && format.mayChange(original, from: resource.url)) {
+            // A live document (or an HLS multivariant playlist) answered from the cache may be
+            // stale: the origin is asked with a conditional request (a 304 costs no body), a new
+            // version is fetched and cached, and the cached one stands in when the origin cannot
+            // be reached.
+            original = try await Self.revalidated(resource, bound: tooLarge, of: format, exchange: &exchange)
         }
         let text: String?
         do {
-            text = try PlaylistRewriter.rewrite(original, from: resource.url, pathPrefix: pathPrefix)
+            text = try format.rewrite(original, from: resource.url, pathPrefix: pathPrefix)
         } catch {
-            throw ProxyRefusal(.badGateway, "invalid playlist from the origin: \(error)")
+            throw ProxyRefusal(.badGateway, "invalid \(format.documentName) from the origin: \(error)")
         }
         let rewritten = text.map { ByteBuffer(string: $0) } ?? ByteBuffer(bytes: original)
         let decision = ResponseDecision(
             info: ContentInfo(
                 length: Int64(rewritten.readableBytes),
-                contentType: text == nil ? info.contentType ?? "audio/x-mpegurl" : "application/vnd.apple.mpegurl"
+                contentType: text == nil ? info.contentType ?? format.plainType : format.rewrittenType
             ),
             range: exchange.request.headerFields[.range],
             ifRange: exchange.request.headerFields[.ifRange]
@@ -262,10 +264,15 @@ struct ProxyResponder: Sendable {
         return ProxyResponse(status: exchange.status, headers: fields, body: isHead ? .empty : .bytes(body))
     }
 
-    /// The playlist after its version was checked with the origin. A live playlist may change
-    /// again while it is read (another reader's check moves the cache to the newer one): the read
-    /// is made again, at most three times.
-    private static func revalidated(_ resource: CachedResource, exchange: inout Exchange) async throws -> [UInt8] {
+    /// The document after its version was checked with the origin, refused with `tooLarge` past
+    /// the format's bound. A live document may change again while it is read (another reader's
+    /// check moves the cache to the newer one): the read is made again, at most three times.
+    private static func revalidated(
+        _ resource: CachedResource,
+        bound tooLarge: ProxyRefusal,
+        of format: any ManifestFormat.Type,
+        exchange: inout Exchange
+    ) async throws -> [UInt8] {
         var attempt = 0
         while true {
             attempt += 1
@@ -273,14 +280,12 @@ struct ProxyResponder: Sendable {
             exchange.sentBytes = 0
             do {
                 let read = try await StartedRead(resource, offset: 0, length: nil, revalidating: true)
-                var playlist = [UInt8]()
+                var document = [UInt8]()
                 try await read.stream(allocator: ByteBufferAllocator(), exchange: &exchange) { buffer in
-                    playlist += buffer.readableBytesView
-                    guard playlist.count <= PlaylistRewriter.maximumSize else {
-                        throw ProxyRefusal(.badGateway, "the playlist is larger than 16 MiB")
-                    }
+                    document += buffer.readableBytesView
+                    guard document.count <= format.maximumSize else { throw tooLarge }
                 }
-                return playlist
+                return document
             } catch let error as StreamCacheError where error.kind == .resourceChanged && attempt < 3 {
                 continue
             }

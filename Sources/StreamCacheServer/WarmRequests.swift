@@ -44,7 +44,7 @@ struct WarmRequests: Sendable {
         /// first leaves it to the path.
         private var pathVerdict: Bool?
         /// The last content type judged, and what it says (`nil`: generic, the path decides).
-        private var typeCheck: (contentType: String, namesPlaylist: Bool?)?
+        private var typeCheck: (contentType: String, namesManifest: Bool?)?
         /// What the last answer said of the resource, kept while it holds, and its fields
         /// encoded.
         private var representation: (judged: ResponseDecision.Representation, fields: ByteBuffer)?
@@ -55,13 +55,13 @@ struct WarmRequests: Sendable {
             self.key = key
         }
 
-        /// Whether the resource is a playlist, which the responder rewrites.
-        func isPlaylist(_ contentType: String?) -> Bool {
-            guard let contentType else { return pathNamesPlaylist() }
+        /// Whether the resource is a manifest (``ManifestFormats``), which the responder rewrites.
+        func isManifest(_ contentType: String?) -> Bool {
+            guard let contentType else { return pathNamesManifest() }
             if typeCheck?.contentType != contentType {
-                typeCheck = (contentType, PlaylistRewriter.typeNamesPlaylist(contentType))
+                typeCheck = (contentType, ManifestFormats.typeNames(contentType))
             }
-            return typeCheck?.namesPlaylist ?? pathNamesPlaylist()
+            return typeCheck?.namesManifest ?? pathNamesManifest()
         }
 
         /// What an answer about `info` says at `now`, judged again only when the info or the
@@ -80,9 +80,9 @@ struct WarmRequests: Sendable {
             return (judged, fields)
         }
 
-        private func pathNamesPlaylist() -> Bool {
+        private func pathNamesManifest() -> Bool {
             if let pathVerdict { return pathVerdict }
-            let verdict = PlaylistRewriter.pathNamesPlaylist(url)
+            let verdict = ManifestFormats.pathNames(url)
             pathVerdict = verdict
             return verdict
         }
@@ -126,9 +126,9 @@ struct WarmRequests: Sendable {
         let key = judged.key
         // Published by this process's open session, else read from the index and the file; not
         // for a URL that names a playlist, which the responder rewrites (no index read, no open).
-        guard let resource = engine.warm(key: key) ?? (judged.isPlaylist(nil) ? nil : engine.resting(key: key)),
+        guard let resource = engine.warm(key: key) ?? (judged.isManifest(nil) ? nil : engine.resting(key: key)),
             let length = resource.info.length,
-            length > 0, !judged.isPlaylist(resource.info.contentType)
+            length > 0, !judged.isManifest(resource.info.contentType)
         else { return nil }
         if resource.info.stored.variesOnRequestFields {
             // The variant of other values of the fields it varies on is not this request's

@@ -10,7 +10,7 @@ import Testing
     /// What `url`'s target answers for each content type in turn, three rounds over.
     private func verdicts(_ url: String, _ types: [String?]) -> [Bool] {
         var target = WarmRequests.Target(uri: "/" + url, url: URL(string: url)!, key: url)
-        return (0..<3).flatMap { _ in types.map { target.isPlaylist($0) } }
+        return (0..<3).flatMap { _ in types.map { target.isManifest($0) } }
     }
 
     @Test func aGenericTypeLeavesItToThePath() {
@@ -42,6 +42,6 @@ import Testing
     func thePathIsReadAsFoundationReadsIt(url: String) throws {
         let parsed = try #require(URL(string: url))
         let byFoundation = ["m3u8", "m3u"].contains(parsed.pathExtension.lowercased())
-        #expect(PlaylistRewriter.pathNamesPlaylist(parsed) == byFoundation)
+        #expect(PlaylistRewriter.pathNames(parsed) == byFoundation)
     }
 }

@@ -1,0 +1,66 @@
+import Foundation
+
+/// A manifest format whose documents the proxy rewrites, so that every URL they name is fetched
+/// through it and so cached: HLS playlists (``PlaylistRewriter``) today. Another format (DASH's
+/// MPD, a live recording's) conforms and joins ``ManifestFormats/all``; the proxy's reading,
+/// size bound, revalidation of documents that may change and answer are the same for each.
+protocol ManifestFormat {
+    /// What a document is called in messages: "playlist".
+    static var documentName: String { get }
+    /// Documents are read whole: anything larger is refused.
+    static var maximumSize: Int64 { get }
+    /// The media type of a rewritten document.
+    static var rewrittenType: String { get }
+    /// The media type of a document passed on as it is, when the origin gave none.
+    static var plainType: String { get }
+    /// Whether `contentType` names the format, or `nil` for a generic type (or none), which
+    /// leaves it to the path.
+    static func typeNames(_ contentType: String?) -> Bool?
+    /// Whether the path of `url` names the format (by its extension).
+    static func pathNames(_ url: URL) -> Bool
+    /// The document `bytes` (fetched from `url`) with its URLs pointing at the proxy, each after
+    /// `pathPrefix`; `nil` for a document passed on as it is.
+    ///
+    /// - Throws: an error that names the line or the element, for a broken document.
+    static func rewrite(_ bytes: [UInt8], from url: URL, pathPrefix: String) throws -> String?
+    /// Whether the document may change at the origin (live), so that a cached copy is checked
+    /// with the origin on every request.
+    static func mayChange(_ bytes: [UInt8], from url: URL) -> Bool
+}
+
+extension ManifestFormat {
+    /// Whether a resource of `url` with `contentType` is a document of the format: by its type, or
+    /// for a generic type by its path.
+    static func names(_ url: URL, contentType: String?) -> Bool {
+        typeNames(contentType) ?? pathNames(url)
+    }
+}
+
+/// The manifest formats the proxy rewrites.
+enum ManifestFormats {
+    static let all: [any ManifestFormat.Type] = [PlaylistRewriter.self]
+
+    /// The format of a resource of `url` with `contentType`, if it is a manifest.
+    static func format(of url: URL, contentType: String?) -> (any ManifestFormat.Type)? {
+        all.first { $0.names(url, contentType: contentType) }
+    }
+
+    /// Whether `contentType` names a manifest format, or `nil` when none says so and one leaves
+    /// it to the path.
+    static func typeNames(_ contentType: String?) -> Bool? {
+        var verdict: Bool? = false
+        for format in all {
+            switch format.typeNames(contentType) {
+            case true?: return true
+            case nil: verdict = nil
+            case false?: break
+            }
+        }
+        return verdict
+    }
+
+    /// Whether the path of `url` names a manifest format.
+    static func pathNames(_ url: URL) -> Bool {
+        all.contains { $0.pathNames(url) }
+    }
+}
