@@ -19,22 +19,6 @@ source bench/lib.sh
 
 make_segments "$count"
 origin=$(segment_origin)
-# times FILE : fetches the config's URLs one at a time; prints each one's milliseconds, and fails
-# on any answer but 200.
-times() {
-    local lines
-    lines=$(curl -s --no-progress-meter -K "$1" -w '%{http_code} %{time_total}\n')
-    if grep -qv '^200 ' <<< "$lines"; then
-        echo "a request of $1 failed: $(grep -v '^200 ' <<< "$lines" | sort | uniq -c | head -3)" >&2
-        exit 1
-    fi
-    awk '{ printf "%.3f\n", $2 * 1000 }' <<< "$lines"
-}
-# summary MILLISECONDS-FILE : "median p99 max" of the file's values.
-summary() {
-    sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f %.2f %.2f\n", v[int((NR + 1) / 2)], v[int(NR * 0.99)], v[NR] }'
-}
-
 echo "filling the cache through serve"
 proxy=$(serve_segments fill)
 urls "$work/fill.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" 0 $((count - 1))
@@ -47,8 +31,8 @@ prefix="http://127.0.0.1:$proxy/http://127.0.0.1:$origin"
 # last, the reads during the eviction those before, newest first.
 urls "$work/base.list" "$prefix" $((count - reads)) $((count - 1))
 urls "$work/nginx.list" "http://127.0.0.1:$origin" $((count - reads)) $((count - 1))
-times "$work/nginx.list" > "$work/nginx.ms"
-times "$work/base.list" > "$work/base.ms"
+read_times "$work/nginx.list" > "$work/nginx.ms"
+read_times "$work/base.list" > "$work/base.ms"
 
 total=$("$bin" ls --cache-dir "$segment_cache" | head -1 | sed -E 's/.*, ([0-9.]+ [KMG]iB) cached.*/\1/')
 budget=$(( count * 2048 * 9 / 10 ))
@@ -61,16 +45,16 @@ evict_running_at_end=no
 while kill -0 "$evictor" 2>/dev/null; do
     if [ "$last" -lt $((count / 5)) ]; then evict_running_at_end=yes; break; fi
     urls "$work/during.list" "$prefix" $((last - reads + 1)) "$last"
-    times "$work/during.list" >> "$work/during.ms"
+    read_times "$work/during.list" >> "$work/during.ms"
     last=$((last - reads))
 done
 wait "$evictor"
 ended=$(date +%s.%N)
 stop_listener proxy
 
-read -r n_med n_p99 n_max < <(summary "$work/nginx.ms")
-read -r b_med b_p99 b_max < <(summary "$work/base.ms")
-read -r d_med d_p99 d_max < <(summary "$work/during.ms")
+read -r n_med n_p99 n_max < <(ms_summary "$work/nginx.ms")
+read -r b_med b_p99 b_max < <(ms_summary "$work/base.ms")
+read -r d_med d_p99 d_max < <(ms_summary "$work/during.ms")
 echo
 echo "cache of $count resources ($total); eviction to $budget bytes: $(head -1 "$work/evict.out")"
 printf "%-44s %s\n" "eviction (another process), seconds" "$(awk -v a="$started" -v b="$ended" 'BEGIN { printf "%.2f", b - a }')"

@@ -119,6 +119,22 @@ urls() {
     seq "$3" "$4" | awk -v p="$2" '{ printf "url = \"%s/seg/%d.ts\"\noutput = \"/dev/null\"\n", p, $1 }' > "$1"
 }
 
+# read_times FILE : fetches a curl config's URLs one at a time; prints each one's milliseconds,
+# and fails on any answer but 200.
+read_times() {
+    local lines
+    lines=$(curl -s --no-progress-meter -K "$1" -w '%{http_code} %{time_total}\n')
+    if grep -qv '^200 ' <<< "$lines"; then
+        echo "a request of $1 failed: $(grep -v '^200 ' <<< "$lines" | sort | uniq -c | head -3)" >&2
+        exit 1
+    fi
+    awk '{ printf "%.3f\n", $2 * 1000 }' <<< "$lines"
+}
+# ms_summary FILE : "median p99 max" of the file's values, one a line.
+ms_summary() {
+    sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f %.2f %.2f\n", v[int((NR + 1) / 2)], v[int(NR * 0.99)], v[NR] }'
+}
+
 # fill_page_cache : reads a sparse file as large as the memory available less 3 GiB, so that the
 # page cache holds it and the machine's memory is full, as a machine that has run for a while
 # has it: a new cache file then takes memory the kernel reclaims from that cache, not free

@@ -17,14 +17,6 @@ source bench/lib.sh
 
 make_segments "$count"
 origin=$(segment_origin)
-times() {
-    curl -s --no-progress-meter -K "$1" -w '%{http_code} %{time_total}\n' \
-        | awk '$1 != 200 { bad++ } { printf "%.3f\n", $2 * 1000 } END { if (bad) exit 1 }'
-}
-summary() {
-    sort -g "$1" | awk '{ v[NR] = $1 } END { printf "%.2f %.2f %.2f\n", v[int((NR + 1) / 2)], v[int(NR * 0.99)], v[NR] }'
-}
-
 echo "filling the cache through serve"
 proxy=$(serve_segments fill)
 urls "$work/fill.list" "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" 0 $((count - 1))
@@ -35,7 +27,7 @@ proxy=$(serve_segments proxy)
 prefix="http://127.0.0.1:$proxy/http://127.0.0.1:$origin"
 urls "$work/alone.list" "$prefix" 0 $((reads - 1))
 urls "$work/locked.list" "$prefix" "$reads" $((2 * reads - 1))
-times "$work/alone.list" > "$work/alone.ms"
+read_times "$work/alone.list" > "$work/alone.ms"
 
 # The lock holder: takes the write lock, keeps it 5 s, takes it again, until told to stop.
 python3 - "$segment_cache/index.sqlite" "$work/stop-locking" > "$work/locker.out" <<'PY' &
@@ -53,13 +45,13 @@ print(f"held the lock {held} times for 5 s")
 PY
 locker=$!
 for _ in $(seq 100); do grep -q locked "$work/locker.out" 2>/dev/null && break; sleep 0.05; done
-times "$work/locked.list" > "$work/locked.ms"
+read_times "$work/locked.list" > "$work/locked.ms"
 touch "$work/stop-locking"
 wait "$locker"
 stop_listener proxy
 
-read -r a_med a_p99 a_max < <(summary "$work/alone.ms")
-read -r l_med l_p99 l_max < <(summary "$work/locked.ms")
+read -r a_med a_p99 a_max < <(ms_summary "$work/alone.ms")
+read -r l_med l_p99 l_max < <(ms_summary "$work/locked.ms")
 echo
 echo "cache of $count resources; $reads untouched cached resources read one at a time per pass; $(tail -1 "$work/locker.out")"
 printf "%-44s %-10s %-10s %s\n" "reads, ms" median p99 max

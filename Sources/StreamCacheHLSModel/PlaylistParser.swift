@@ -5,9 +5,8 @@ struct PlaylistParser {
 
     /// The most lines a playlist may have that are not blank. Every segment, variant, rendition
     /// and kept unknown line comes from a line of its own, so this bounds what a playlist
-    /// expands to in memory whatever its bytes (a 16 MiB playlist of one-character segments
-    /// holds over a million entries). A day of 2-second segments with a date on each takes
-    /// 130,000 lines.
+    /// expands to in memory whatever its bytes (a playlist of one-character segments holds an
+    /// entry for every few bytes). A day of short segments, each with a date, fits well within.
     static let maximumLines = 250_000
 
     private var kind = Kind.unknown

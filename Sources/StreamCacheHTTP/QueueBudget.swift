@@ -4,8 +4,8 @@ import Foundation
 ///
 /// Each queue may hold up to its own limit while the budget lasts, and a small minimum
 /// whatever the others hold, so no fetch waits for another's reader. A fast fetch or two still
-/// get their full queue; 200 fetches at once, each faster than the cache can write it, share
-/// the budget instead of holding 1 MiB apiece.
+/// get their full queue; hundreds at once, each faster than the cache can write it, share the
+/// budget instead of holding 1 MiB apiece.
 final class QueueBudget: @unchecked Sendable {
     /// The most the queues hold between them, beyond their minimums.
     let bytes: Int

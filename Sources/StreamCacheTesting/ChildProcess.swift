@@ -17,7 +17,7 @@ import Darwin
 ///   never sees its end, or the socket Foundation watches to learn that another child ended,
 ///   which then seems to run until this one ends.
 /// * It lists those descriptors by copying whole `dirent` names, which reads past the end of
-///   the directory buffer once a process has about 1,360 descriptors open (a crash).
+///   the directory buffer once a process has enough descriptors open (a crash).
 /// * A child inherits the starting thread's blocked signals, and the threads Swift concurrency
 ///   runs on block SIGTERM and SIGINT: such a child never ends on `terminate()`.
 /// A `ChildProcess` closes every other descriptor in the child (`closefrom`), starts it with no

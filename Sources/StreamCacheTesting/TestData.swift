@@ -4,9 +4,9 @@ import Foundation
 public enum TestData {
     /// `count` pseudo-random bytes, the same for the same `seed`.
     ///
-    /// Written a word at a time: the tests run as a debug build, where a byte at a time took
-    /// seconds of the cooperative pool for the hundreds of megabytes some tests ask for, and the
-    /// timed tests beside them waited.
+    /// Written a word at a time: the tests run as a debug build, where a byte at a time holds
+    /// the cooperative pool for the hundreds of megabytes some tests ask for, and the timed tests
+    /// beside them wait.
     public static func bytes(count: Int, seed: UInt64) -> [UInt8] {
         var state = seed &+ 0x9E37_79B9_7F4A_7C15
         var result = [UInt8](repeating: 0, count: count)

@@ -93,8 +93,8 @@ extension StreamCacheCommand {
             return info.stored.cacheControl.noStore ? "Cache-Control: no-store" : nil
         }
 
-        /// `2026-11-24T19:48:09Z`: Foundation's Swift formatter (an `ISO8601DateFormatter` per line
-        /// was most of the time `ls` took).
+        /// `2026-11-24T19:48:09Z`: Foundation's Swift formatter, made once (an
+        /// `ISO8601DateFormatter` per line would be most of what `ls` does).
         static let timestamp = Date.ISO8601FormatStyle()
 
         static func padded(_ text: String, to width: Int) -> String {

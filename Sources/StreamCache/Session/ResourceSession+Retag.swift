@@ -32,7 +32,7 @@ extension ResourceSession {
     /// Compares `bytes`, at `offset` of the resource, with the ones the file holds there.
     ///
     /// - Returns: how many bytes were compared, or `nil` if one differs.
-    private func comparedWithCache(_ bytes: ArraySlice<UInt8>, at offset: Int64) throws -> Int64? {
+    func comparedWithCache(_ bytes: ArraySlice<UInt8>, at offset: Int64) throws -> Int64? {
         let span = ByteRange(offset, offset + Int64(bytes.count))
         var compared: Int64 = 0
         for cached in machine.written.ranges where cached.upperBound > span.lowerBound {

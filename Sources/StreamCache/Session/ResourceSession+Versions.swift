@@ -76,11 +76,8 @@ extension ResourceSession {
 
     /// Whether the file holds `bytes` from its first byte on.
     private func holdsAtStart(_ bytes: [UInt8]) -> Bool {
-        guard !bytes.isEmpty, machine.written.contains(ByteRange(0, Int64(bytes.count))) else { return false }
-        let held = try? [UInt8](unsafeUninitializedCapacity: bytes.count) { buffer, count in
-            count = try file.read(into: UnsafeMutableRawBufferPointer(buffer), at: 0)
-        }
-        return held == bytes
+        guard !bytes.isEmpty, let compared = try? comparedWithCache(bytes[...], at: 0) else { return false }
+        return compared == Int64(bytes.count)
     }
 
     /// Moves to a new version the machine has switched to: a new index row and data file; the

@@ -209,8 +209,8 @@ package final class CacheIndex: Sendable {
     }
 
     /// The cache's total of cached bytes, kept by triggers as rows change (version 5): eviction
-    /// asks for it after every session closes, and summing 100,000 rows each time cost more
-    /// than serving a segment. Triggers run in SQLite, so every process that writes the index
+    /// asks for it after every session closes, and summing every row each time would cost a
+    /// large cache more than serving a segment. Triggers run in SQLite, so every process that writes the index
     /// keeps it, an older `streamcache` too.
     private static func createTotals(_ db: Database) throws {
         try db.execute(
