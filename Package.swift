@@ -132,6 +132,7 @@ let package = Package(
             name: "StreamCacheServerTests",
             dependencies: [
                 "StreamCache",
+                "StreamCacheHTTP",
                 "StreamCacheServer",
                 "StreamCacheTesting",
                 .product(name: "NIOCore", package: "swift-nio"),

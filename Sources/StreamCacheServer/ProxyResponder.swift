@@ -6,28 +6,31 @@ import StreamCache
 
 /// Answers the player's requests from the cache engine (`docs/proxy.md`).
 ///
-/// Refuses what is not a `GET`/`HEAD` of `/<http(s) URL>` addressed to this listener, decides the
+/// Refuses what admission refused (``RequestAdmission``) and what is not a `GET`/`HEAD` of
+/// `/<http(s) URL>` or an offline package's file, decides the
 /// response from `Range`/`If-Range` and what is known of the resource, and streams the bytes as
 /// the engine yields them. A client that hangs up ends its read, which stops origin fetches
 /// nobody else needs.
 struct ProxyResponder: Sendable {
     let engine: CacheEngine
-    let authority: ListenerAuthority
     let originHeaders: OriginHeaders
     let logs: ProxyLogs
-    let webPages: WebPagePolicy
     let offline: OfflineFiles
     /// What the paths of this server begin with before `/<URL>`: `/<key>` on a server with an
     /// access key, else nothing. Rewritten playlists point at paths that begin with it.
     let pathPrefix: String
 
-    /// Answers `request`; its access-log entry is written once, here or by a streamed body at
-    /// its end.
-    func respond(to request: HTTPRequest, context: ProxyRequestContext) async -> ProxyResponse {
+    /// Answers `request`, which admission judged `verdict` (``RequestAdmission``); its
+    /// access-log entry is written once, here or by a streamed body at its end.
+    func respond(
+        to request: HTTPRequest,
+        verdict: ProxyRequest.Verdict,
+        context: ProxyRequestContext
+    ) async -> ProxyResponse {
         var exchange = Exchange(request: request, context: context)
         let response: ProxyResponse
         do {
-            response = try await decide(request, context: context, exchange: &exchange)
+            response = try await decide(request, verdict: verdict, exchange: &exchange)
         } catch let refusal as ProxyRefusal {
             response = exchange.refuse(refusal)
         } catch let error as StreamCacheError {
@@ -43,33 +46,17 @@ struct ProxyResponder: Sendable {
         return response
     }
 
-    /// The Host check and the web-page policy, then the answer, with CORS fields for an allowed
-    /// web player.
+    /// The answer admission's verdict calls for, with CORS fields for an allowed web player.
     private func decide(
         _ request: HTTPRequest,
-        context: ProxyRequestContext,
+        verdict: ProxyRequest.Verdict,
         exchange: inout Exchange
     ) async throws -> ProxyResponse {
-        if let value = request.headerFields[Self.refusal] {
-            throw RequestHeadCheck.parseRefusal(value)
-        }
-        guard let host = request.authority else {
-            throw ProxyRefusal(.badRequest, "the request has no Host header")
-        }
-        guard authority.accepts(host, port: context.localPort ?? -1, localAddress: context.localIP) else {
-            throw ProxyRefusal(.forbidden, "the Host header does not name this server")
-        }
-        let verdict = webPages.judge(
-            origin: request.headerFields[.origin],
-            fetchSite: request.headerFields[Self.secFetchSite],
-            referer: request.headerFields[.referer],
-            isThisServer: { authority.accepts($0, port: context.localPort ?? -1, localAddress: context.localIP) }
-        )
         switch verdict {
+        case .refuse(let refusal):
+            throw refusal
         case .serve:
             return try await answer(request, exchange: &exchange)
-        case .refuse(let reason):
-            throw ProxyRefusal(.forbidden, reason)
         case .serveTo(let origin):
             var response = try await answer(request, exchange: &exchange)
             response.headers[.accessControlAllowOrigin] = origin
@@ -84,8 +71,6 @@ struct ProxyResponder: Sendable {
     }
 
     private static let clientClosedRequest = HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
-    private static let secFetchSite = HTTPField.Name("Sec-Fetch-Site")!
-    private static let refusal = HTTPField.Name(RequestHeadCheck.refusalField)!
 
     /// Answers a request from a client that may use the proxy.
     private func answer(_ request: HTTPRequest, exchange: inout Exchange) async throws -> ProxyResponse {

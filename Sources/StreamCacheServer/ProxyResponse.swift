@@ -2,7 +2,7 @@ import HTTPTypes
 import NIOCore
 import StreamCache
 
-/// An answer of the responder, as the executor (``ResponderHandler``) writes it: a status,
+/// An answer of the responder, as the connection (``ProxyConnectionHandler``) writes it: a status,
 /// fields and a body that is nothing, one buffer, or bytes written as they come.
 struct ProxyResponse: Sendable {
     enum Body: Sendable {

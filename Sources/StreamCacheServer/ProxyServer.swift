@@ -34,8 +34,8 @@ public struct ProxyConfiguration: Sendable {
 
 /// The loopback caching proxy: any player streams `http://127.0.0.1:PORT/<origin URL>` through
 /// the cache engine (`docs/proxy.md`). Runs on SwiftNIO (``ProxyListener``, ``ProxyPipeline``):
-/// warm ranges are answered on the event loops (``WarmRangeHandler``), everything else by the
-/// responder in a task per request (``ResponderHandler``), until SIGINT or SIGTERM, then it
+/// a connection's state machine (``ProxyConnection``) answers cache hits on the event loops
+/// and everything else by the responder in a task per request, until SIGINT or SIGTERM, then it
 /// finishes the responses in flight for at most ``ProxyConfiguration/shutdownGracePeriod``.
 public struct ProxyServer: Sendable {
     let engine: CacheEngine
@@ -76,19 +76,12 @@ public struct ProxyServer: Sendable {
         await engine.startChores()
         let authority = ListenerAuthority(boundHost: configuration.host)
         let webPages = WebPagePolicy(allowedOrigins: configuration.allowedOrigins)
-        let warm = WarmRequests(
-            engine: engine,
-            authority: authority,
-            webPages: webPages,
-            originHeaders: configuration.originHeaders
-        )
+        let hits = CacheHits(engine: engine, originHeaders: configuration.originHeaders)
         let accessKey = configuration.accessKey
         let responder = ProxyResponder(
             engine: engine,
-            authority: authority,
             originHeaders: configuration.originHeaders,
             logs: logs,
-            webPages: webPages,
             offline: OfflineFiles(
                 library: configuration.offlineLibrary ?? OfflineLibrary(cache: engine.directory),
                 engine: engine
@@ -103,18 +96,21 @@ public struct ProxyServer: Sendable {
             port: configuration.port,
             connections: connections,
             setUp: { [logs] channel in
-                try ProxyPipeline.setUp(
-                    channel,
+                let connection = ProxyConnectionHandler(
                     idleTimeout: idleTimeout,
-                    warm: warm,
+                    admission: RequestAdmission(
+                        authority: authority,
+                        webPages: webPages,
+                        accessKey: accessKey,
+                        local: channel.localAddress
+                    ),
+                    hits: hits,
                     logs: logs,
-                    accessKey: accessKey,
-                    responder: {
-                        ResponderHandler(connections: connections) { request, context in
-                            await responder.respond(to: request, context: context)
-                        }
-                    }
-                )
+                    connections: connections
+                ) { request, verdict, context in
+                    await responder.respond(to: request, verdict: verdict, context: context)
+                }
+                try ProxyPipeline.setUp(channel, connection: connection)
             },
             onListening: { channel in await onListening(host, channel) }
         )

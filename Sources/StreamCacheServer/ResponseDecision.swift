@@ -5,7 +5,7 @@ import StreamCache
 /// The head of the proxy's answer to a `GET` or `HEAD` of a resource whose content information
 /// is known: its status, its fields and which bytes it carries. One pure decision (RFC 9110 §13
 /// and §14, RFC 9111 §4) that both executors carry out: the responder, and the warm path on the
-/// event loop (``WarmRequests``).
+/// event loop (``CacheHits``).
 struct ResponseDecision: Equatable {
     enum Outcome: Equatable {
         /// `200` (`partial == false`) or `206` with these bytes; a `nil` range is the whole of a

@@ -63,7 +63,8 @@ final class StartedRead: @unchecked Sendable {
 
     /// Hands every chunk of the read to `writer` as it becomes available (spans of the cache file
     /// by `sendfile`), counting in `exchange` where the bytes came from.
-    func stream(into writer: ResponseBodyWriter, allocator: ByteBufferAllocator, exchange: inout Exchange) async throws {
+    func stream(into writer: ResponseBodyWriter, allocator: ByteBufferAllocator, exchange: inout Exchange) async throws
+    {
         try await forEachChunk(exchange: &exchange) { try await writer.write($0, allocator: allocator) }
     }
 

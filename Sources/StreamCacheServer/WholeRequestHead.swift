@@ -3,7 +3,7 @@ import NIOHTTP1
 import StreamCache
 
 /// A `GET` request head that arrived whole and alone in one read, parsed by rules stricter than
-/// NIO's HTTP decoder (``WarmShortcutHandler`` answers it before the decoder): an origin-form
+/// NIO's HTTP decoder (``ConnectionFront`` reads it instead of the decoder): an origin-form
 /// target of URL characters, HTTP/1.1 or 1.0, single spaces in the request line, fields of
 /// token names and visible-ASCII values ended by CRLF, and nothing after the blank line.
 ///

@@ -9,7 +9,7 @@ import Testing
 @Suite struct PlaylistJudgementTests {
     /// What `url`'s target answers for each content type in turn, three rounds over.
     private func verdicts(_ url: String, _ types: [String?]) -> [Bool] {
-        var target = WarmRequests.Target(uri: "/" + url, url: URL(string: url)!, key: url)
+        let target = CacheHits.Target(uri: "/" + url, url: URL(string: url)!, key: url)
         return (0..<3).flatMap { _ in types.map { target.isManifest($0) } }
     }
 
@@ -22,7 +22,10 @@ import Testing
 
     @Test func aSpecificTypeDecidesWhateverThePath() {
         #expect(
-            verdicts("https://example.com/live/seg1.ts", ["application/vnd.apple.mpegurl", nil, " Audio/MPEGURL ; x=1"])
+            verdicts(
+                "https://example.com/live/seg1.ts",
+                ["application/vnd.apple.mpegurl", nil, " Audio/MPEGURL ; x=1"]
+            )
                 == Array(repeating: [true, false, true], count: 3).flatMap { $0 }
         )
         #expect(
@@ -37,7 +40,8 @@ import Testing
         "https://example.com/.m3u8", "https://example.com/a/..m3u8", "https://example.com/a%2Em3u8",
         "https://example.com/list.m3u%38", "https://example.com/x", "https://example.com/", "https://example.com",
         "https://example.com/dir.m3u8/seg.ts", "https://example.com/a.m3u8;v=1", "https://example.com/a.m3u8?x=.ts",
-        "https://example.com/a.m3u8#.ts", "https://example.com//a.m3u", "https://example.com/a.", "https://example.com/m3u8",
+        "https://example.com/a.m3u8#.ts", "https://example.com//a.m3u", "https://example.com/a.",
+        "https://example.com/m3u8",
     ])
     func thePathIsReadAsFoundationReadsIt(url: String) throws {
         let parsed = try #require(URL(string: url))

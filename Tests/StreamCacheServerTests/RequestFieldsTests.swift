@@ -3,11 +3,11 @@ import Testing
 
 @testable import StreamCacheServer
 
-/// The one pass the warm path makes over a request's fields: what it reads, in any case, and
-/// which requests it leaves to the responder.
-@Suite struct WarmRequestFieldsTests {
-    private func read(_ fields: [(String, String)]) -> WarmRequests.RequestFields {
-        WarmRequests.RequestFields(HTTPHeaders(fields))
+/// The one pass the proxy makes over a request's fields: what it reads, in any case, and which
+/// requests only the responder answers.
+@Suite struct RequestFieldsTests {
+    private func read(_ fields: [(String, String)]) -> RequestFields {
+        RequestFields(HTTPHeaders(fields))
     }
 
     @Test func theFieldsItReadsInAnyCase() {
@@ -23,6 +23,17 @@ import Testing
         #expect(fields.origin == "null")
         #expect(fields.fetchSite == "none")
         #expect(fields.referer == "http://127.0.0.1:8080/")
+        #expect(fields.hostCount == 1 && fields.transferCodings.isEmpty)
+    }
+
+    @Test func repeatedFieldsAreCountedOrJoined() {
+        let fields = read([
+            ("Host", "a"), ("host", "b"), ("Transfer-Encoding", "gzip"), ("transfer-encoding", "Chunked"),
+            ("Origin", "https://a.example"), ("origin", "https://b.example"),
+        ])
+        #expect(fields.host == "a" && fields.hostCount == 2)
+        #expect(fields.transferCodings == ["gzip", "chunked"])
+        #expect(fields.origin == "https://a.example, https://b.example")
     }
 
     @Test(arguments: [
@@ -32,7 +43,6 @@ import Testing
         [("Host", "a"), ("if-modified-since", "Tue, 14 Nov 2023 22:13:20 GMT")],
         [("Host", "a"), ("Content-Length", "5")],
         [("Host", "a"), ("Transfer-Encoding", "chunked")],
-        [("Host", "a"), ("streamcache-refusal", "400 no")],
         [("Host", "a"), ("Referer", "x"), ("Referer", "y")],
     ])
     func requestsItLeavesToTheResponder(fields: [(String, String)]) {

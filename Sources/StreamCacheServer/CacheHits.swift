@@ -3,35 +3,35 @@ import NIOCore
 import NIOHTTP1
 import StreamCache
 
-/// Which requests the proxy answers from a warm resource on the event loop (``WarmRangeHandler``),
-/// and how.
+/// Which requests the proxy answers straight from a cache file on the event loop, and the
+/// answers, encoded (``ProxyConnectionHandler`` sends them).
 ///
 /// Only what the responder would answer the same way from the cache without waiting: a `GET`
-/// without a body, from a client that may use the proxy (the `Host` names this listener, no web
-/// page), of `/<URL>` (not a playlist, which is rewritten), whose range is all written in the
-/// cache file of a version the origin confirmed within the revalidation interval: as its open
-/// session publishes it, or, when no session of the process has it open, as the index records
-/// it (``CacheEngine/resting(key:)``). Anything else, including every header the responder would
+/// without a body that admission served as a player's (``RequestAdmission``), of `/<URL>` (not
+/// a manifest, which is rewritten), whose range is all written in the cache file of a version
+/// the origin confirmed within the revalidation interval: as its open session publishes it, or,
+/// when no session of the process has it open, as the index records it
+/// (``CacheEngine/resting(key:)``). Anything else, including every field the responder would
 /// refuse or combine, goes to the responder.
-struct WarmRequests: Sendable {
+struct CacheHits: Sendable {
     let engine: CacheEngine
-    let authority: ListenerAuthority
-    let webPages: WebPagePolicy
     /// The fields configured for origin requests: with the player's, what a stored response's
     /// variant is told by.
     let originHeaders: OriginHeaders
 
-    /// A response to send from a warm resource.
+    /// Ranges up to this size are read into the buffer that holds the encoded head; larger ones
+    /// are sent with `sendfile` from a descriptor of their own (a `FileRegion`).
+    static let bufferedLimit: Int64 = 64 * 1024
+
+    /// A response to send from a cache file.
     struct Answer {
         let status: HTTPResponseStatus
         /// The response head encoded (status line, fields, blank line), with room after it for
-        /// the body when it is at most ``WarmRangeHandler/bufferedLimit`` bytes, read into it in
+        /// the body when it is at most ``CacheHits/bufferedLimit`` bytes, read into it in
         /// place.
         var head: ByteBuffer
         let resource: WarmResource
         let range: ByteRange
-        /// Whether the connection stays open after it (`head.isKeepAlive`, read once).
-        let keepAlive: Bool
     }
 
     /// A request target judged once: a connection asks for the same one again and again. (A
@@ -97,30 +97,14 @@ struct WarmRequests: Sendable {
         return Target(uri: uri, url: target.url, key: engine.configuration.cacheKey(target.url))
     }
 
-    /// The answer to `head` from a warm resource, or `nil` for the responder to answer it.
+    /// The answer to `request` from a cache file, or `nil` for the responder to answer it.
     ///
-    /// - Parameters:
-    ///   - target: the judged target of the connection's last request, replaced when `head` names another.
-    ///   - local: the address the connection arrived on, and the `Host` last accepted on it.
-    func answer(
-        _ head: HTTPRequestHead,
-        target: inout Target?,
-        local: inout ConnectionAddress,
-        allocator: ByteBufferAllocator
-    ) -> Answer? {
-        guard head.method == .GET else { return nil }
-        let fields = RequestFields(head.headers)
-        guard !fields.isTheResponders, let host = fields.host,
-            host == local.acceptedHost || authority.accepts(host, port: local.port, localAddress: local.ip)
-        else { return nil }
-        local.acceptedHost = host
-        let verdict = webPages.judge(
-            origin: fields.origin,
-            fetchSite: fields.fetchSite,
-            referer: fields.referer,
-            isThisServer: { authority.accepts($0, port: local.port, localAddress: local.ip) }
-        )
-        guard verdict == .serve else { return nil }
+    /// - Parameter target: the judged target of the connection's last request, replaced when
+    ///   `request` names another.
+    func answer(_ request: ProxyRequest, target: inout Target?, allocator: ByteBufferAllocator) -> Answer? {
+        let head = request.head
+        let fields = request.fields
+        guard head.method == .GET, request.verdict == .serve, !fields.isTheResponders else { return nil }
         if target?.uri != head.uri { target = self.target(head.uri) }
         guard let judged = target else { return nil }
         let key = judged.key
@@ -143,7 +127,7 @@ struct WarmRequests: Sendable {
         let representation = judged.representation(of: resource.info, at: Date())
         let decision = ResponseDecision(representation.judged, range: fields.range, ifRange: fields.ifRange)
         guard case .send(let partial, let range?) = decision.outcome, resource.covers(range) else { return nil }
-        let body = range.count <= WarmRangeHandler.bufferedLimit ? Int(range.count) : 0
+        let body = range.count <= Self.bufferedLimit ? Int(range.count) : 0
         // The status line, the range's fields, the sandbox fields and `Connection` fit in 240
         // bytes (the buffer grows if they do not), and the body follows them.
         var encoded = allocator.buffer(capacity: representation.fields.readableBytes + 240 + body)
@@ -153,8 +137,7 @@ struct WarmRequests: Sendable {
         encoded.writeImmutableBuffer(representation.fields)
         for field in decision.bytesFields { encoded.writeField(field) }
         encoded.writeString(SandboxFields.encoded)
-        let keepAlive = head.isKeepAlive
-        if !keepAlive {
+        if request.closesConnection {
             encoded.writeStaticString("Connection: close\r\n")
         } else if head.version.minor == 0 {
             // An HTTP/1.0 client keeps the connection only when the answer says so.
@@ -165,71 +148,8 @@ struct WarmRequests: Sendable {
             status: partial ? .partialContent : .ok,
             head: encoded,
             resource: resource,
-            range: range,
-            keepAlive: keepAlive
+            range: range
         )
-    }
-
-    /// What the warm path reads of a request's fields, in one pass over them (a dozen searches
-    /// through them, each comparing every name, ran for every range).
-    struct RequestFields {
-        var host: String?
-        var range: String?
-        var ifRange: String?
-        var origin: String?
-        var fetchSite: String?
-        var referer: String?
-        /// Whether the request is the responder's to answer: it has a body or a transfer coding,
-        /// is conditional (but for `If-Range`: perhaps a `304`), carries a refusal
-        /// (``RequestHeadCheck``), or has two values of a field read once here.
-        private(set) var isTheResponders = false
-
-        init(_ headers: HTTPHeaders) {
-            for (name, value) in headers {
-                // By length first: most names are compared with none.
-                switch name.utf8.count {
-                case 4 where HeaderField.namesMatch(name, "host"):
-                    Self.keep(value, in: &host, twice: &isTheResponders)
-                case 5 where HeaderField.namesMatch(name, "range"):
-                    Self.keep(value, in: &range, twice: &isTheResponders)
-                case 6 where HeaderField.namesMatch(name, "origin"):
-                    Self.keep(value, in: &origin, twice: &isTheResponders)
-                case 7 where HeaderField.namesMatch(name, "referer"):
-                    Self.keep(value, in: &referer, twice: &isTheResponders)
-                case 8 where HeaderField.namesMatch(name, "if-range"):
-                    Self.keep(value, in: &ifRange, twice: &isTheResponders)
-                case 14 where HeaderField.namesMatch(name, "sec-fetch-site"):
-                    Self.keep(value, in: &fetchSite, twice: &isTheResponders)
-                case 14 where HeaderField.namesMatch(name, "content-length"):
-                    if value != "0" { isTheResponders = true }
-                case 13 where HeaderField.namesMatch(name, "if-none-match"),
-                    17 where HeaderField.namesMatch(name, "if-modified-since"),
-                    17 where HeaderField.namesMatch(name, "transfer-encoding"),
-                    _ where HeaderField.namesMatch(name, RequestHeadCheck.refusalField):
-                    isTheResponders = true
-                default: break
-                }
-            }
-        }
-
-        /// Keeps a field's value; a second one makes the request the responder's.
-        private static func keep(_ value: String, in field: inout String?, twice: inout Bool) {
-            if field != nil { twice = true }
-            field = value
-        }
-    }
-}
-
-/// The address a connection arrived on, formatted once per connection, and the last `Host`
-/// the connection named it by.
-struct ConnectionAddress {
-    let ip: String?
-    let port: Int
-    var acceptedHost: String?
-
-    init(_ address: SocketAddress?) {
-        ip = address?.ipAddress
-        port = address?.port ?? -1
     }
 }
 

@@ -1,0 +1,22 @@
+import NIOHTTP1
+
+/// A request head as the proxy reads it: parsed once (by ``WholeRequestHead`` or NIO's decoder),
+/// its fields read once (``RequestFields``), admitted or refused once (``RequestAdmission``).
+struct ProxyRequest {
+    /// Whether the proxy serves the request, and to whom.
+    enum Verdict: Equatable {
+        /// A player's request.
+        case serve
+        /// A request from a web page the user allowed (`--allow-origin`), answered with CORS fields.
+        case serveTo(origin: String)
+        case refuse(ProxyRefusal)
+    }
+
+    /// The head, its target without the server's access key.
+    let head: HTTPRequestHead
+    let fields: RequestFields
+    let verdict: Verdict
+    /// Whether the connection closes after the answer: the client asked for it, or the request's
+    /// framing or address cannot be trusted.
+    let closesConnection: Bool
+}
