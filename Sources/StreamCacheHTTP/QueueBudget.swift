@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 
 /// The bytes every ``ResponseQueue`` of one client may hold between them.
 ///
@@ -6,21 +7,20 @@ import Foundation
 /// whatever the others hold, so no fetch waits for another's reader. A fast fetch or two still
 /// get their full queue; hundreds at once, each faster than the cache can write it, share the
 /// budget instead of holding 1 MiB apiece.
-final class QueueBudget: @unchecked Sendable {
+final class QueueBudget: Sendable {
     /// The most the queues hold between them, beyond their minimums.
     let bytes: Int
-    private let lock = NSLock()
-    private var held = 0
+    private let held = Locked(0)
 
     init(bytes: Int) {
         self.bytes = bytes
     }
 
     /// Whether the queues hold the whole budget.
-    var isSpent: Bool { lock.withLock { held >= bytes } }
+    var isSpent: Bool { held.value >= bytes }
 
     /// Counts `count` bytes a queue took in (positive) or handed on (negative).
     func add(_ count: Int) {
-        lock.withLock { held += count }
+        held.withLock { $0 += count }
     }
 }

@@ -49,7 +49,9 @@ public struct HLSPlayerSimulator: Sendable {
         let chosen = multivariant.variants[variant]
         var media = [chosen.uri]
         if let group = chosen.audio,
-            let audio = multivariant.renditions.first(where: { $0.type == "AUDIO" && $0.groupId == group && $0.isDefault }),
+            let audio = multivariant.renditions.first(where: {
+                $0.type == "AUDIO" && $0.groupId == group && $0.isDefault
+            }),
             let uri = audio.uri
         {
             media.append(uri)

@@ -11,7 +11,7 @@ import StreamCache
 /// a manifest, which is rewritten), whose range is all written in the cache file of a version
 /// the origin confirmed within the revalidation interval: as its open session publishes it, or,
 /// when no session of the process has it open, as the index records it
-/// (``CacheEngine/resting(key:)``). Anything else, including every field the responder would
+/// (``CacheEngine/sessionlessFile(key:)``). Anything else, including every field the responder would
 /// refuse or combine, goes to the responder.
 struct CacheHits: Sendable {
     let engine: CacheEngine
@@ -30,7 +30,7 @@ struct CacheHits: Sendable {
         /// the body when it is at most ``CacheHits/bufferedLimit`` bytes, read into it in
         /// place.
         var head: ByteBuffer
-        let resource: WarmResource
+        let resource: ServableFile
         let range: ByteRange
     }
 
@@ -110,7 +110,9 @@ struct CacheHits: Sendable {
         let key = judged.key
         // Published by this process's open session, else read from the index and the file; not
         // for a URL that names a playlist, which the responder rewrites (no index read, no open).
-        guard let resource = engine.warm(key: key) ?? (judged.isManifest(nil) ? nil : engine.resting(key: key)),
+        guard
+            let resource = engine.publishedFile(key: key)
+                ?? (judged.isManifest(nil) ? nil : engine.sessionlessFile(key: key)),
             let length = resource.info.length,
             length > 0, !judged.isManifest(resource.info.contentType)
         else { return nil }

@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 
 /// The `Host` values that name this listener; anything else is refused (DNS rebinding).
 ///
@@ -42,20 +43,15 @@ public struct ListenerAuthority: Sendable {
 extension ListenerAuthority {
     /// The listener's address once bound, to refuse origin URLs (and redirect targets) that
     /// point back at the proxy itself: a request loop with no client at its end.
-    public final class Bound: @unchecked Sendable {
-        // `host` and `port` are guarded by `lock`; set once, when the listener is bound.
-        private let lock = NSLock()
-        private var host: String?
-        private var port: Int?
+    public final class Bound: Sendable {
+        /// Set once, when the listener is bound.
+        private let address = Locked<(host: String, port: Int)?>(nil)
 
         public init() {}
 
         /// Notes the address the listener is bound to.
         public func bind(host: String, port: Int) {
-            lock.withLock {
-                self.host = host.lowercased()
-                self.port = port
-            }
+            address.withLock { $0 = (host.lowercased(), port) }
         }
 
         /// Why the engine must not fetch `url`, or `nil`: it names this listener.
@@ -63,8 +59,7 @@ extension ListenerAuthority {
         /// A URL on the listener's port whose host is this machine in any spelling (see
         /// ``MachineAddresses``) is refused; the name is looked up only for that port.
         public func refusal(of url: URL) -> String? {
-            let (host, port) = lock.withLock { (self.host, self.port) }
-            guard let port, let urlHost = url.host?.lowercased() else { return nil }
+            guard let (host, port) = address.value, let urlHost = url.host?.lowercased() else { return nil }
             let urlPort = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
             guard urlPort == port else { return nil }
             let name = urlHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))

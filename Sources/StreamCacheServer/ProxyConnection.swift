@@ -5,8 +5,8 @@ import NIOCore
 ///
 /// A connection reads requests one after another (the head, perhaps a body, the end) and owes an
 /// answer to each, in the order they came. An answer comes from the cache on the event loop
-/// (warm: written whole at once) or from the responder, which runs in a task and answers one
-/// request at a time; requests read meanwhile wait their turn, and a warm answer is tried only
+/// (a cache hit: written whole at once) or from the responder, which runs in a task and answers one
+/// request at a time; requests read meanwhile wait their turn, and a cache hit is tried only
 /// when none waits. It closes:
 /// * after the answer to a request that asks for it (HTTP/1.0 without keep-alive,
 ///   `Connection: close`, a refused request); requests read after such a one are dropped
@@ -20,14 +20,14 @@ import NIOCore
 struct ProxyConnection<Request> {
     enum Action {
         case none
-        /// Answer this request from the cache if it can be (``warmAnswered(closes:inFlight:now:)``),
-        /// else hand it back (``warmDeclined(_:)``).
-        case answerWarm(Request)
+        /// Answer this request from the cache if it can be (``cacheHitAnswered(closes:inFlight:now:)``),
+        /// else hand it back (``cacheHitDeclined(_:)``).
+        case answerFromCache(Request)
         /// Run the responder for this request; `resumeReading` when reading had stopped.
         case startResponder(Request, resumeReading: Bool)
         /// Stop reading: as many requests wait as the connection keeps.
         case stopReading
-        /// Close the connection once the warm answer just written has gone out.
+        /// Close the connection once the cache hit just written has gone out.
         case closeWhenWritten
         case close
         /// Look again at this time (``idleCheck(now:)``).
@@ -42,8 +42,8 @@ struct ProxyConnection<Request> {
         case betweenRequests
         /// A request whose head was read and whose end was not, for the responder.
         case request(Request)
-        /// A request offered to the warm path, which has not said yet.
-        case offeredWarm
+        /// A request offered to the cache hits, which has not said yet.
+        case offeredToCache
         /// The rest of a request already answered or dropped.
         case discarding
     }
@@ -70,8 +70,8 @@ struct ProxyConnection<Request> {
     private(set) var waiting: [Request] = []
     /// Whether the responder is answering a request.
     private(set) var answering = false
-    /// Warm answers written whose bytes have not all gone out (those sent from a file).
-    private(set) var warmWritesInFlight = 0
+    /// Cache hits written whose bytes have not all gone out (those sent from a file).
+    private(set) var cacheHitWritesInFlight = 0
     /// When the last request part was read or the last answer ended.
     private var lastActivity: NIODeadline
 
@@ -85,7 +85,7 @@ struct ProxyConnection<Request> {
 
     /// Whether an answer is owed or being written: the client waits on the connection, which is
     /// not idle.
-    var owesAnswers: Bool { answering || !waiting.isEmpty || warmWritesInFlight > 0 }
+    var owesAnswers: Bool { answering || !waiting.isEmpty || cacheHitWritesInFlight > 0 }
 
     // MARK: Reading
 
@@ -102,25 +102,25 @@ struct ProxyConnection<Request> {
             reading = .request(request)
             return .none
         }
-        reading = .offeredWarm
-        return .answerWarm(request)
+        reading = .offeredToCache
+        return .answerFromCache(request)
     }
 
-    /// The warm path answered the request offered (``Action/answerWarm(_:)``); `inFlight` when
-    /// its bytes go out after this (``warmWritten(now:)`` follows).
-    mutating func warmAnswered(inFlight: Bool, now: NIODeadline) -> Action {
-        guard case .offeredWarm = reading else { preconditionFailure("no request was offered to the warm path") }
+    /// The cache hits answered the request offered (``Action/answerFromCache(_:)``); `inFlight` when
+    /// its bytes go out after this (``cacheHitWritten(now:)`` follows).
+    mutating func cacheHitAnswered(inFlight: Bool, now: NIODeadline) -> Action {
+        guard case .offeredToCache = reading else { preconditionFailure("no request was offered to the cache hits") }
         reading = .discarding
         lastActivity = now
-        if inFlight { warmWritesInFlight += 1 }
+        if inFlight { cacheHitWritesInFlight += 1 }
         guard closesWhenDone else { return .none }
         phase = .closed
         return .closeWhenWritten
     }
 
-    /// The warm path did not answer the request offered: the responder will, once its end is read.
-    mutating func warmDeclined(_ request: Request) {
-        guard case .offeredWarm = reading else { preconditionFailure("no request was offered to the warm path") }
+    /// The cache hits did not answer the request offered: the responder will, once its end is read.
+    mutating func cacheHitDeclined(_ request: Request) {
+        guard case .offeredToCache = reading else { preconditionFailure("no request was offered to the cache hits") }
         reading = .request(request)
     }
 
@@ -137,8 +137,8 @@ struct ProxyConnection<Request> {
         case .betweenRequests, .discarding:
             reading = .betweenRequests
             return .none
-        case .offeredWarm:
-            preconditionFailure("the warm path has not answered")
+        case .offeredToCache:
+            preconditionFailure("the cache hits have not answered")
         case .request(let request):
             reading = .betweenRequests
             if !answering {
@@ -171,11 +171,11 @@ struct ProxyConnection<Request> {
         return closesWhenDone ? closed() : .none
     }
 
-    /// A warm answer's bytes have gone out (or failed to).
-    mutating func warmWritten(now: NIODeadline) -> Action {
+    /// A cache hit's bytes have gone out (or failed to).
+    mutating func cacheHitWritten(now: NIODeadline) -> Action {
         guard phase != .closed else { return .none }
-        precondition(warmWritesInFlight > 0, "no warm answer was in flight")
-        warmWritesInFlight -= 1
+        precondition(cacheHitWritesInFlight > 0, "no cache hit was in flight")
+        cacheHitWritesInFlight -= 1
         lastActivity = now
         return closesWhenDone ? closed() : .none
     }
@@ -209,7 +209,7 @@ struct ProxyConnection<Request> {
 
     // MARK: -
 
-    /// Whether the responder owes an answer: a warm answer now would overtake it.
+    /// Whether the responder owes an answer: a cache hit now would overtake it.
     private var owesResponderAnswers: Bool {
         if answering || !waiting.isEmpty { return true }
         if case .request = reading { return true }
@@ -221,7 +221,7 @@ struct ProxyConnection<Request> {
         guard phase == .quiescing || phase == .closingAfterAnswers, !owesAnswers else { return false }
         switch reading {
         case .betweenRequests, .discarding: return true
-        case .request, .offeredWarm: return false
+        case .request, .offeredToCache: return false
         }
     }
 
@@ -233,7 +233,7 @@ struct ProxyConnection<Request> {
     /// Breaks a precondition when the state is one the machine never reaches.
     func checkInvariants() {
         precondition(answering || waiting.isEmpty, "requests wait while nothing is answered")
-        precondition(warmWritesInFlight >= 0)
+        precondition(cacheHitWritesInFlight >= 0)
         if phase == .closed { precondition(waiting.isEmpty, "a closed connection keeps requests") }
     }
 }

@@ -12,17 +12,17 @@ extension ProxyConnectionHandler {
             var answer = hits.answer(request, target: &target, allocator: context.channel.allocator),
             let (written, fromFile) = send(&answer, to: request.head, through: front, context: context)
         else {
-            machine.warmDeclined(request)
+            machine.cacheHitDeclined(request)
             return
         }
-        switch machine.warmAnswered(inFlight: fromFile, now: now) {
+        switch machine.cacheHitAnswered(inFlight: fromFile, now: now) {
         case .closeWhenWritten:
             written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
         case let action:
             run(action)
         }
         guard fromFile else { return }
-        written.assumeIsolated().whenComplete { [self] _ in run(machine.warmWritten(now: now)) }
+        written.assumeIsolated().whenComplete { [self] _ in run(machine.cacheHitWritten(now: now)) }
     }
 
     /// Writes the whole answer through `front`, the front's context: a range up to

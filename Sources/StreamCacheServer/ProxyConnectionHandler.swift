@@ -128,7 +128,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         switch action {
         case .none:
             break
-        case .answerWarm(let request):
+        case .answerFromCache(let request):
             answerFromCache(request, context: context)
         case .startResponder(let request, let resumeReading):
             if resumeReading { _ = context.channel.setOption(ChannelOptions.autoRead, value: true) }
@@ -136,7 +136,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         case .stopReading:
             _ = context.channel.setOption(ChannelOptions.autoRead, value: false)
         case .closeWhenWritten:
-            preconditionFailure("a warm answer's close is run where it is written")
+            preconditionFailure("a cache hit's close is run where it is written")
         case .close:
             cancelCheck()
             context.close(promise: nil)

@@ -71,7 +71,7 @@ public struct ProxyServer: Sendable {
         willRun: @Sendable (ServiceGroup) async -> Void = { _ in },
         onListening: @escaping @Sendable (String, any Channel) async -> Void
     ) async throws {
-        // The warm path answers without opening a session; the chores (access times among them)
+        // Cache hits are answered without opening a session; the chores (access times among them)
         // must run all the same.
         await engine.startChores()
         let authority = ListenerAuthority(boundHost: configuration.host)

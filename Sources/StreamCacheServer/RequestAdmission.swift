@@ -1,7 +1,7 @@
 import NIOCore
 import NIOHTTP1
 
-/// Decides once per request whether the proxy serves it, for the warm path and the responder
+/// Decides once per request whether the proxy serves it, for the cache hits and the responder
 /// alike: the one place the `Host` and web-page checks are made.
 ///
 /// In order: a head whose framing or addressing is ambiguous (two `Host` fields, a transfer

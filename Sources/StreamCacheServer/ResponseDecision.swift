@@ -4,7 +4,7 @@ import StreamCache
 
 /// The head of the proxy's answer to a `GET` or `HEAD` of a resource whose content information
 /// is known: its status, its fields and which bytes it carries. One pure decision (RFC 9110 §13
-/// and §14, RFC 9111 §4) that both executors carry out: the responder, and the warm path on the
+/// and §14, RFC 9111 §4) that both executors carry out: the responder, and the cache hits on the
 /// event loop (``CacheHits``).
 struct ResponseDecision: Equatable {
     enum Outcome: Equatable {
@@ -24,7 +24,7 @@ struct ResponseDecision: Equatable {
 
     let outcome: Outcome
     /// The fields of the representation the answer sends (see ``Representation/fields``), shared
-    /// with it rather than copied: the warm path decides this for every range.
+    /// with it rather than copied: a cache hit decides this for every range.
     let representationFields: ArraySlice<Field>
     /// The fields that describe this answer's bytes (`Content-Range`, `Content-Length`).
     let bytesFields: [Field]
@@ -38,7 +38,7 @@ struct ResponseDecision: Equatable {
 
     /// What every answer about one representation says at one age, whatever the request: its
     /// `Accept-Ranges`, `Content-Type`, validators, stored fields and `Age`. An executor that
-    /// answers one resource again and again (the warm path) keeps it while ``holds(_:at:)``.
+    /// answers one resource again and again (the cache hits) keep it while ``holds(_:at:)``.
     struct Representation {
         let info: ContentInfo
         let age: Int64?

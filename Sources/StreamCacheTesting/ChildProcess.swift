@@ -82,7 +82,9 @@ public final class ChildProcess: @unchecked Sendable {
         defer { posix_spawn_file_actions_destroy(&actions) }
         let nullDevice = open("/dev/null", O_RDWR | O_CLOEXEC)
         defer { close(nullDevice) }
-        for (target, stream) in [(STDIN_FILENO, standardInput), (STDOUT_FILENO, standardOutput), (STDERR_FILENO, standardError)] {
+        for (target, stream) in [
+            (STDIN_FILENO, standardInput), (STDOUT_FILENO, standardOutput), (STDERR_FILENO, standardError),
+        ] {
             posix_spawn_file_actions_adddup2(&actions, descriptor(of: stream, for: target) ?? nullDevice, target)
         }
         if let directory = currentDirectoryURL?.path {
@@ -166,7 +168,8 @@ public final class ChildProcess: @unchecked Sendable {
 /// glibc's spawn actions beyond POSIX (2.29 and 2.34), which its Swift module does not import.
 private enum SpawnExtensions {
     typealias AddCloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-    typealias AddChdir = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
+    typealias AddChdir =
+        @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, UnsafePointer<CChar>) -> Int32
 
     static let addCloseFrom: AddCloseFrom? = symbol("posix_spawn_file_actions_addclosefrom_np")
     static let addChdir: AddChdir? = symbol("posix_spawn_file_actions_addchdir_np")

@@ -1,13 +1,11 @@
 import Foundation
+import StreamCache
 
 /// What the ``TestOrigin`` serves: files of a directory, or byte arrays held in memory.
-final class OriginContent: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
+final class OriginContent: Sendable {
     private let directory: String?
-    private var memory: [String: (bytes: [UInt8], version: Int)] = [:]
-    private var versionCounter = 0
-    private var redirects: [String: (location: String, status: Int)] = [:]
+    private let memory = Locked<(resources: [String: (bytes: [UInt8], version: Int)], versions: Int)>(([:], 0))
+    private let redirects = Locked<[String: (location: String, status: Int)]>([:])
 
     init(directory: String?) {
         self.directory = directory.map { ($0 as NSString).standardizingPath }
@@ -15,25 +13,25 @@ final class OriginContent: @unchecked Sendable {
 
     /// Sets (or replaces, with a new ETag) the bytes served at `path`.
     func set(_ bytes: [UInt8], at path: String) {
-        lock.withLock {
-            versionCounter += 1
-            memory[path] = (bytes, versionCounter)
+        memory.withLock { memory in
+            memory.versions += 1
+            memory.resources[path] = (bytes, memory.versions)
         }
     }
 
     /// Makes `path` answer with a redirect to `location` (absolute or relative).
     func setRedirect(_ path: String, to location: String, status: Int) {
-        lock.withLock { redirects[path] = (location, status) }
+        redirects.withLock { $0[path] = (location, status) }
     }
 
     /// The redirect configured for `path`, if any.
     func redirect(at path: String) -> (location: String, status: Int)? {
-        lock.withLock { redirects[path] }
+        redirects.withLock { $0[path] }
     }
 
     /// The resource at a request path, if any.
     func resource(at path: String) -> OriginResource? {
-        if let entry = lock.withLock({ memory[path] }) {
+        if let entry = memory.withLock({ $0.resources[path] }) {
             return OriginResource(
                 length: Int64(entry.bytes.count),
                 etag: "\"m\(entry.version)-\(entry.bytes.count)\"",

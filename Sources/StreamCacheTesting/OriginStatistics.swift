@@ -39,12 +39,10 @@ struct RangeSetBox: Sendable, Hashable {
 }
 
 /// Thread-safe accumulation of ``OriginStatistics``.
-final class StatisticsRecorder: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var statistics = OriginStatistics()
+final class StatisticsRecorder: Sendable {
+    private let statistics = Locked(OriginStatistics())
 
-    var snapshot: OriginStatistics { lock.withLock { statistics } }
+    var snapshot: OriginStatistics { statistics.value }
 
     /// The statistics once no request is being answered, or after `limit`: a request is counted
     /// once its answer's last write returns, which can be a moment after its client has read
@@ -52,18 +50,18 @@ final class StatisticsRecorder: @unchecked Sendable {
     /// would miss it.
     func settled(within limit: Duration) async -> OriginStatistics {
         let deadline = ContinuousClock.now.advanced(by: limit)
-        while ContinuousClock.now < deadline, lock.withLock({ statistics.activeRequests > 0 }) {
+        while ContinuousClock.now < deadline, statistics.withLock({ $0.activeRequests > 0 }) {
             try? await Task.sleep(for: .milliseconds(2))
         }
         return snapshot
     }
 
-    func reset() { lock.withLock { statistics = OriginStatistics() } }
+    func reset() { statistics.withLock { $0 = OriginStatistics() } }
 
     /// Records body bytes `range` of `path` as sent.
     func sent(path: String, range: ByteRange) {
         guard !range.isEmpty else { return }
-        lock.withLock {
+        statistics.withLock { statistics in
             var box = statistics.sentRanges[path] ?? RangeSetBox()
             let before = box.set.count
             box.set.insert(range)
@@ -73,11 +71,11 @@ final class StatisticsRecorder: @unchecked Sendable {
         }
     }
 
-    func began() { lock.withLock { statistics.activeRequests += 1 } }
+    func began() { statistics.withLock { $0.activeRequests += 1 } }
 
-    func ended() { lock.withLock { statistics.activeRequests -= 1 } }
+    func ended() { statistics.withLock { $0.activeRequests -= 1 } }
 
     func finished(_ request: OriginStatistics.Request) {
-        lock.withLock { statistics.requests.append(request) }
+        statistics.withLock { $0.requests.append(request) }
     }
 }

@@ -110,32 +110,30 @@ public final class TestOrigin: Sendable {
 }
 
 /// The origin's mutable settings.
-final class OriginState: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var current: OriginConditions
-    private var etagCounter = 0
-    private var requestsPerPath: [String: Int] = [:]
+final class OriginState: Sendable {
+    private let current: Locked<OriginConditions>
+    private let etagCounter = Locked(0)
+    private let requestsPerPath = Locked<[String: Int]>([:])
 
-    init(_ conditions: OriginConditions) { current = conditions }
+    init(_ conditions: OriginConditions) { current = Locked(conditions) }
 
     var conditions: OriginConditions {
-        get { lock.withLock { current } }
-        set { lock.withLock { current = newValue } }
+        get { current.value }
+        set { current.withLock { $0 = newValue } }
     }
 
     /// Counts a request for `path`; returns how many there have been, this one included.
     func countRequest(_ path: String) -> Int {
-        lock.withLock {
-            requestsPerPath[path, default: 0] += 1
-            return requestsPerPath[path]!
+        requestsPerPath.withLock { counts in
+            counts[path, default: 0] += 1
+            return counts[path]!
         }
     }
 
     func nextETagSuffix() -> Int {
-        lock.withLock {
-            etagCounter += 1
-            return etagCounter
+        etagCounter.withLock { counter in
+            counter += 1
+            return counter
         }
     }
 }

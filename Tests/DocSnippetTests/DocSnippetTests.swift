@@ -50,7 +50,10 @@ import FoundationNetworking
     /// UsingStreamCacheInAPodcastApp.md without AVPlayer.
     @Test func anHLSStreamThroughTheCacheAndOfflineWithTheOriginGone() async throws {
         let origin = try await TestOrigin()
-        origin.setResource(Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,CODECS=\"avc1.4d401f\"\nlow/index.m3u8\n".utf8), at: "/show/master.m3u8")
+        origin.setResource(
+            Array("#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=800000,CODECS=\"avc1.4d401f\"\nlow/index.m3u8\n".utf8),
+            at: "/show/master.m3u8"
+        )
         origin.setResource(
             Array("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.ts\n#EXTINF:2,\nb.ts\n#EXT-X-ENDLIST\n".utf8),
             at: "/show/low/index.m3u8"
@@ -65,7 +68,10 @@ import FoundationNetworking
         var played: [String] = []
         func play(_ path: String) { played.append(path) }
 
-        let engine = try CacheEngine(directory: CacheDirectory(path: directory + "/cache"), origin: URLSessionOriginClient())
+        let engine = try CacheEngine(
+            directory: CacheDirectory(path: directory + "/cache"),
+            origin: URLSessionOriginClient()
+        )
         let library = OfflineLibrary(directory: directory + "/library")
         let criteria = MediaSelectionCriteria(
             bitrate: .atMost(3_000_000),

@@ -5,8 +5,9 @@ import StreamCacheHTTP
 import StreamCacheResourceLoader
 import StreamCacheResourceLoaderTesting
 import StreamCacheTesting
-@testable import StreamCacheServer
 import Testing
+
+@testable import StreamCacheServer
 
 /// The in-app server and the routing of `StreamCacheAssets`, in this process as an app has them:
 /// HLS played as AVPlayer plays it (``HLSPlayerSimulator``) and by ffmpeg, against streams made
@@ -56,7 +57,11 @@ import Testing
             Issue.record("an .m3u8 URL is not routed to the in-app server")
             return try await app.close()
         }
-        #expect(url.absoluteString.hasPrefix("http://127.0.0.1:\(try #require(await app.server.port))/\(app.server.accessKey)/"))
+        #expect(
+            url.absoluteString.hasPrefix(
+                "http://127.0.0.1:\(try #require(await app.server.port))/\(app.server.accessKey)/"
+            )
+        )
 
         let player = HLSPlayerSimulator()
         let played =
@@ -73,13 +78,18 @@ import Testing
             if let range = fetch.range {
                 expected = Array(expected[Int(range.offset)..<Int(range.offset + range.length)])
             }
-            #expect(fetch.bytes == expected, "\(fetch.url): \(fetch.bytes.count) bytes, the origin has \(expected.count)")
+            #expect(
+                fetch.bytes == expected,
+                "\(fetch.url): \(fetch.bytes.count) bytes, the origin has \(expected.count)"
+            )
             segments += 1
         }
         #expect(segments >= 10, "\(played.map(\.url))")
 
         // ffmpeg decodes the same frames through the server as from the origin's files.
-        let origin = try await TestStreams.frames(app.workspace.originDirectory + "/" + TestStreams.Kind.variants.playlist)
+        let origin = try await TestStreams.frames(
+            app.workspace.originDirectory + "/" + TestStreams.Kind.variants.playlist
+        )
         let through = try await TestStreams.frames(url.absoluteString)
         #expect(through.count > 10 && through == origin, "\(through.count) frames through the server, \(origin.count)")
         let stats = try await app.origin.settledStats()
@@ -120,7 +130,10 @@ import Testing
 
         // As iOS does to a suspended app, then the app comes back to the foreground.
         await app.server.closeListenerAsTheSystemWould()
-        NotificationCenter.default.post(name: Notification.Name("UIApplicationWillEnterForegroundNotification"), object: nil)
+        NotificationCenter.default.post(
+            name: Notification.Name("UIApplicationWillEnterForegroundNotification"),
+            object: nil
+        )
         var status = 0
         for _ in 0..<50 {
             status = (try? await Curl.fetch(url.absoluteString))?.status ?? 0
@@ -166,7 +179,9 @@ import Testing
         let episode = TestData.bytes(count: 300_000, seed: 7)
         try app.workspace.write(episode, as: "ep.mp3")
         try app.workspace.write(
-            [UInt8](try #require(app.workspace.read(app.workspace.originDirectory + "/" + TestStreams.Kind.ts.playlist))),
+            [UInt8](
+                try #require(app.workspace.read(app.workspace.originDirectory + "/" + TestStreams.Kind.ts.playlist))
+            ),
             as: "feed-item"
         )
         let router = PlaybackRouter(server: app.server)
@@ -252,7 +267,12 @@ import Testing
 
         var selection: DownloadSelection?
         var finished = false
-        let added = app.library.addMediaSelection(to: package, audio: .only(["de"]), subtitles: .all, engine: app.engine)
+        let added = app.library.addMediaSelection(
+            to: package,
+            audio: .only(["de"]),
+            subtitles: .all,
+            engine: app.engine
+        )
         for await event in added {
             if case .selection(let chosen) = event { selection = chosen }
             if case .finished(let finished_, _) = event { finished = finished_ == package }
@@ -269,8 +289,10 @@ import Testing
         }
         #expect(files.keys.contains { $0.hasPrefix("audio-de/") } && files.keys.contains { $0.hasPrefix("subtitles") })
         // The added language decodes from disk to the origin's frames.
-        let german = try #require(try String(contentsOfFile: folder + "/master.m3u8", encoding: .utf8)
-            .split(separator: "\n").first { $0.contains("LANGUAGE=\"de\"") && $0.contains("TYPE=AUDIO") })
+        let german = try #require(
+            try String(contentsOfFile: folder + "/master.m3u8", encoding: .utf8)
+                .split(separator: "\n").first { $0.contains("LANGUAGE=\"de\"") && $0.contains("TYPE=AUDIO") }
+        )
         #expect(german.contains("URI=\"audio-de/index.m3u8\""))
         #expect(try await TestStreams.frames(folder + "/audio-de/index.m3u8").count > 10)
         // What the origin does not have is a clear failure.
@@ -315,7 +337,10 @@ import Testing
             let name = String(fetch.url.path.split(separator: "/").suffix(2).joined(separator: "/"))
             let file = try #require(workspace.read(workspace.originDirectory + "/" + name))
             let range = try #require(fetch.range)
-            #expect(fetch.bytes == Array(file[Int(range.offset)..<Int(range.offset + range.length)]), "\(name) \(range)")
+            #expect(
+                fetch.bytes == Array(file[Int(range.offset)..<Int(range.offset + range.length)]),
+                "\(name) \(range)"
+            )
         }
         // ffmpeg through the server decodes what it decodes from the files.
         let frames = try await TestStreams.frames(url.absoluteString)

@@ -67,11 +67,17 @@ import Testing
         try await proxy.stop()
 
         // Asked whether the file changed (a `304`, no body) perhaps, but for its body once.
-        #expect(origin.requests().filter { !$0.hasSuffix(" 304 -") }.count == 1, "the origin was asked \(origin.requests())")
+        #expect(
+            origin.requests().filter { !$0.hasSuffix(" 304 -") }.count == 1,
+            "the origin was asked \(origin.requests())"
+        )
         let listing = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
         let cached = try JSONDecoder().decode(ListingOf<Listed>.self, from: listing.stdout).resources.first?.cachedBytes
         let logged = try originBytes(inLog: log, path: "big.bin")
-        #expect(logged.reduce(0, +) == cached, "the access log says \(logged) origin bytes; the cache kept \(cached ?? 0)")
+        #expect(
+            logged.reduce(0, +) == cached,
+            "the access log says \(logged) origin bytes; the cache kept \(cached ?? 0)"
+        )
     }
 
     /// A 24 MB file of python's `http.server`, and `serve` in front of it logging to `log`.

@@ -3,7 +3,7 @@ import Testing
 
 @testable import StreamCacheServer
 
-/// Whether a warm request names a playlist (which the responder rewrites, so the event loop must
+/// Whether a cache hit's target names a playlist (which the responder rewrites, so the event loop must
 /// not send it as it is), judged once per connection's target and asked with and without a
 /// content type in turn, as a resting resource asks it.
 @Suite struct PlaylistJudgementTests {

@@ -16,7 +16,7 @@ import Testing
     /// Reads request `id` whole (head and end) and says what the machine asks for.
     func read(_ id: Int, closes: Bool = false, into machine: inout Machine, at time: Int64 = 1) -> [Machine.Action] {
         let head = machine.headRead(id, closes: closes, now: at(time))
-        if case .answerWarm(let offered) = head { machine.warmDeclined(offered) }
+        if case .answerFromCache(let offered) = head { machine.cacheHitDeclined(offered) }
         return [head, machine.endRead(now: at(time))]
     }
 
@@ -26,7 +26,7 @@ import Testing
         #expect(machine.idleCheck(now: at(29)) == .checkAt(at(30)))
 
         // A request and its answer move the start of the idle time.
-        #expect(read(1, into: &machine, at: 10) == [.answerWarm(1), .startResponder(1, resumeReading: false)])
+        #expect(read(1, into: &machine, at: 10) == [.answerFromCache(1), .startResponder(1, resumeReading: false)])
         #expect(machine.responderAnswered(wentOut: true, now: at(25)) == .none)
         #expect(machine.idleCheck(now: at(30)) == .checkAt(at(55)))
         #expect(machine.idleCheck(now: at(55)) == .close)
@@ -42,18 +42,18 @@ import Testing
 
         // A cache hit sent from a file, too, until its bytes have gone out.
         var hit = Machine(idleTimeout: timeout, now: start)
-        #expect(hit.headRead(2, closes: false, now: at(1)) == .answerWarm(2))
-        #expect(hit.warmAnswered(inFlight: true, now: at(1)) == .none)
+        #expect(hit.headRead(2, closes: false, now: at(1)) == .answerFromCache(2))
+        #expect(hit.cacheHitAnswered(inFlight: true, now: at(1)) == .none)
         #expect(hit.endRead(now: at(1)) == .none)
         #expect(hit.idleCheck(now: at(600)) == .checkAt(at(630)))
-        #expect(hit.warmWritten(now: at(601)) == .none)
+        #expect(hit.cacheHitWritten(now: at(601)) == .none)
         #expect(hit.idleCheck(now: at(631)) == .close)
     }
 
     @Test func aRequestThatStopsHalfwayIsIdle() {
         var machine = Machine(idleTimeout: timeout, now: start)
         _ = machine.headRead(1, closes: false, now: at(1))
-        machine.warmDeclined(1)
+        machine.cacheHitDeclined(1)
         machine.bodyRead(now: at(20))
         #expect(machine.idleCheck(now: at(31)) == .checkAt(at(50)))
         #expect(machine.idleCheck(now: at(50)) == .close)
@@ -73,13 +73,13 @@ import Testing
 
     @Test func aCacheHitIsOfferedOnlyWhenTheResponderOwesNothing() {
         var machine = Machine(idleTimeout: timeout, now: start)
-        #expect(read(1, into: &machine) == [.answerWarm(1), .startResponder(1, resumeReading: false)])
+        #expect(read(1, into: &machine) == [.answerFromCache(1), .startResponder(1, resumeReading: false)])
         // While 1 is answered, 2 would overtake it: it waits for the responder.
         #expect(read(2, into: &machine) == [.none, .none])
         #expect(machine.responderAnswered(wentOut: true, now: at(2)) == .startResponder(2, resumeReading: false))
         #expect(machine.responderAnswered(wentOut: true, now: at(3)) == .none)
-        #expect(machine.headRead(3, closes: false, now: at(4)) == .answerWarm(3))
-        #expect(machine.warmAnswered(inFlight: false, now: at(4)) == .none)
+        #expect(machine.headRead(3, closes: false, now: at(4)) == .answerFromCache(3))
+        #expect(machine.cacheHitAnswered(inFlight: false, now: at(4)) == .none)
         #expect(machine.endRead(now: at(4)) == .none)
         #expect(!machine.owesAnswers)
     }
@@ -94,8 +94,8 @@ import Testing
         #expect(machine.responderAnswered(wentOut: true, now: at(3)) == .close)
 
         var hit = Machine(idleTimeout: timeout, now: start)
-        #expect(hit.headRead(1, closes: true, now: at(1)) == .answerWarm(1))
-        #expect(hit.warmAnswered(inFlight: false, now: at(1)) == .closeWhenWritten)
+        #expect(hit.headRead(1, closes: true, now: at(1)) == .answerFromCache(1))
+        #expect(hit.cacheHitAnswered(inFlight: false, now: at(1)) == .closeWhenWritten)
     }
 
     @Test func aClientPipeliningWithoutEndIsStoppedThenResumed() {
@@ -138,7 +138,7 @@ extension ProxyConnection.Action: Equatable where Request: Equatable {
         case (.none, .none), (.stopReading, .stopReading), (.closeWhenWritten, .closeWhenWritten),
             (.close, .close), (.cancelAnswer, .cancelAnswer):
             true
-        case (.answerWarm(let a), .answerWarm(let b)): a == b
+        case (.answerFromCache(let a), .answerFromCache(let b)): a == b
         case (.startResponder(let a, let x), .startResponder(let b, let y)): a == b && x == y
         case (.checkAt(let a), .checkAt(let b)): a == b
         default: false
@@ -165,7 +165,7 @@ private struct Life {
     var sending: (id: Int, bodyParts: Int)?
     var nextID = 0
     var answering: Int?
-    var warmInFlight = 0
+    var cacheHitsInFlight = 0
     var answered: [Int] = []
     /// Requests whose end was read before any closing request's end: each is owed an answer.
     var owed: Set<Int> = []
@@ -198,10 +198,10 @@ private struct Life {
             answering = nil
             if wentOut { lastActivity = now }
             apply(machine.responderAnswered(wentOut: wentOut, now: now), failure: !wentOut)
-        case 70..<80 where warmInFlight > 0:
-            warmInFlight -= 1
+        case 70..<80 where cacheHitsInFlight > 0:
+            cacheHitsInFlight -= 1
             lastActivity = now
-            apply(machine.warmWritten(now: now))
+            apply(machine.cacheHitWritten(now: now))
         case 80..<95:
             now = now + .seconds(Int64.random(in: 0...40, using: &random))
             if let check = nextCheck, check <= now {
@@ -243,13 +243,13 @@ private struct Life {
         switch action {
         case .none:
             break
-        case .answerWarm(let id):
-            guard random.chance(0.5) else { return machine.warmDeclined(id) }
+        case .answerFromCache(let id):
+            guard random.chance(0.5) else { return machine.cacheHitDeclined(id) }
             #expect(answering == nil, "a cache hit while the responder answers")
             answered.append(id)
             let fromFile = random.chance(0.3)
-            if fromFile { warmInFlight += 1 }
-            apply(machine.warmAnswered(inFlight: fromFile, now: now))
+            if fromFile { cacheHitsInFlight += 1 }
+            apply(machine.cacheHitAnswered(inFlight: fromFile, now: now))
         case .startResponder(let id, let resume):
             #expect(answering == nil, "two responder answers at once")
             answering = id

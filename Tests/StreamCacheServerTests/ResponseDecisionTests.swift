@@ -101,7 +101,7 @@ import Testing
         #expect(decision.fields[1].value == "application/octet-stream")
     }
 
-    /// A representation kept across requests (the warm path's) is judged again once the age an
+    /// A representation kept across requests (the cache hits') is judged again once the age an
     /// answer states moves on, or the resource's information changes.
     @Test func aKeptRepresentationHoldsWhileItsAgeAndInfoDo() throws {
         let received = Date(timeIntervalSince1970: 1_800_000_000)

@@ -6,7 +6,7 @@ import Testing
 
 @testable import StreamCacheServer
 
-/// The request heads the warm shortcut reads itself, before NIO's HTTP decoder: what it reads,
+/// The request heads the connection's front reads itself, before NIO's HTTP decoder: what it reads,
 /// it reads as the decoder does; what it leaves, the decoder reads.
 @Suite struct WholeRequestHeadTests {
     /// The head NIO's decoder reads from `text`, if it reads exactly one whole request.

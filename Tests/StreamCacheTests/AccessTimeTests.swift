@@ -56,7 +56,10 @@ import Testing
     }
 
     /// `body`'s result, or a failure if it takes longer than `limit`.
-    private func onTime<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    private func onTime<T: Sendable>(
+        _ limit: Duration,
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask { try await body() }
             group.addTask {

@@ -40,7 +40,8 @@ import Testing
         "http://example.com", "http://example.com/", "http://example.com:/a", "http://example.com?q",
         "http://a-b.example/%7Euser/ep%20one.mp3", "https://example.com/a#", "https://example.com/a#frag",
         "HTTPS://example.com/a", "https://Example.com/a", "http://[::1]:8080/a", "http://user@example.com/a",
-        "http://ex%41mple.com/a", "http://example.com:08080/a", "https://example.com/a/../b", "http://127.0.0.1:99999/a",
+        "http://ex%41mple.com/a", "http://example.com:08080/a", "https://example.com/a/../b",
+        "http://127.0.0.1:99999/a",
     ])
     func theQuickKeyIsTheRespelledKey(spelling: String) throws {
         let url = try #require(URL(string: spelling))

@@ -36,9 +36,13 @@ import Testing
             for number in 1...40 {
                 group.addTask {
                     let value = try? await writes.write { db -> Int in
-                        try db.execute(sql: "INSERT INTO item (id, value) VALUES (?, ?)", arguments: [number, number * 10])
+                        try db.execute(
+                            sql: "INSERT INTO item (id, value) VALUES (?, ?)",
+                            arguments: [number, number * 10]
+                        )
                         if number == 7 { throw Refused() }
-                        return try Int.fetchOne(db, sql: "SELECT value FROM item WHERE id = ?", arguments: [number]) ?? -1
+                        return try Int.fetchOne(db, sql: "SELECT value FROM item WHERE id = ?", arguments: [number])
+                            ?? -1
                     }
                     return (number, value)
                 }
@@ -59,7 +63,9 @@ import Testing
                 throw Refused()
             }
         }
-        #expect(try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item WHERE id = 100") } == 0)
+        #expect(
+            try await pool.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM item WHERE id = 100") } == 0
+        )
     }
 
     /// A posted write (a resource's length, recorded while its body is read) is seen by every

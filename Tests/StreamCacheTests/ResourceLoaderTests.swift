@@ -293,7 +293,9 @@ import Testing
         request.contentInformationRequest?.allowedContentTypes = ["public.mpeg-4"]
         #expect(simulator.loader.shouldWaitForLoading(request))
         for _ in 0..<500 where !request.isFinished { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(request.finishCount == 1 && request.error != nil && request.contentInformationRequest?.contentType == nil)
+        #expect(
+            request.finishCount == 1 && request.error != nil && request.contentInformationRequest?.contentType == nil
+        )
         await setup.fixture.tearDown()
     }
 
@@ -306,7 +308,13 @@ import Testing
         let url = setup.url
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
             appQueue.async {
-                simulator.cancellationStorm(url, count: 200, length: 64 << 10, span: ResourceLoaderTests.size, step: 40_000)
+                simulator.cancellationStorm(
+                    url,
+                    count: 200,
+                    length: 64 << 10,
+                    span: ResourceLoaderTests.size,
+                    step: 40_000
+                )
                 done.resume()
             }
         }

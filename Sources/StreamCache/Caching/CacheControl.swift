@@ -120,7 +120,10 @@ public struct CacheControl: Hashable, Sendable {
         while trimmed, end > bytes.startIndex, isBlank(bytes[end - 1]) { end -= 1 }
         let kept = bytes[bytes.startIndex..<end]
         guard lowercased else { return String(decoding: kept, as: UTF8.self) }
-        return String(decoding: kept.lazy.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 }, as: UTF8.self)
+        return String(
+            decoding: kept.lazy.map { $0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z") ? $0 | 0x20 : $0 },
+            as: UTF8.self
+        )
     }
 
     private static func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }

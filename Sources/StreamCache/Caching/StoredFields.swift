@@ -15,7 +15,7 @@ public struct StoredFields: Hashable, Sendable {
     /// The `Cache-Control` directives of ``fields``, parsed once: every freshness question asks them.
     public private(set) var cacheControl: CacheControl
     /// Whether the response varies on request fields (`Vary` names one, not just `*`), found once:
-    /// every warm answer asks it.
+    /// every cache hit asks it.
     public private(set) var variesOnRequestFields: Bool
     /// When the response was received (`response_time`), seconds since 1970.
     public private(set) var receivedAt: Double

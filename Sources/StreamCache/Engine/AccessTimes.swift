@@ -8,10 +8,8 @@ import Foundation
 /// for its lock, which another process evicting thousands of resources holds again and again
 /// (a first touch of a cached resource would wait for that), and one transaction for
 /// many opens costs less than one each.
-final class AccessTimes: @unchecked Sendable {
-    // `pending` is guarded by `lock`.
-    private let lock = NSLock()
-    private var pending: [Int64: Double] = [:]
+final class AccessTimes: Sendable {
+    private let pending = Locked<[Int64: Double]>([:])
     private let onFirstNote: @Sendable () -> Void
 
     /// - Parameter onFirstNote: called when a note arrives with none pending, so that someone
@@ -22,7 +20,7 @@ final class AccessTimes: @unchecked Sendable {
 
     /// Notes that resource `id` was opened now.
     func note(_ id: Int64, at time: Double = Date().timeIntervalSince1970) {
-        let first = lock.withLock {
+        let first = pending.withLock { pending in
             defer { pending[id] = time }
             return pending.isEmpty
         }
@@ -30,11 +28,11 @@ final class AccessTimes: @unchecked Sendable {
     }
 
     /// Whether times are noted and not taken yet.
-    var hasPending: Bool { lock.withLock { !pending.isEmpty } }
+    var hasPending: Bool { pending.withLock { !$0.isEmpty } }
 
     /// Takes the pending times, leaving none.
     func take() -> [Int64: Double] {
-        lock.withLock {
+        pending.withLock { pending in
             defer { pending = [:] }
             return pending
         }

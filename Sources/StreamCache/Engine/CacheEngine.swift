@@ -29,8 +29,8 @@ public actor CacheEngine {
     /// When room was last made on a full disk.
     private var lastMadeRoom: ContinuousClock.Instant?
     private nonisolated let chores = EngineChores()
-    /// What ``resting(key:)`` answered in the last second, kept open for the next ranges.
-    private nonisolated let restingFiles = RestingFiles()
+    /// What ``sessionlessFile(key:)`` answered in the last second, kept open for the next ranges.
+    private nonisolated let sessionlessFiles = SessionlessFiles()
     /// Empties the chore mailbox; owned by the engine, ended and awaited by ``shutdown()``.
     private var housekeeping: Task<Void, Never>?
 
@@ -172,7 +172,7 @@ public actor CacheEngine {
         if case .open(let session) = sessions.state(key), await session.isBroken, sessions.isCurrent(key, session) {
             // A failure stays with the requests that met it: the next one starts from the index.
             sessions.forget(key)
-            await session.withdrawWarm()
+            await session.withdrawServable()
             await session.cancelFetches()
         }
         if case .open(let session) = sessions.state(key), session.headers != headers,
@@ -188,7 +188,7 @@ public actor CacheEngine {
             }
             if await session.isIdle, sessions.isCurrent(key, session) {
                 sessions.forget(key)
-                await session.withdrawWarm()
+                await session.withdrawServable()
             }
         }
         switch sessions.state(key) {
@@ -246,7 +246,7 @@ public actor CacheEngine {
     }
 
     /// Starts the engine's chores now rather than at the first ``open(_:headers:)``: a server
-    /// whose reads are all answered from resting files (``resting(key:)``) opens no resource,
+    /// whose reads are all answered from sessionless files (``sessionlessFile(key:)``) opens no resource,
     /// and its access times, noted all the same, were written only when it stopped.
     package func startChores() {
         startHousekeeping()
@@ -354,7 +354,7 @@ public actor CacheEngine {
         guard let session = sessions.closable(key), await session.isIdle, sessions.close(key, session) else {
             return false
         }
-        await session.withdrawWarm()
+        await session.withdrawServable()
         _ = await session.discardIfEmpty()
         return true
     }
@@ -367,7 +367,7 @@ public actor CacheEngine {
         await housekeeping?.value
         housekeeping = nil
         for key in sessions.entries.keys { sessions.stopLingering(key) }
-        restingFiles.removeAll()
+        sessionlessFiles.removeAll()
         await closeSessions()
         await writeAccessTimes()
         try? await index.releaseClaims(owner: environment.mark.token)
@@ -389,7 +389,7 @@ public actor CacheEngine {
         for (key, session) in open {
             await session.drain()
             guard sessions.close(key, session) else { continue }
-            await session.withdrawWarm()
+            await session.withdrawServable()
             _ = await session.discardIfEmpty()
         }
         deadline.cancel()
@@ -637,27 +637,27 @@ public actor CacheEngine {
     }
 
     /// What a server may send of `url` straight from the cache file, without a read (see
-    /// ``WarmResource``); `nil` unless its session is open in this process and has said so.
-    package nonisolated func warm(_ url: URL) -> WarmResource? {
-        warm(key: configuration.cacheKey(url))
+    /// ``ServableFile``); `nil` unless its session is open in this process and has said so.
+    package nonisolated func publishedFile(_ url: URL) -> ServableFile? {
+        publishedFile(key: configuration.cacheKey(url))
     }
 
     /// What a server may send of the resource with cache key `key` (``CacheConfiguration/key``).
-    package nonisolated func warm(key: String) -> WarmResource? {
-        environment.warm[key]
+    package nonisolated func publishedFile(key: String) -> ServableFile? {
+        environment.published[key]
     }
 
-    /// What a server may send of `key` when no session of this process says (``warm(key:)``):
+    /// What a server may send of `key` when no session of this process says (``publishedFile(key:)``):
     /// the recorded bytes of a version that is fresh, varies on no request field, and whose file
     /// is as the index last saw it, read under a shared lock of its own. Anything else (stale,
     /// partly cached, changed behind the cache's back) is `nil`, for a session to decide.
     ///
     /// It opens no session, so a first touch of a cached resource costs an index read, an open
     /// and a lock, on the calling thread, and never waits (a server's event loop calls it). What
-    /// it answers stays open for a second after its last use (``RestingFiles``), so the next
+    /// it answers stays open for a second after its last use (``SessionlessFiles``), so the next
     /// ranges of the resource cost none of that.
-    package nonisolated func resting(key: String) -> WarmResource? {
-        if let (kept, id) = restingFiles.take(key) {
+    package nonisolated func sessionlessFile(key: String) -> ServableFile? {
+        if let (kept, id) = sessionlessFiles.take(key) {
             environment.accessTimes.note(id)
             return kept
         }
@@ -668,8 +668,8 @@ public actor CacheEngine {
             status.state == seen, !status.isUnlinked
         else { return nil }
         environment.accessTimes.note(record.id)
-        let resource = WarmResource(file: file, info: record.info, written: recorded, freshUntil: freshUntil)
-        restingFiles.keep(resource, id: record.id, seen: seen, for: key)
+        let resource = ServableFile(file: file, info: record.info, written: recorded, freshUntil: freshUntil)
+        sessionlessFiles.keep(resource, id: record.id, seen: seen, for: key)
         return resource
     }
 

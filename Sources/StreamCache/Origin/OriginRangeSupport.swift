@@ -9,9 +9,9 @@ import Foundation
 /// resource waits for it rather than send a request of its own, if its origin is known here to
 /// ignore ranges or is not known here at all (``ResourceStateMachine/rangeSupport``): the wait
 /// is one answer head, once per origin.
-final class OriginRangeSupport: @unchecked Sendable {
+final class OriginRangeSupport: Sendable {
     /// What is known of one origin.
-    enum Support: Equatable {
+    enum Support: Equatable, Sendable {
         /// No answer to a range came from it yet.
         case unknown
         /// Its last answer to a range was the range.
@@ -23,15 +23,13 @@ final class OriginRangeSupport: @unchecked Sendable {
     /// Origins remembered at most; past it the list starts over (an origin forgotten costs its
     /// next resource's second reader one answer head of waiting).
     private static let capacity = 10_000
-    // `origins` is guarded by `lock` (NSLock rather than Mutex, which needs iOS 18).
-    private let lock = NSLock()
     /// Each origin met, `honoured` or `ignored`.
-    private var origins: [String: Support] = [:]
+    private let origins = Locked<[String: Support]>([:])
 
     /// What the origin of `url` did with the last request for a range it answered.
     func support(of url: URL) -> Support {
         let origin = Self.origin(of: url)
-        return lock.withLock { origins[origin] ?? .unknown }
+        return origins.withLock { $0[origin] ?? .unknown }
     }
 
     /// Notes what the origin of `url` did with a request for a range: answered it with the whole
@@ -39,7 +37,7 @@ final class OriginRangeSupport: @unchecked Sendable {
     /// own honours the next).
     func note(_ url: URL, ignored: Bool) {
         let origin = Self.origin(of: url)
-        lock.withLock {
+        origins.withLock { origins in
             if origins[origin] == nil, origins.count >= Self.capacity { origins.removeAll() }
             origins[origin] = ignored ? .ignored : .honoured
         }

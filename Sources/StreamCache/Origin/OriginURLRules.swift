@@ -37,10 +37,15 @@ enum OriginURLRules {
         }
         // From the text, not `url.port`: a number past 2^64 wraps around there (…551617 is 1).
         if let port = portText(of: url.absoluteString) {
-            guard port.isEmpty || port.count <= 5 && port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
+            guard
+                port.isEmpty
+                    || port.count <= 5 && port.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }),
                 port.isEmpty || Int(Substring(port)).map({ (1...65535).contains($0) }) == true
             else {
-                throw StreamCacheError(.invalidURL, "port \(Substring(port)) is out of range (1-65535): \(url.absoluteString)")
+                throw StreamCacheError(
+                    .invalidURL,
+                    "port \(Substring(port)) is out of range (1-65535): \(url.absoluteString)"
+                )
             }
         }
     }

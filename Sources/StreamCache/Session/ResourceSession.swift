@@ -210,8 +210,8 @@ actor ResourceSession {
 
     /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
     func addReader(offset: Int64, end: Int64?, revalidates: Bool = false) -> Int {
-        // A session opened on a version confirmed before it closed last is warm at once.
-        defer { publishWarm() }
+        // A session opened on a version confirmed before it closed last is servable at once.
+        defer { publishServable() }
         return machine.addReader(offset: offset, end: end, revalidates: revalidates)
     }
 
@@ -328,33 +328,33 @@ actor ResourceSession {
     /// send without a read.
     func wakeAll() {
         waiters.wakeAll()
-        publishWarm()
+        publishServable()
     }
 
-    /// Publishes the written bytes of the current version as a ``WarmResource`` while the origin's
+    /// Publishes the written bytes of the current version as a ``ServableFile`` while the origin's
     /// word on it is fresh; nothing while the session validates, replaces the version or is broken.
-    private func publishWarm() {
+    private func publishServable() {
         guard !isClosed else { return }
         guard machine.phase == .ready, machine.info.length != nil, !machine.written.isEmpty,
             let freshUntil = machine.freshUntil, !machine.info.stored.cacheControl.noCache, !machine.isServingStale
         else {
             // The session is the key's only one while open: an entry of an older file goes too.
-            environment.warm.publish(nil, for: key)
+            environment.published.publish(nil, for: key)
             return
         }
-        let warm = WarmResource(
+        let servable = ServableFile(
             file: file,
             info: machine.info,
             written: machine.written,
             freshUntil: freshUntil
         )
-        environment.warm.publish(warm, for: key)
+        environment.published.publish(servable, for: key)
     }
 
     /// Stops servers sending the resource without a read; call when the session closes.
-    func withdrawWarm() {
+    func withdrawServable() {
         isClosed = true
-        environment.warm.withdraw(key, file: file)
+        environment.published.withdraw(key, file: file)
     }
 
     func notifyIfIdle() {

@@ -9,7 +9,7 @@ struct SessionEnvironment: Sendable {
     let directory: CacheDirectory
     let origin: RedirectingOrigin
     let logger: Logger
-    let warm = WarmResources()
+    let published = PublishedFiles()
     /// What each origin this engine met did with a request for a range.
     let originRanges = OriginRangeSupport()
     /// The free space data writes leave on the cache's filesystem.

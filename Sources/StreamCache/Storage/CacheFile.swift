@@ -227,8 +227,8 @@ package final class CacheFile: Sendable {
         return status
     }
 
-    /// The file's status as read at most `age` before `now`, read again if it is older: the warm
-    /// path's many reads of one file in a moment share one `fstat`.
+    /// The file's status as read at most `age` before `now`, read again if it is older: a server's
+    /// many cache hits on one file in a moment share one `fstat`.
     package func status(readWithin age: Duration, now: ContinuousClock.Instant = .now) -> Status? {
         if let (status, readAt) = lastStatus.get(), now - readAt <= age { return status }
         return status()

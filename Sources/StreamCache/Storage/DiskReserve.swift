@@ -6,16 +6,14 @@ import Foundation
 ///
 /// Writers ask before each write; the filesystem is asked (`statvfs`) after every
 /// ``checkInterval`` bytes, and before every write once free space nears the reserve.
-package final class DiskReserve: @unchecked Sendable {
+package final class DiskReserve: Sendable {
     /// The bytes left free.
     package let reserve: Int64
     static let checkInterval: Int64 = 1 << 20
 
     private let path: String
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var free: Int64 = .max
-    private var writtenSinceCheck: Int64 = .max
+    /// The free bytes last seen, and the bytes written since.
+    private let counts = Locked((free: Int64.max, writtenSinceCheck: Int64.max))
 
     /// - Parameters:
     ///   - path: a directory on the filesystem to watch.
@@ -27,16 +25,15 @@ package final class DiskReserve: @unchecked Sendable {
 
     /// Whether `count` more bytes may be written, counting them as written if so.
     package func mayWrite(_ count: Int) -> Bool {
-        lock.withLock {
+        counts.withLock { counts in
             let wanted = Int64(count)
-            if writtenSinceCheck >= Self.checkInterval
-                || free - writtenSinceCheck - wanted < reserve + Self.checkInterval
+            if counts.writtenSinceCheck >= Self.checkInterval
+                || counts.free - counts.writtenSinceCheck - wanted < reserve + Self.checkInterval
             {
-                free = Self.freeBytes(at: path) ?? .max
-                writtenSinceCheck = 0
+                counts = (Self.freeBytes(at: path) ?? .max, 0)
             }
-            guard free - writtenSinceCheck - wanted >= reserve else { return false }
-            writtenSinceCheck += wanted
+            guard counts.free - counts.writtenSinceCheck - wanted >= reserve else { return false }
+            counts.writtenSinceCheck += wanted
             return true
         }
     }

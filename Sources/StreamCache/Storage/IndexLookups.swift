@@ -80,7 +80,8 @@ final class IndexLookups: @unchecked Sendable {
             // slower path answers.
             sqlite3_busy_timeout(database, 100)
             var statement: OpaquePointer?
-            guard sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
+            guard
+                sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil) == SQLITE_OK,
                 let statement
             else {
                 sqlite3_close(database)

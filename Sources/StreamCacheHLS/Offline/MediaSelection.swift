@@ -64,7 +64,8 @@ public struct MediaSelection: Hashable, Sendable {
         guard let chosen else {
             let listed = variants.map { variant in
                 Bitrate.text(variant.bandwidth) + (variant.resolution.map { " \($0)" } ?? "")
-                    + (variant.codecs.map { " \($0)" } ?? "") + (variant.attributes["VIDEO-RANGE"].map { " \($0)" } ?? "")
+                    + (variant.codecs.map { " \($0)" } ?? "")
+                    + (variant.attributes["VIDEO-RANGE"].map { " \($0)" } ?? "")
             }
             throw OfflineError(
                 .noMatchingVariant,

@@ -6,7 +6,7 @@ import Testing
 /// Ranges of a resource that is all in the cache, which `serve` answers on its event loops
 /// (a buffer for small ranges, `sendfile` for large ones), checked byte for byte and against
 /// the order, closing and logging rules of every other response.
-@Suite(.timeLimit(.minutes(5))) struct WarmRangeTests {
+@Suite(.timeLimit(.minutes(5))) struct CacheHitTests {
     @Test(arguments: [UInt64(1), 2])
     func warmRangesAreExactAtRandomOffsetsSizesAndMoments(seed: UInt64) async throws {
         let setup = try await ProxySetup()

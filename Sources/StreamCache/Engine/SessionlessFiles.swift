@@ -1,6 +1,6 @@
 import Foundation
 
-/// The resources a server answered from the index (``CacheEngine/resting(key:)``) in the last
+/// The resources a server answered from the index (``CacheEngine/sessionlessFile(key:)``) in the last
 /// second, kept open: a player that reads one resource range after range (a seek, a 4 KiB read
 /// at a time) pays the index read, the open and the lock once, not per range.
 ///
@@ -12,9 +12,9 @@ import Foundation
 /// twice ``capacity`` descriptors stay open and a resource nobody reads is soon free to be
 /// evicted. (Sorting the entries by last use to drop the oldest, or dropping the oldest one at
 /// each keep, costs a server time on every first touch of a segment, each a new entry.)
-final class RestingFiles: @unchecked Sendable {
+final class SessionlessFiles: @unchecked Sendable {
     private struct Entry {
-        let resource: WarmResource
+        let resource: ServableFile
         let id: Int64
         /// The file as the index saw it when it was opened.
         let seen: DataFileState
@@ -34,7 +34,7 @@ final class RestingFiles: @unchecked Sendable {
     ///
     /// The file's state is read outside the lock, so the event loops that answer ranges of one
     /// resource at once do not wait on each other's `fstat`.
-    func take(_ key: String, now: ContinuousClock.Instant = .now) -> (WarmResource, id: Int64)? {
+    func take(_ key: String, now: ContinuousClock.Instant = .now) -> (ServableFile, id: Int64)? {
         var closed: [String: Entry] = [:]
         let kept = lock.withLock { () -> Entry? in
             // One search of the key (a URL's length): this runs for every range read this way.
@@ -64,7 +64,7 @@ final class RestingFiles: @unchecked Sendable {
 
     /// Keeps `resource` (row `id`, its file as `seen`) of `key` open for the next reads.
     func keep(
-        _ resource: WarmResource,
+        _ resource: ServableFile,
         id: Int64,
         seen: DataFileState,
         for key: String,

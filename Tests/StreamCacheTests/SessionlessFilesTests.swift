@@ -6,17 +6,17 @@ import Testing
 
 /// The files a server keeps open between the ranges of resources answered from the index: few
 /// at most, however many resources come by, and the ones in use kept.
-@Suite struct RestingFilesTests {
+@Suite struct SessionlessFilesTests {
     @Test func fewStayOpenAndTheOnesInUseStay() throws {
         let folder = TestData.temporaryDirectory("resting")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let files = RestingFiles()
+        let files = SessionlessFiles()
         /// Opens a new file and keeps it under `key`.
         func keep(_ key: String) throws {
             let path = folder + "/" + key
             try #require(FileManager.default.createFile(atPath: path, contents: Data(count: 10)))
             let (file, status) = try #require(CacheFile.openExistingLocked(path: path))
-            let resource = WarmResource(
+            let resource = ServableFile(
                 file: file,
                 info: ContentInfo(length: 10),
                 written: ByteRangeSet([ByteRange(0, 10)]),
@@ -37,7 +37,7 @@ import Testing
             // A player reads its resource range after range while segments come and go.
             if number % 10 == 0 { #expect(files.take("played") != nil, "let go after \(number) segments") }
         }
-        #expect(try openHere() <= 2 * RestingFiles.capacity)
+        #expect(try openHere() <= 2 * SessionlessFiles.capacity)
         #expect(files.take("segment-499") != nil)
         #expect(files.take("segment-0") == nil)
         files.removeAll()

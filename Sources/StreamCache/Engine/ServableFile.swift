@@ -2,7 +2,7 @@ import Foundation
 
 /// What a server may send of a resource straight from its cache file, without a read through
 /// the engine: published by the resource's session while it is open in this process.
-package struct WarmResource: Sendable {
+package struct ServableFile: Sendable {
     /// The cache file. Holding it keeps the file open and its shared lock taken, so the file is
     /// neither evicted nor deleted while a response reads it.
     package let file: CacheFile
@@ -36,32 +36,4 @@ package struct WarmResource: Sendable {
 
     /// How old a file status ``covers(_:at:)`` takes as it is.
     package static let statusAge: Duration = .milliseconds(50)
-}
-
-/// The warm resources of one engine, by cache key. Read from any thread (a server's event loop
-/// reads it per request); written by the sessions.
-package final class WarmResources: @unchecked Sendable {
-    // `entries` is guarded by `lock`.
-    private let lock = NSLock()
-    private var entries: [String: WarmResource] = [:]
-
-    init() {}
-
-    /// The warm resource of `key`, if its session is open and says one.
-    package subscript(key: String) -> WarmResource? {
-        lock.withLock { entries[key] }
-    }
-
-    /// Sets what may be sent of `key` (`nil`: nothing).
-    func publish(_ resource: WarmResource?, for key: String) {
-        lock.withLock { entries[key] = resource }
-    }
-
-    /// Forgets `key` if what is published for it is in `file` (a closing session leaves the
-    /// entry of a session opened after it alone).
-    func withdraw(_ key: String, file: CacheFile) {
-        lock.withLock {
-            if entries[key]?.file === file { entries[key] = nil }
-        }
-    }
 }
