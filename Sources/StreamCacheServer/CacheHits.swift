@@ -157,7 +157,7 @@ struct CacheHits: Sendable {
 
 extension ByteBuffer {
     /// Writes `Name: value` and the line's end.
-    fileprivate mutating func writeField(_ field: ResponseDecision.Field) {
+    fileprivate mutating func writeField(_ field: HeaderField) {
         writeString(field.name)
         writeStaticString(": ")
         writeString(field.value)

@@ -12,13 +12,13 @@ enum CachedResponseFields {
     ]
 
     /// The stored fields of `info` to send with an answer (`Age` aside: see ``age(of:at:)``).
-    static func replayed(_ info: ContentInfo) -> [(name: String, value: String)] {
+    static func replayed(_ info: ContentInfo) -> [HeaderField] {
         let kept = info.stored.fields.filter {
             let name = $0.name.lowercased()
             return !setByTheAnswer.contains(name) && !SandboxFields.names.contains(name)
         }
-        var fields = kept.map { (name: $0.name, value: $0.value) }
-        if let vary = info.stored.values("Vary").first { fields.append((name: "Vary", value: vary)) }
+        var fields = kept
+        if let vary = info.stored.values("Vary").first { fields.append(HeaderField("Vary", vary)) }
         return fields
     }
 

@@ -17,20 +17,15 @@ struct ResponseDecision: Equatable {
         case unsatisfiable(length: Int64)
     }
 
-    struct Field: Equatable {
-        let name: String
-        let value: String
-    }
-
     let outcome: Outcome
     /// The fields of the representation the answer sends (see ``Representation/fields``), shared
     /// with it rather than copied: a cache hit decides this for every range.
-    let representationFields: ArraySlice<Field>
+    let representationFields: ArraySlice<HeaderField>
     /// The fields that describe this answer's bytes (`Content-Range`, `Content-Length`).
-    let bytesFields: [Field]
+    let bytesFields: [HeaderField]
 
     /// The response's fields, in the order they are sent.
-    var fields: [Field] { Array(representationFields) + bytesFields }
+    var fields: [HeaderField] { Array(representationFields) + bytesFields }
 
     static func == (a: ResponseDecision, b: ResponseDecision) -> Bool {
         a.outcome == b.outcome && a.fields == b.fields
@@ -43,22 +38,22 @@ struct ResponseDecision: Equatable {
         let info: ContentInfo
         let age: Int64?
         /// The fields of a `200` or `206`, in order; a `304` sends all but the first two.
-        let fields: [Field]
+        let fields: [HeaderField]
 
         init(_ info: ContentInfo, at now: Date = Date()) {
             self.info = info
             age = CachedResponseFields.age(of: info, at: now)
             var fields = [
-                Field(name: "Accept-Ranges", value: "bytes"),
-                Field(name: "Content-Type", value: info.contentType ?? "application/octet-stream"),
+                HeaderField("Accept-Ranges", "bytes"),
+                HeaderField("Content-Type", info.contentType ?? "application/octet-stream"),
             ]
-            if let etag = info.etag { fields.append(Field(name: "ETag", value: etag)) }
-            if let lastModified = info.lastModified { fields.append(Field(name: "Last-Modified", value: lastModified)) }
+            if let etag = info.etag { fields.append(HeaderField("ETag", etag)) }
+            if let lastModified = info.lastModified { fields.append(HeaderField("Last-Modified", lastModified)) }
             // The origin's, which its `Age` counts from (RFC 9111 §4.2.3); the responder dates
             // an answer without one.
-            if let date = info.stored.value("Date") { fields.append(Field(name: "Date", value: date)) }
-            fields += CachedResponseFields.replayed(info).map { Field(name: $0.name, value: $0.value) }
-            if let age { fields.append(Field(name: "Age", value: String(age))) }
+            if let date = info.stored.value("Date") { fields.append(HeaderField("Date", date)) }
+            fields += CachedResponseFields.replayed(info)
+            if let age { fields.append(HeaderField("Age", String(age))) }
             self.fields = fields
         }
 
@@ -103,26 +98,23 @@ struct ResponseDecision: Equatable {
             bytesFields = []
             return
         }
-        var bytesFields: [Field] = []
+        var bytesFields: [HeaderField] = []
         switch RangeRequest(range: range, ifRange: ifRange).plan(for: info) {
         case .unsatisfiable:
             outcome = .unsatisfiable(length: info.length ?? 0)
             representationFields = []
-            self.bytesFields = [Field(name: "Content-Range", value: "bytes */\(info.length ?? 0)")]
+            self.bytesFields = [HeaderField("Content-Range", "bytes */\(info.length ?? 0)")]
             return
         case .whole:
             outcome = .send(partial: false, range: info.length.map { ByteRange(0, $0) })
         case .partial(let part):
             outcome = .send(partial: true, range: part)
             bytesFields.append(
-                Field(
-                    name: "Content-Range",
-                    value: "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(info.length ?? 0)"
-                )
+                HeaderField("Content-Range", "bytes \(part.lowerBound)-\(part.upperBound - 1)/\(info.length ?? 0)")
             )
         }
         if case .send(_, let range?) = outcome {
-            bytesFields.append(Field(name: "Content-Length", value: String(range.count)))
+            bytesFields.append(HeaderField("Content-Length", String(range.count)))
         }
         representationFields = representation.fields[...]
         self.bytesFields = bytesFields

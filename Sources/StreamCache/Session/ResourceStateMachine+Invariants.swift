@@ -25,14 +25,23 @@ extension ResourceStateMachine {
         return broken
     }
 
-    /// Stops a debug build at a broken invariant.
+    /// Stops the process at a broken invariant, with the rules it broke: in debug builds always,
+    /// in release builds when `STREAMCACHE_CHECK_INVARIANTS=1` (CI runs the end-to-end suites
+    /// that drive sessions hardest so).
     func checkInvariants() {
-        #if DEBUG
-        guard settings.assertsInvariants else { return }
+        guard Self.checksInvariants, settings.assertsInvariants else { return }
         let broken = invariantViolations()
-        assert(broken.isEmpty, "ResourceStateMachine: " + broken.joined(separator: "; "))
-        #endif
+        if !broken.isEmpty { preconditionFailure("ResourceStateMachine: " + broken.joined(separator: "; ")) }
     }
+
+    /// Whether ``checkInvariants()`` checks them, decided once per process.
+    static let checksInvariants: Bool = {
+        #if DEBUG
+        true
+        #else
+        ProcessInfo.processInfo.environment["STREAMCACHE_CHECK_INVARIANTS"] == "1"
+        #endif
+    }()
 }
 
 extension ByteRangeSet {

@@ -89,8 +89,7 @@ extension ResourceStateMachine {
             readers[id]?.checkedVersion = true
             let forced = reader.revalidates && info.length != nil && !written.isEmpty
             if forced || needsValidation(now: now) {
-                phase = .validating
-                validationForced = forced
+                phase = .validating(forced: forced)
                 return .validate(info)
             }
         }

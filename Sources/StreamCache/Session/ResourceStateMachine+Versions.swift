@@ -33,10 +33,8 @@ extension ResourceStateMachine {
     ///   cancel, if the resource changed.
     mutating func validated(_ result: Validation, now: Instant) -> (ContentInfo, cancel: [Int])? {
         defer { checkInvariants() }
-        guard phase == .validating else { return nil }
+        guard case .validating(let forced) = phase else { return nil }
         phase = .ready
-        let forced = validationForced
-        validationForced = false
         switch result {
         case .abandoned:
             return nil
@@ -134,7 +132,6 @@ extension ResourceStateMachine {
         generation += 1
         info = newInfo
         phase = .replacing
-        validationForced = false
         written = ByteRangeSet()
         durable = ByteRangeSet()
         recorded = ByteRangeSet()

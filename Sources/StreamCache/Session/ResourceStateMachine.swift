@@ -54,8 +54,6 @@ struct ResourceStateMachine: Sendable {
     /// Whether the origin could not be reached to check a stale version, which is served as it
     /// is (RFC 9111 §4.2.4) until the origin answers again.
     var isServingStale = false
-    /// Whether the validation under way was asked for by a reader whatever the version's age.
-    var validationForced = false
     /// Whether the origin answered `If-Range` with `304`; requests go without it then.
     var ifRangeRefused = false
     /// What the origin does with a request for a range, as this resource's answers or, by its
@@ -126,7 +124,12 @@ struct ResourceStateMachine: Sendable {
 
     /// Whether fetches go on: also while a reader checks the version with the origin (a new
     /// version, from either, makes the fetches of the old one stale).
-    var fetchesGoOn: Bool { phase == .ready || phase == .validating }
+    var fetchesGoOn: Bool {
+        switch phase {
+        case .ready, .validating: true
+        case .replacing, .broken: false
+        }
+    }
 
     /// Whether nothing is going on: no reader, no fetch, no validation or version change.
     var isIdle: Bool { readers.isEmpty && fetches.isEmpty && phase == .ready }
@@ -163,8 +166,8 @@ extension ResourceStateMachine {
         /// How long another process's want, read from the index, keeps a whole body read on
         /// before the index must say it again.
         var wantHold: Duration = .seconds(1)
-        /// Whether debug builds stop at a broken invariant (model tests check them themselves,
-        /// to report the seed).
+        /// Whether a broken invariant stops the process where invariants are checked (model tests
+        /// check them themselves, to report the seed).
         var assertsInvariants = true
 
         /// The settings of `configuration` for the resource at `url`.
@@ -189,7 +192,8 @@ extension ResourceStateMachine {
         /// Reads and fetches go on.
         case ready
         /// One reader is asking the origin whether the cached version is current; others wait.
-        case validating
+        /// `forced` when the reader asked whatever the version's age (a document that may change).
+        case validating(forced: Bool)
         /// The session is moving to a new version (new index row and file); everyone waits.
         case replacing
         /// Moving to a new version failed: every read fails with this error.

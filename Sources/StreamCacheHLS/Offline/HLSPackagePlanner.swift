@@ -1,0 +1,227 @@
+import Foundation
+import StreamCache
+
+/// What the offline downloader needs of a manifest format: the manifest of the package a URL
+/// and a selection make (planned, or the library's when it holds the asset already), and of a
+/// package with renditions added. The downloader (``AssetDownloader``) then fetches and writes
+/// the files the manifest lists, whatever the format: the schedule, the jobs, the retries, the
+/// progress and the package are shared.
+protocol PackagePlanner: Sendable {
+    /// The manifest of the package of `url` that `criteria` choose.
+    func manifest(for url: URL, criteria: MediaSelectionCriteria) async throws -> AssetManifest
+    /// The manifest of asset `id` with the renditions `criteria` choose added; the files it holds
+    /// keep their paths, so none is fetched again.
+    func manifest(of id: String, adding criteria: MediaSelectionCriteria) async throws -> AssetManifest
+}
+
+/// HLS packages: the multivariant playlist's variant and renditions (``MediaSelection``), their
+/// media playlists, planned into files and rewritten playlists (``PackagePlan``), with the size
+/// estimated from a sample of the files.
+struct HLSPackagePlanner: PackagePlanner {
+    let library: OfflineLibrary
+    let engine: CacheEngine
+    let options: OfflineDownloadOptions
+
+    func manifest(for url: URL, criteria: MediaSelectionCriteria) async throws -> AssetManifest {
+        let top = try await PlaylistFetcher(engine: engine, options: options).playlist(url)
+        switch top {
+        case .media(let playlist):
+            let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: [])
+            if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+            let plan = try await measured(
+                PackagePlan(
+                    multivariant: nil,
+                    selection: nil,
+                    media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
+                    keepingEncryption: options.keepsEncryption
+                )
+            )
+            return manifest(id: id, url: url, plan: plan, selection: nil, sources: [url])
+        case .multivariant(let playlist):
+            return try await plan(playlist, url: url, criteria: criteria)
+        }
+    }
+
+    func manifest(of id: String, adding criteria: MediaSelectionCriteria) async throws -> AssetManifest {
+        try await addition(to: id, audio: criteria.audio, subtitles: criteria.subtitles)
+    }
+
+    /// The manifest of asset `id` with the renditions `audio` and `subtitles` choose added: the
+    /// variant and the renditions it has keep their folders, so none of their files is fetched
+    /// again.
+    private func addition(
+        to id: String,
+        audio: MediaSelectionCriteria.Languages,
+        subtitles: MediaSelectionCriteria.Languages
+    ) async throws -> AssetManifest {
+        guard let old = try? AssetManifest.load(from: library.folder(id)), let url = URL(string: old.url) else {
+            throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
+        }
+        guard
+            case .multivariant(let playlist) = try await PlaylistFetcher(engine: engine, options: options).playlist(url)
+        else {
+            throw OfflineError(.noMatchingRendition, "asset \(id) is one media playlist: it has no other renditions")
+        }
+        let held = Set(old.renditions.map(\.url))
+        func resolved(_ uri: String?) -> String? { uri.flatMap { URL(string: $0, relativeTo: url)?.absoluteString } }
+        guard let variant = playlist.variants.first(where: { resolved($0.uri).map(held.contains) == true }) else {
+            throw OfflineError(.playlist, "\(old.url) no longer lists the variant asset \(id) holds")
+        }
+        let added = try MediaSelection.resolve(
+            playlist,
+            variant: variant,
+            criteria: MediaSelectionCriteria(audio: audio, subtitles: subtitles)
+        )
+        let selection = MediaSelection(
+            variant: variant,
+            audio: Self.adding(added.audio, to: playlist.renditions, held: held, type: "AUDIO", resolve: resolved),
+            subtitles: Self.adding(
+                added.subtitles,
+                to: playlist.renditions,
+                held: held,
+                type: "SUBTITLES",
+                resolve: resolved
+            )
+        )
+        var manifest = try await plan(playlist, url: url, selection: selection, id: id)
+        for rendition in old.renditions {
+            guard manifest.renditions.contains(rendition) else {
+                throw OfflineError(.playlist, "\(old.url) changed since asset \(id) was downloaded: download it again")
+            }
+        }
+        manifest.title = old.title
+        manifest.created = old.created
+        return manifest
+    }
+
+    /// The renditions of `type` the package holds (in the playlist's order), then those of
+    /// `added` it does not.
+    private static func adding(
+        _ added: [Rendition],
+        to renditions: [Rendition],
+        held: Set<String>,
+        type: String,
+        resolve: (String?) -> String?
+    ) -> [Rendition] {
+        let kept = renditions.filter { $0.type == type && resolve($0.uri).map(held.contains) == true }
+        return kept + added.filter { !kept.contains($0) }
+    }
+
+    /// The manifest of the selection `criteria` make in `playlist`: the library's when it has
+    /// the asset, else planned from the chosen media playlists.
+    private func plan(
+        _ playlist: MultivariantPlaylist,
+        url: URL,
+        criteria: MediaSelectionCriteria
+    ) async throws -> AssetManifest {
+        let selection = try MediaSelection.resolve(playlist, criteria: criteria)
+        return try await plan(playlist, url: url, selection: selection, id: nil)
+    }
+
+    /// The manifest of `selection` in `playlist`: the library's asset `id` when given (or, without
+    /// it, the asset of the same URL and selection if the library has it), else planned from the
+    /// chosen media playlists.
+    private func plan(
+        _ playlist: MultivariantPlaylist,
+        url: URL,
+        selection: MediaSelection,
+        id given: String?
+    ) async throws -> AssetManifest {
+        // The variant's playlist first, then each chosen rendition that has one of its own.
+        var wanted: [(kind: PackageRendition.Kind, rendition: Rendition?, uri: String)] = [
+            (.video, nil, selection.variant.uri)
+        ]
+        for (kind, renditions) in [(PackageRendition.Kind.audio, selection.audio), (.subtitles, selection.subtitles)] {
+            wanted += renditions.compactMap { rendition in rendition.uri.map { (kind, rendition, $0) } }
+        }
+        let urls = try wanted.map { entry in
+            guard let resolved = URL(string: entry.uri, relativeTo: url)?.absoluteURL else {
+                throw OfflineError(.playlist, "\(url.absoluteString): invalid URI '\(entry.uri)'")
+            }
+            return resolved
+        }
+        let keys = urls.map { engine.configuration.cacheKey($0) }
+        let id = given ?? AssetID.make(key: engine.configuration.cacheKey(url), playlists: keys)
+        if given == nil, let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+        var media: [PackagePlan.Media] = []
+        for (entry, mediaURL) in zip(wanted, urls) {
+            let fetched = try await PlaylistFetcher(engine: engine, options: options).playlist(mediaURL)
+            guard case .media(let mediaPlaylist) = fetched else {
+                throw OfflineError(.playlist, "\(mediaURL.absoluteString) is not a media playlist")
+            }
+            media.append(
+                PackagePlan.Media(kind: entry.kind, rendition: entry.rendition, url: mediaURL, playlist: mediaPlaylist)
+            )
+        }
+        let plan = try await measured(
+            PackagePlan(
+                multivariant: playlist,
+                selection: selection,
+                media: media,
+                keepingEncryption: options.keepsEncryption
+            )
+        )
+        return manifest(id: id, url: url, plan: plan, selection: selection, sources: [url] + urls)
+    }
+
+    /// `plan` with its size estimated from the lengths of a sample of its files, learnt through
+    /// the streaming cache (the first two bytes of each, which stay there for the download), a
+    /// few at once. A file whose length cannot be learnt is left out of the sample.
+    private func measured(_ plan: PackagePlan) async -> PackagePlan {
+        let probes = plan.sizeProbes
+        guard !probes.isEmpty else { return plan }
+        var lengths: [String: Int64] = [:]
+        await withTaskGroup(of: (String, Int64?).self) { group in
+            var next = probes.makeIterator()
+            func probeNext() {
+                guard let url = next.next() else { return }
+                group.addTask { [engine, headers = options.headers] in
+                    guard let parsed = URL(string: url) else { return (url, nil) }
+                    let info = try? await engine.open(parsed, originHeaders: headers).info()
+                    return (url, info?.length)
+                }
+            }
+            // Each probe is two bytes and the origin's latency: all at once (up to 16), so the
+            // estimate costs one round trip, not one per job's share of them.
+            for _ in 0..<min(16, probes.count) { probeNext() }
+            for await (url, length) in group {
+                lengths[url] = length
+                probeNext()
+            }
+        }
+        var measured = plan
+        measured.estimate(lengths: lengths)
+        return measured
+    }
+
+    private func manifest(
+        id: String,
+        url: URL,
+        plan: PackagePlan,
+        selection: MediaSelection?,
+        sources: [URL]
+    ) -> AssetManifest {
+        var manifest = AssetManifest(
+            id: id,
+            url: url.absoluteString,
+            created: Date(),
+            state: .downloading,
+            mainPlaylist: plan.mainPlaylist,
+            variant: selection.map { selection in
+                OfflineAsset.VariantInfo(
+                    bandwidth: selection.variant.bandwidth,
+                    resolution: selection.variant.resolution?.description,
+                    codecs: selection.variant.codecs
+                )
+            },
+            audio: selection?.audio.map(\.languageOrName) ?? [],
+            subtitles: selection?.subtitles.map(\.languageOrName) ?? [],
+            renditions: plan.renditions,
+            items: plan.items,
+            estimatedBytes: plan.estimatedBytes
+        )
+        manifest.playlists = plan.playlists
+        manifest.sourcePlaylists = sources.map(\.absoluteString)
+        return manifest
+    }
+}
