@@ -1,3 +1,5 @@
+import Foundation
+
 extension ResourceStateMachine {
     /// The rules the machine keeps after every event, as sentences naming what broke them
     /// (empty when all hold).
