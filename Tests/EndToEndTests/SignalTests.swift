@@ -60,7 +60,10 @@ import Glibc
             ["hls", "download", setup.origin.url(TestStreams.Kind.ts.playlist)],
             cacheDir: setup.workspace.cacheDirectory
         )
-        try await Task.sleep(for: .seconds(1))
+        // Its first line says it is downloading: its signal handlers are in place by then (a
+        // fixed wait fell short on a busy machine).
+        _ = try await errors.firstLine()
+        try await Task.sleep(for: .milliseconds(300))
         #expect(process.isRunning)
         if process.isRunning { kill(process.processIdentifier, signal) }
         let status = try await onOwnThread {
