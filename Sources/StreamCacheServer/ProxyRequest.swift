@@ -2,7 +2,9 @@ import NIOHTTP1
 
 /// A request head as the proxy reads it: parsed once (by ``WholeRequestHead`` or NIO's decoder),
 /// its fields read once (``RequestFields``), admitted or refused once (``RequestAdmission``).
-struct ProxyRequest {
+/// (A class: the connection's machine hands it on from event to action several times a request,
+/// and a copy of a reference costs one count, not one per string it holds.)
+final class ProxyRequest {
     /// Whether the proxy serves the request, and to whom.
     enum Verdict: Equatable {
         /// A player's request.
@@ -19,4 +21,11 @@ struct ProxyRequest {
     /// Whether the connection closes after the answer: the client asked for it, or the request's
     /// framing or address cannot be trusted.
     let closesConnection: Bool
+
+    init(head: HTTPRequestHead, fields: RequestFields, verdict: Verdict, closesConnection: Bool) {
+        self.head = head
+        self.fields = fields
+        self.verdict = verdict
+        self.closesConnection = closesConnection
+    }
 }
