@@ -23,29 +23,27 @@ enum EngineChore: Sendable {
 
 /// The mailbox of an engine's chores. Shared by the engine, its sessions, handles and streams;
 /// ``close()`` ends the current mailbox (for shutdown) and ``open()`` starts a new one.
-final class EngineChores: @unchecked Sendable {
-    // `inbox` is guarded by `lock`.
-    private let lock = NSLock()
-    private var inbox: AsyncStream<EngineChore>.Continuation?
+final class EngineChores: Sendable {
+    private let inbox = Locked<AsyncStream<EngineChore>.Continuation?>(nil)
 
     /// Posts `chore`; dropped if no mailbox is open (the engine has shut down).
     func post(_ chore: EngineChore) {
-        lock.withLock { _ = inbox?.yield(chore) }
+        inbox.withLock { _ = $0?.yield(chore) }
     }
 
     /// Opens a new mailbox, ending the previous one.
     func open() -> AsyncStream<EngineChore> {
-        let (mailbox, inbox) = AsyncStream.makeStream(of: EngineChore.self)
-        lock.withLock {
-            self.inbox?.finish()
-            self.inbox = inbox
+        let (mailbox, newInbox) = AsyncStream.makeStream(of: EngineChore.self)
+        inbox.withLock { inbox in
+            inbox?.finish()
+            inbox = newInbox
         }
         return mailbox
     }
 
     /// Ends the mailbox: its reader stops once it has taken what was posted.
     func close() {
-        lock.withLock {
+        inbox.withLock { inbox in
             inbox?.finish()
             inbox = nil
         }

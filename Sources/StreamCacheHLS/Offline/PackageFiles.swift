@@ -1,19 +1,18 @@
 import Foundation
+import StreamCache
 
 /// The files of each package as `serve` looks them up, read from `asset.json` once and again
 /// only when it changes: a manifest holds every file of the asset, so reading it per request
 /// would cost more the longer the asset.
-final class PackageFiles: @unchecked Sendable {
+final class PackageFiles: Sendable {
     /// What one package serves: its playlists and its origin files by path.
-    struct Entry {
+    struct Entry: Sendable {
         let modified: Date
         let playlists: Set<String>
         let items: [String: PackageItem]
     }
 
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var entries: [String: Entry] = [:]
+    private let entries = Locked<[String: Entry]>([:])
 
     /// The entry of the package in `folder` (asset `id`), `nil` if it has no readable manifest.
     func entry(id: String, folder: String) -> Entry? {
@@ -22,14 +21,14 @@ final class PackageFiles: @unchecked Sendable {
             let modified = (try? FileManager.default.attributesOfItem(atPath: manifestPath))?[.modificationDate]
                 as? Date
         else { return nil }
-        if let known = lock.withLock({ entries[id] }), known.modified == modified { return known }
+        if let known = entries.withLock({ $0[id] }), known.modified == modified { return known }
         guard let manifest = try? AssetManifest.load(from: folder) else { return nil }
         let entry = Entry(
             modified: modified,
             playlists: Set(manifest.playlists.keys),
             items: Dictionary(manifest.items.map { ($0.path, $0) }, uniquingKeysWith: { first, _ in first })
         )
-        lock.withLock { entries[id] = entry }
+        entries.withLock { $0[id] = entry }
         return entry
     }
 }
