@@ -26,6 +26,8 @@ public actor CacheEngine {
     /// Whether the closer task runs (it ends when nothing lingers).
     private var isCloserRunning = false
     private var eviction: Task<Void, Never>?
+    /// The last write of access times (``writeAccessTimes(after:)``).
+    private var accessTimesWrite: Task<Void, Never>?
     /// When room was last made on a full disk.
     private var lastMadeRoom: ContinuousClock.Instant?
     private nonisolated let chores = EngineChores()
@@ -405,13 +407,22 @@ public actor CacheEngine {
 
     /// Writes the access times noted since the last write (``AccessTimes``), after `delay`, in
     /// which more notes gather. Best-effort: they only order eviction.
+    ///
+    /// One write at a time, in order: a write waits for the one under way, so an eviction's
+    /// write returns only once the times another write took are in the index.
     private func writeAccessTimes(after delay: Duration = .zero) async {
         if delay > .zero { try? await Task.sleep(for: delay) }
-        do {
-            try await index.touch(environment.accessTimes.take())
-        } catch {
-            logger.debug("access times not recorded", metadata: ["error": "\(error)"])
+        let previous = accessTimesWrite
+        let write = Task { [index, logger, times = environment.accessTimes] in
+            await previous?.value
+            do {
+                try await index.touch(times.take())
+            } catch {
+                logger.debug("access times not recorded", metadata: ["error": "\(error)"])
+            }
         }
+        accessTimesWrite = write
+        await write.value
     }
 
     /// Makes room on a full disk, for failed writes at most once every 5 seconds, for a resource
