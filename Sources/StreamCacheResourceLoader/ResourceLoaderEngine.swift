@@ -11,12 +11,11 @@ import StreamCache
 /// A request moves `loading → finished` or `loading → cancelled`; once it has left `loading`
 /// nothing more is handed to it.
 public final class ResourceLoaderEngine: @unchecked Sendable {
-    // `loads` is guarded by `lock`; request objects are touched only on `queue`.
+    // Request objects are touched only on `queue`.
     public let engine: CacheEngine
     /// The serial queue every callback into a request runs on.
     public let queue: DispatchQueue
-    private let lock = NSLock()
-    private var loads: [ObjectIdentifier: Task<Void, Never>] = [:]
+    private let loads = Locked<[ObjectIdentifier: Task<Void, Never>]>([:])
     /// Set on ``queue``, to tell whether a call runs on it.
     private let queueKey = DispatchSpecificKey<Void>()
 
@@ -31,7 +30,7 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
     }
 
     /// How many requests are loading now (for tests and diagnostics).
-    public var activeLoads: Int { lock.withLock { loads.count } }
+    public var activeLoads: Int { loads.value.count }
 
     /// `resourceLoader(_:shouldWaitForLoadingOfRequestedResource:)`: starts loading and returns
     /// `true` for a custom-scheme URL (``CustomSchemeURL``); `false` for anything else and for a
@@ -43,7 +42,7 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
     /// `resourceLoader(_:didCancel:)`: stops that request's work; it is never finished after this.
     public func didCancel(_ request: any ResourceLoadingRequest) {
         onLoaderQueue {
-            let task = lock.withLock { loads.removeValue(forKey: ObjectIdentifier(request)) }
+            let task = loads.withLock { $0.removeValue(forKey: ObjectIdentifier(request)) }
             task?.cancel()
         }
     }
@@ -58,11 +57,9 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
             return false
         }
         let handle = RequestHandle(request)
-        lock.withLock {
-            // Owned by the loader: kept in `loads` until the request is finished, cancelled by
-            // `didCancel` (AVFoundation owns the request's life).
-            loads[handle.id] = Task { await self.load(handle, from: origin) }
-        }
+        // Owned by the loader: kept in `loads` until the request is finished, cancelled by
+        // `didCancel` (AVFoundation owns the request's life).
+        loads.withLock { $0[handle.id] = Task { await self.load(handle, from: origin) } }
         return true
     }
 
@@ -178,7 +175,7 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
             // Leaving `loading` under the lock: a cancellation after this finds nothing to cancel.
             // AVFoundation marks a request cancelled before it tells the delegate: one marked so
             // is never finished.
-            guard self.lock.withLock({ self.loads.removeValue(forKey: handle.id) }) != nil, !request.isCancelled
+            guard self.loads.withLock({ $0.removeValue(forKey: handle.id) }) != nil, !request.isCancelled
             else { return }
             if let error { request.finishLoading(with: error) } else { request.finishLoading() }
         }
@@ -196,7 +193,7 @@ public final class ResourceLoaderEngine: @unchecked Sendable {
         try Task.checkCancellation()
         let result: Result? = await withCheckedContinuation { continuation in
             queue.async {
-                let loading = self.lock.withLock { self.loads[handle.id] != nil }
+                let loading = self.loads.withLock { $0[handle.id] != nil }
                 continuation.resume(returning: loading ? body(handle.request) : nil)
             }
         }

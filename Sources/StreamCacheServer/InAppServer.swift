@@ -270,14 +270,16 @@ public struct InAppServerNotStarted: Error, CustomStringConvertible {
 }
 
 /// The first listener of a serving task, or why it could not listen, handed to ``InAppServer/start()``.
-private final class Bound: @unchecked Sendable {
-    // `result`, `waiters` and `resumed` are guarded by `lock`.
-    private let lock = NSLock()
-    private var result: Result<any Channel, any Error>?
-    private var waiters: [CheckedContinuation<any Channel, any Error>] = []
-    private var resumed = false
+private final class Bound: Sendable {
+    private struct State {
+        var result: Result<any Channel, any Error>?
+        var waiters: [CheckedContinuation<any Channel, any Error>] = []
+        var resumed = false
+    }
 
-    var hasResumed: Bool { lock.withLock { resumed } }
+    private let state = Locked(State())
+
+    var hasResumed: Bool { state.value.resumed }
 
     func resume(_ channel: any Channel) { settle(.success(channel)) }
 
@@ -285,9 +287,9 @@ private final class Bound: @unchecked Sendable {
 
     func wait() async throws -> any Channel {
         try await withCheckedThrowingContinuation { continuation in
-            let ready: Result<any Channel, any Error>? = lock.withLock {
-                if let result { return result }
-                waiters.append(continuation)
+            let ready: Result<any Channel, any Error>? = state.withLock { state in
+                if let result = state.result { return result }
+                state.waiters.append(continuation)
                 return nil
             }
             if let ready { continuation.resume(with: ready) }
@@ -296,12 +298,12 @@ private final class Bound: @unchecked Sendable {
 
     /// The first result only: later listeners (after a restart) are not waited for.
     private func settle(_ outcome: Result<any Channel, any Error>) {
-        let waiting: [CheckedContinuation<any Channel, any Error>] = lock.withLock {
-            guard result == nil else { return [] }
-            result = outcome
-            if case .success = outcome { resumed = true }
-            defer { waiters = [] }
-            return waiters
+        let waiting: [CheckedContinuation<any Channel, any Error>] = state.withLock { state in
+            guard state.result == nil else { return [] }
+            state.result = outcome
+            if case .success = outcome { state.resumed = true }
+            defer { state.waiters = [] }
+            return state.waiters
         }
         for waiter in waiting { waiter.resume(with: outcome) }
     }

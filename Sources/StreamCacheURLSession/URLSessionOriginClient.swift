@@ -56,20 +56,18 @@ public final class URLSessionOriginClient: OriginClient {
 
 /// Routes `URLSession` delegate callbacks to the transfer of each task.
 private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var transfers: [Int: Transfer] = [:]
+    private let transfers = Locked<[Int: Transfer]>([:])
 
     func register(_ transfer: Transfer, for task: URLSessionTask) {
-        lock.withLock { transfers[task.taskIdentifier] = transfer }
+        transfers.withLock { $0[task.taskIdentifier] = transfer }
     }
 
     func unregister(_ task: URLSessionTask) {
-        _ = lock.withLock { transfers.removeValue(forKey: task.taskIdentifier) }
+        _ = transfers.withLock { $0.removeValue(forKey: task.taskIdentifier) }
     }
 
     private func transfer(_ task: URLSessionTask) -> Transfer? {
-        lock.withLock { transfers[task.taskIdentifier] }
+        transfers.withLock { $0[task.taskIdentifier] }
     }
 
     func urlSession(

@@ -17,10 +17,13 @@ final class DurableBatches: @unchecked Sendable {
     typealias MakeDurable = @Sendable (ByteRangeSet, _ generation: Int, CacheFile) async -> Void
 
     private let makeDurable: MakeDurable
-    // `waiting` and `syncing` are guarded by `lock`; `worker` is used by the fetch's runner only.
-    private let lock = NSLock()
-    private var waiting: [Batch] = []
-    private var syncing = false
+    private struct Queue {
+        var waiting: [Batch] = []
+        var syncing = false
+    }
+
+    private let queue = Locked(Queue())
+    /// Used by the fetch's runner only.
     private var worker: Task<Void, Never>?
 
     init(_ makeDurable: @escaping MakeDurable) {
@@ -30,14 +33,16 @@ final class DurableBatches: @unchecked Sendable {
     /// Makes `batch` (of version `generation`) durable in `file` and records it, after the
     /// batches handed over before it; returns at once.
     func start(_ batch: ByteRangeSet, generation: Int, file: CacheFile) {
-        let startsWorker = lock.withLock {
-            if let last = waiting.indices.last, waiting[last].generation == generation, waiting[last].file === file {
-                waiting[last].ranges = waiting[last].ranges.union(batch)
+        let startsWorker = queue.withLock { queue in
+            if let last = queue.waiting.indices.last, queue.waiting[last].generation == generation,
+                queue.waiting[last].file === file
+            {
+                queue.waiting[last].ranges = queue.waiting[last].ranges.union(batch)
             } else {
-                waiting.append(Batch(ranges: batch, generation: generation, file: file))
+                queue.waiting.append(Batch(ranges: batch, generation: generation, file: file))
             }
-            defer { syncing = true }
-            return !syncing
+            defer { queue.syncing = true }
+            return !queue.syncing
         }
         // Owned by this fetch's runner: awaited by `finish()`.
         if startsWorker { worker = Task { await self.syncWaiting() } }
@@ -56,12 +61,12 @@ final class DurableBatches: @unchecked Sendable {
     }
 
     private func takeNext() -> Batch? {
-        lock.withLock {
-            guard !waiting.isEmpty else {
-                syncing = false
+        queue.withLock { queue in
+            guard !queue.waiting.isEmpty else {
+                queue.syncing = false
                 return nil
             }
-            return waiting.removeFirst()
+            return queue.waiting.removeFirst()
         }
     }
 }

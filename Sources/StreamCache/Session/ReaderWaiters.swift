@@ -7,14 +7,16 @@ import Foundation
 /// to do, and waits only if no change came in between, so no wake-up is lost while the reader
 /// moves from the session's actor to its wait. A lock rather than actor isolation, so a
 /// cancelled reader is resumed from its cancellation handler at once, with no task started.
-final class ReaderWaiters: @unchecked Sendable {
-    // `parked` and `changes` are guarded by `lock`.
-    private let lock = NSLock()
-    private var parked: [Int: CheckedContinuation<Void, Never>] = [:]
-    private var changes = 0
+final class ReaderWaiters: Sendable {
+    private struct State {
+        var parked: [Int: CheckedContinuation<Void, Never>] = [:]
+        var changes = 0
+    }
+
+    private let state = Locked(State())
 
     /// The current epoch.
-    var epoch: Int { lock.withLock { changes } }
+    var epoch: Int { state.value.changes }
 
     /// Suspends reader `id` until the next change, unless one came since `seen` or its task is
     /// cancelled.
@@ -23,15 +25,15 @@ final class ReaderWaiters: @unchecked Sendable {
             await withCheckedContinuation { continuation in
                 // Cancellation is flagged before its handler runs, and both sides take the lock:
                 // either the handler finds the continuation parked, or the check below sees the flag.
-                let resumeNow = lock.withLock {
-                    if Task.isCancelled || changes != seen { return true }
-                    parked[id] = continuation
+                let resumeNow = state.withLock { state in
+                    if Task.isCancelled || state.changes != seen { return true }
+                    state.parked[id] = continuation
                     return false
                 }
                 if resumeNow { continuation.resume() }
             }
         } onCancel: {
-            lock.withLock { parked.removeValue(forKey: id) }?.resume()
+            state.withLock { $0.parked.removeValue(forKey: id) }?.resume()
         }
     }
 
@@ -47,10 +49,10 @@ final class ReaderWaiters: @unchecked Sendable {
 
     /// Ends the epoch and resumes every waiting reader.
     func wakeAll() {
-        let all = lock.withLock {
-            changes &+= 1
-            defer { parked.removeAll() }
-            return parked
+        let all = state.withLock { state in
+            state.changes &+= 1
+            defer { state.parked.removeAll() }
+            return state.parked
         }
         for continuation in all.values { continuation.resume() }
     }
