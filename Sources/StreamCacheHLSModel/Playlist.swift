@@ -144,7 +144,11 @@ public struct MediaPlaylist: Hashable, Sendable {
             segments[index].uri = transform(segments[index].uri)
             for key in segments[index].keys.indices { segments[index].keys[key].attributes.mapURI(transform) }
             segments[index].map?.attributes.mapURI(transform)
+            segments[index].leadingLines = segments[index].leadingLines.map {
+                LowLatencyTags.mappingURI($0, transform)
+            }
         }
+        trailingLines = trailingLines.map { LowLatencyTags.mappingURI($0, transform) }
     }
 }
 

@@ -53,6 +53,21 @@ extension StreamCacheCommand {
         @Flag(name: .long, help: "Print one JSON object per event on stdout.")
         var json = false
 
+        @Option(
+            name: .long,
+            help: "Live streams: stop after this much recorded media (e.g. 90s, 20m, 1h)."
+        )
+        var duration: String?
+
+        @Option(name: .long, help: "Live streams: stop at this local time (HH:MM or HH:MM:SS).")
+        var until: String?
+
+        @Flag(
+            name: .long,
+            help: "Live streams: begin with the oldest segment the playlist lists, not at the live edge."
+        )
+        var fromStart = false
+
         @OptionGroup var transfer: TransferOptions
 
         @OptionGroup var originHeaders: OriginHeaderOptions
@@ -65,6 +80,28 @@ extension StreamCacheCommand {
             }
             _ = try criteria()
             guard (1...64).contains(jobs) else { throw ValidationError("invalid --jobs \(jobs): expected 1 to 64") }
+            _ = try recordingOptions()
+        }
+
+        /// `--duration`, `--until` and `--from-start`.
+        func recordingOptions(now: Date = Date()) throws -> RecordingOptions {
+            var options = RecordingOptions()
+            options.fromStart = fromStart
+            if let duration {
+                guard let seconds = RecordingTime.seconds(duration), seconds > 0 else {
+                    throw ValidationError("invalid --duration '\(duration)': expected a time such as 90s, 20m or 1h")
+                }
+                options.duration = .seconds(seconds)
+            }
+            if let until {
+                guard let date = RecordingTime.date(until, after: now) else {
+                    throw ValidationError(
+                        "invalid --until '\(until)': expected a local time to come, such as 18:30 or 18:30:15"
+                    )
+                }
+                options.until = date
+            }
+            return options
         }
 
         func criteria() throws -> MediaSelectionCriteria {
@@ -96,6 +133,7 @@ extension StreamCacheCommand {
             options.dryRun = dryRun
             options.keepsEncryption = keepEncryption
             options.headers = OriginHeaders(fields: try originHeaders.fields())
+            options.recording = try recordingOptions()
             return options
         }
 
@@ -129,7 +167,14 @@ extension StreamCacheCommand {
             let reporter = HLSDownloadReporter(json: json, dryRun: dryRun)
             let outcome: HLSDownloadReporter.Outcome
             do {
-                outcome = try await Interrupted.run {
+                // A live recording ends at the first signal with the package finished; anything
+                // else stops, to resume.
+                let stop = options.recording.stop
+                outcome = try await Interrupted.run(endsGracefully: {
+                    guard stop.isRecording else { return false }
+                    stop.request()
+                    return true
+                }) {
                     // The download retries each file itself (with backoff, `maxAttempts` in a
                     // row): the engine's reads try once, so retries do not multiply.
                     try await library.cache.withEngine(

@@ -49,6 +49,18 @@ struct HLSDownloadReporter: Sendable {
                 ])
             }
             showProgress(progress)
+        case .recording(let recording):
+            if json {
+                return emit([
+                    "event": "recording",
+                    "id": recording.id,
+                    "seconds": recording.seconds,
+                    "segments": recording.segments,
+                    "lostSeconds": recording.lostSeconds,
+                    "lostSegments": recording.lostSegments,
+                ])
+            }
+            showRecording(recording)
         case .mediaSelectionCompleted(let kind, let language):
             let name = kind + (language.map { " " + $0 } ?? "")
             completed.append(name)
@@ -106,6 +118,21 @@ struct HLSDownloadReporter: Sendable {
         }
     }
 
+    private mutating func showRecording(_ recording: RecordingProgress) {
+        let interval: Duration = interactive ? .milliseconds(100) : .seconds(2)
+        if let lastLine, lastLine.duration(to: .now) < interval { return }
+        lastLine = .now
+        var line = "recording  \(Self.mediaDuration(recording.seconds))  \(recording.segments) segments"
+        if recording.lostSegments > 0 {
+            line += "  \(recording.lostSegments) lost (\(Self.mediaDuration(recording.lostSeconds)))"
+        }
+        if interactive {
+            FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+        } else {
+            Terminal.printError(line)
+        }
+    }
+
     private func clearLine() {
         if interactive && !json { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
@@ -136,6 +163,7 @@ struct HLSDownloadReporter: Sendable {
         ]
         if let variant = selection.variant { object["variant"] = StreamCacheCommand.HLSList.object(variant) }
         if let bytes = selection.estimatedBytes { object["estimatedBytes"] = bytes }
+        if selection.isRecording { object["recording"] = true }
         return object
     }
 
@@ -159,6 +187,16 @@ struct HLSDownloadReporter: Sendable {
         let audio = selection.audio.isEmpty ? "the variant's own" : selection.audio.joined(separator: ", ")
         let subtitles = selection.subtitles.isEmpty ? "none" : selection.subtitles.joined(separator: ", ")
         let size = selection.estimatedBytes.map { "about " + ByteCount.format($0) } ?? "size unknown"
+        if selection.isRecording {
+            return [
+                "asset \(selection.id)",
+                variant,
+                "audio: \(audio)  subtitles: \(subtitles)",
+                "live: recording"
+                    + (selection.duration > 0 ? " on after the \(Self.mediaDuration(selection.duration)) recorded" : "")
+                    + " until the stream ends or Ctrl-C",
+            ]
+        }
         return [
             "asset \(selection.id)",
             variant,

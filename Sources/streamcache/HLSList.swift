@@ -44,6 +44,7 @@ extension StreamCacheCommand {
                 print("    \(asset.url)")
                 print("    \(asset.path)")
                 if let failure = asset.failure { print("    failed: \(failure)") }
+                if let recording = asset.recording { print("    " + Self.describe(recording)) }
                 let alone = library.offlineLibrary.filesHeldAlone(asset.id)
                 if asset.state == .complete, alone > 0 {
                     print("    \(alone) file(s) held by the package alone, not shared with the cache")
@@ -67,7 +68,27 @@ extension StreamCacheCommand {
             ]
             object["variant"] = asset.variant.map(Self.object) ?? NSNull()
             if let failure = asset.failure { object["failure"] = failure }
+            if let recording = asset.recording {
+                object["recording"] = [
+                    "lostSegments": recording.lostSegments,
+                    "lostSeconds": recording.lostSeconds,
+                    "ended": recording.ended.map { $0 as Any } ?? NSNull(),
+                ]
+            }
             return object
+        }
+
+        /// `recorded live (ended: duration), 2 segments lost (0:04)`.
+        static func describe(_ recording: OfflineAsset.Recording) -> String {
+            var line = "recorded live" + (recording.ended.map { " (ended: \($0))" } ?? "")
+            if recording.lostSegments > 0 {
+                line +=
+                    ", \(recording.lostSegments) segment(s) lost"
+                    + " (\(HLSDownloadReporter.mediaDuration(recording.lostSeconds)))"
+            } else {
+                line += ", nothing lost"
+            }
+            return line
         }
 
         static func object(_ variant: OfflineAsset.VariantInfo) -> [String: Any] {

@@ -20,18 +20,27 @@ struct Interrupted: Error {
     /// Runs `body`, cancelled when SIGINT or SIGTERM arrives; the command then throws
     /// ``Interrupted`` once `body` has unwound (partial files removed, the cache made durable).
     /// A second signal while it unwinds ends the process at once.
-    static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    ///
+    /// - Parameter endsGracefully: asked at the first signal; when it returns `true` (it asked the
+    ///   work to end and keep what it did, as a live recording does), `body` is not cancelled
+    ///   and its result is the command's.
+    static func run<T: Sendable>(
+        endsGracefully: @escaping @Sendable () -> Bool = { false },
+        _ body: @escaping @Sendable () async throws -> T
+    ) async throws -> T {
         let signals = await TerminationSignal.trap()
         // Both owned by this call and awaited below.
         let work = Task { try await body() }
         let watcher = Task {
             var first: Int32?
+            var graceful = false
             for await signal in signals {
                 if let first { exit(128 + first) }
                 first = signal.rawValue
-                work.cancel()
+                graceful = endsGracefully()
+                if !graceful { work.cancel() }
             }
-            return first
+            return graceful ? nil : first
         }
         let result = await work.result
         // Ends the wait (a cancelled `for await` over the signals finishes).

@@ -89,6 +89,8 @@ import FoundationNetworking
                 print(chosen.variant as Any, chosen.audio, chosen.estimatedBytes as Any)
             case .progress(let progress):
                 show(progress.loaded, of: progress.expected)
+            case .recording(let recording):
+                print(recording.seconds, "s recorded")
             case .mediaSelectionCompleted(let kind, let language):
                 print(kind, language ?? "", "is on disk")
             case .finished(let id, let path):

@@ -199,6 +199,13 @@ struct OfflineSetup {
         let subtitles: [String]
         let path: String
         let created: String
+        /// A live recording's account.
+        struct Recording: Decodable {
+            let lostSegments: Int
+            let lostSeconds: Double
+            let ended: String?
+        }
+        let recording: Recording?
     }
 
     /// The parts of `asset.json` the tests look at.

@@ -27,7 +27,11 @@ struct AssetDownloader: Sendable {
     func run(_ target: Target) async {
         do {
             var manifest = try await prepare(target)
-            try await download(&manifest)
+            if manifest.recording != nil {
+                try await record(manifest)
+            } else {
+                try await download(&manifest)
+            }
         } catch is CancellationError {
             return
         } catch let error as OfflineError {
@@ -145,6 +149,29 @@ struct AssetDownloader: Sendable {
         manifest.state = .complete
         try manifest.save(in: folder)
         emit(.finished(id: manifest.id, path: folder + "/" + manifest.mainPlaylist))
+    }
+
+    /// Records a live stream into the package (``LiveRecorder``); a dry run shows what it would record.
+    private func record(_ manifest: AssetManifest) async throws {
+        guard !options.dryRun else {
+            return emit(
+                .selection(
+                    DownloadSelection(
+                        id: manifest.id,
+                        variant: manifest.variant,
+                        audio: manifest.audio,
+                        subtitles: manifest.subtitles,
+                        duration: manifest.duration,
+                        estimatedBytes: nil,
+                        files: manifest.items.count,
+                        filesDone: 0,
+                        isRecording: true
+                    )
+                )
+            )
+        }
+        let recorder = LiveRecorder(manifest: manifest, library: library, engine: engine, options: options, emit: emit)
+        try await recorder.run()
     }
 
     /// Refuses to start when what is left to fetch cannot fit.

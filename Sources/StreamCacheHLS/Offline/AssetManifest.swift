@@ -29,6 +29,8 @@ struct AssetManifest: Codable, Sendable {
     var sourcePlaylists: [String]?
     /// The title the app gave the package.
     var title: String?
+    /// A live recording's state; `nil` for a package planned whole.
+    var recording: RecordingState?
 
     /// The file of the package's artwork, when the app gave one.
     static let artworkFileName = "artwork"
@@ -79,4 +81,21 @@ enum AssetID {
     static func isValid(_ text: String) -> Bool {
         text.count == 16 && text.allSatisfy { $0.isHexDigit && !$0.isUppercase }
     }
+}
+
+/// What a live recording keeps in its manifest beside its playlists (which list what each
+/// rendition recorded, each segment file named after its origin media sequence number).
+struct RecordingState: Codable, Sendable {
+    struct Track: Codable, Sendable {
+        /// Segments the origin listed that the package lacks: they left the window before they
+        /// could be fetched, or failed every attempt.
+        var lostSegments = 0
+        /// Their seconds (a segment never listed counts as one target duration).
+        var lostSeconds = 0.0
+    }
+
+    var tracks: [Track]
+    /// Why the recording ended: `endlist`, `duration`, `until`, `stopped`, or a failure's
+    /// message; `nil` while it runs or can go on.
+    var ended: String?
 }

@@ -7,6 +7,8 @@ public enum DownloadEvent: Sendable {
     case selection(DownloadSelection)
     /// After each file the package gets.
     case progress(DownloadProgress)
+    /// After each segment a live recording lists, and when it ends.
+    case recording(RecordingProgress)
     /// Every file of one rendition is on disk.
     case mediaSelectionCompleted(kind: String, language: String?)
     /// Every file is on disk; `path` is the playlist to play.
@@ -29,6 +31,23 @@ public struct DownloadSelection: Sendable, Hashable {
     public var files: Int
     /// Of those, already on disk from an earlier run.
     public var filesDone: Int
+    /// Whether the stream is live and is recorded (until it ends or is stopped): `duration` is
+    /// what was recorded before, and `files` are those planned so far.
+    public var isRecording = false
+}
+
+/// How far a live recording is.
+public struct RecordingProgress: Sendable, Hashable {
+    public var id: String
+    /// Seconds recorded (of the first rendition).
+    public var seconds: Double
+    /// Segments listed in the package, over every rendition.
+    public var segments: Int
+    /// Seconds of the first rendition the package lacks: segments that left the origin's window
+    /// before they could be fetched, or failed every attempt.
+    public var lostSeconds: Double
+    /// Segments lost, over every rendition.
+    public var lostSegments: Int
 }
 
 /// How far a download is.

@@ -33,7 +33,8 @@ struct HLSPackagePlanner: PackagePlanner {
                     multivariant: nil,
                     selection: nil,
                     media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
-                    keepingEncryption: options.keepsEncryption
+                    keepingEncryption: options.keepsEncryption,
+                    recording: !playlist.endList
                 )
             )
             return manifest(id: id, url: url, plan: plan, selection: nil, sources: [url])
@@ -158,7 +159,9 @@ struct HLSPackagePlanner: PackagePlanner {
                 multivariant: playlist,
                 selection: selection,
                 media: media,
-                keepingEncryption: options.keepsEncryption
+                keepingEncryption: options.keepsEncryption,
+                // A live stream, or one rendition of it, is recorded (``LiveRecorder``).
+                recording: media.contains { !$0.playlist.endList }
             )
         )
         return manifest(id: id, url: url, plan: plan, selection: selection, sources: [url] + urls)
@@ -222,6 +225,9 @@ struct HLSPackagePlanner: PackagePlanner {
         )
         manifest.playlists = plan.playlists
         manifest.sourcePlaylists = sources.map(\.absoluteString)
+        if plan.isRecording {
+            manifest.recording = RecordingState(tracks: plan.renditions.map { _ in RecordingState.Track() })
+        }
         return manifest
     }
 }

@@ -45,6 +45,22 @@ public struct OfflineAsset: Codable, Sendable, Hashable {
     /// Its artwork, an absolute path in the package folder, when the app gave one.
     public var artworkPath: String?
 
+    /// What a live recording made of it has; `nil` for an asset planned whole.
+    public var recording: Recording?
+
+    /// A live recording's account of itself.
+    public struct Recording: Codable, Sendable, Hashable {
+        /// Segments the origin listed that the package lacks (over every rendition): they left
+        /// the window before they could be fetched, or failed every attempt. Each loss is marked
+        /// with `EXT-X-DISCONTINUITY` in the package, never joined as if continuous.
+        public var lostSegments: Int
+        /// Their seconds, in the first rendition.
+        public var lostSeconds: Double
+        /// Why the recording ended (`endlist`, `duration`, `until`, `stopped`, or what failed);
+        /// `nil` while it records, or when it was killed (run again, it goes on).
+        public var ended: String?
+    }
+
     /// Whether it plays with no network.
     public var isPlayableOffline: Bool { state == .complete }
 }

@@ -27,6 +27,8 @@ public struct OfflineDownloadOptions: Sendable {
     /// Artwork to keep with the package (JPEG or PNG bytes, as `AVAssetDownloadConfiguration.artworkData`);
     /// `nil` keeps the one it has.
     public var artwork: Data?
+    /// How a live stream is recorded.
+    public var recording = RecordingOptions()
 
     public init() {}
 }

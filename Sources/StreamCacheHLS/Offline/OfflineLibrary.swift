@@ -169,7 +169,14 @@ public struct OfflineLibrary: Sendable {
             failure: manifest.state == .failed ? manifest.failure : nil,
             title: manifest.title,
             artworkPath: FileManager.default.fileExists(atPath: folder + "/" + AssetManifest.artworkFileName)
-                ? folder + "/" + AssetManifest.artworkFileName : nil
+                ? folder + "/" + AssetManifest.artworkFileName : nil,
+            recording: manifest.recording.map { recording in
+                OfflineAsset.Recording(
+                    lostSegments: recording.tracks.map(\.lostSegments).reduce(0, +),
+                    lostSeconds: recording.tracks.first?.lostSeconds ?? 0,
+                    ended: recording.ended
+                )
+            }
         )
     }
 

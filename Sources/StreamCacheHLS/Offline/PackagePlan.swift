@@ -25,6 +25,8 @@ struct PackagePlan: Sendable {
     private(set) var estimatedBytes: Int64?
     /// The variant's bit rate, for a video rendition whose segment sizes are not known.
     private var variantBitsPerSecond: Int64?
+    /// Whether the package is a live recording's: its files and playlists come as it records.
+    private(set) var isRecording = false
     /// Whether `master.m3u8` was made here (from a media playlist), with a `BANDWIDTH` that
     /// follows the estimate.
     private var madeEntryPoint = false
@@ -34,27 +36,46 @@ struct PackagePlan: Sendable {
     /// AES-128 files are decrypted into the package, which then plays in any player without
     /// its keys; with `keepingEncryption` they are kept as served, with their keys as files.
     ///
-    /// - Throws: ``OfflineError`` `live` for a playlist without `EXT-X-ENDLIST`, `drm` for
-    ///   SAMPLE-AES or a key format other than `identity`.
+    /// With `recording`, the playlists may be live: the package gets its renditions, folders and
+    /// empty `EVENT` playlists, and no files (a ``LiveRecorder`` adds them as it records).
+    ///
+    /// - Throws: ``OfflineError`` `live` for a playlist without `EXT-X-ENDLIST` unless
+    ///   `recording`, `drm` for SAMPLE-AES or a key format other than `identity`.
     init(
         multivariant: MultivariantPlaylist?,
         selection: MediaSelection?,
         media: [Media],
-        keepingEncryption: Bool = false
+        keepingEncryption: Bool = false,
+        recording: Bool = false
     ) throws(OfflineError) {
         if let keys = multivariant?.sessionKeys { try Self.checkKeys(keys, url: nil) }
+        isRecording = recording
         var folders: Set<String> = []
         var folderOf: [Rendition: String] = [:]
         for (index, entry) in media.enumerated() {
-            guard entry.playlist.endList else {
+            guard entry.playlist.endList || recording else {
                 throw OfflineError(
                     .live,
-                    "live streams cannot be downloaded: \(entry.url.absoluteString) has no EXT-X-ENDLIST"
+                    "\(entry.url.absoluteString) has no EXT-X-ENDLIST: a live stream is recorded, not planned whole"
                 )
             }
             try Self.checkKeys(entry.playlist.segments.flatMap(\.keys), url: entry.url)
             let folder = Self.folderName(entry, taken: &folders)
             if let rendition = entry.rendition { folderOf[rendition] = folder }
+            if recording {
+                // Its files and playlist come as the recording goes (``LiveRecorder``).
+                renditions.append(
+                    PackageRendition(
+                        kind: entry.kind,
+                        folder: folder,
+                        language: entry.rendition?.languageOrName,
+                        url: entry.url.absoluteString,
+                        duration: 0
+                    )
+                )
+                playlists[folder + "/index.m3u8"] = RecordedPlaylist(origin: entry.playlist).text(ended: false)
+                continue
+            }
             let (rewritten, items) = try Self.plan(
                 entry,
                 index: index,
@@ -139,12 +160,7 @@ struct PackagePlan: Sendable {
         return name
     }
 
-    /// The items of one media playlist and the playlist rewritten to them; `decrypting`, the
-    /// AES-128 files carry their key and IV and the playlist names no key.
-    ///
-    /// - Throws: ``OfflineError`` `playlist` for a segment, key or map URI that is not http(s):
-    ///   kept verbatim, a `file:` URI would point the player at a file of this machine; dropped,
-    ///   the package would lack it; or for an `IV` that is not 128 bits of hexadecimal.
+    /// The items of one media playlist and the playlist rewritten to them.
     private static func plan(
         _ media: Media,
         index: Int,
@@ -153,104 +169,27 @@ struct PackagePlan: Sendable {
     ) throws(OfflineError) -> (MediaPlaylist, [PackageItem]) {
         var playlist = media.playlist
         var items: [PackageItem] = []
-        var keyPaths: [String: String] = [:]
-        var mapPaths: [String: String] = [:]
-        var time = 0.0
-        func item(
-            _ kind: PackageItem.Kind,
-            _ name: String,
-            _ url: URL,
-            _ range: SegmentByteRange?,
-            _ duration: Double,
-            _ decryption: Decryption?
+        var planner = SegmentPlanner(
+            url: media.url,
+            rendition: index,
+            folder: folder,
+            decrypting: decrypting,
+            naming: .counted
         )
-            -> PackageItem
-        {
-            PackageItem(
-                kind: kind,
-                rendition: index,
-                path: folder + "/" + name,
-                url: url.absoluteString,
-                offset: range?.offset,
-                length: range?.length,
-                start: time,
-                duration: duration,
-                decryption: decryption
-            )
-        }
+        var time = 0.0
         for position in playlist.segments.indices {
-            var segment = playlist.segments[position]
-            var decryption: Decryption?
-            if decrypting, let key = segment.key, let uri = key.uri {
-                let sequence = playlist.mediaSequence + Int64(position)
-                guard let iv = Decryption.iv(of: key, sequence: sequence) else {
-                    throw OfflineError(.playlist, "\(media.url.absoluteString): invalid IV \(key.iv ?? "")")
-                }
-                decryption = Decryption(key: try resolve(uri, media.url).absoluteString, iv: iv)
-                segment.keys = []
-            }
-            for keyIndex in segment.keys.indices {
-                guard let uri = segment.keys[keyIndex].uri else { continue }
-                let url = try resolve(uri, media.url)
-                let name: String
-                if let known = keyPaths[url.absoluteString] {
-                    name = known
-                } else {
-                    name = "key\(keyPaths.count).key"
-                    keyPaths[url.absoluteString] = name
-                    items.append(item(.key, name, url, nil, 0, nil))
-                }
-                segment.keys[keyIndex].attributes.setQuoted("URI", to: name)
-            }
-            if var map = segment.map {
-                let url = try resolve(map.uri, media.url)
-                let identity = url.absoluteString + "#" + (map.byteRange?.description ?? "")
-                let name: String
-                if let known = mapPaths[identity] {
-                    name = known
-                } else {
-                    name = "init\(mapPaths.count).\(fileExtension(url, default: "mp4"))"
-                    mapPaths[identity] = name
-                    items.append(item(.initialization, name, url, map.byteRange, 0, decryption))
-                }
-                map.attributes.setQuoted("URI", to: name)
-                map.attributes.remove("BYTERANGE")
-                segment.map = map
-            }
-            let name = String(format: "%05d.", position) + fileExtension(URL(string: segment.uri), default: "ts")
-            if !segment.gap {
-                let url = try resolve(segment.uri, media.url)
-                items.append(item(.segment, name, url, segment.byteRange, segment.duration, decryption))
-            }
-            segment.uri = name
-            segment.byteRange = nil
+            let (segment, needed) = try planner.plan(
+                playlist.segments[position],
+                sequence: playlist.mediaSequence + Int64(position),
+                position: position,
+                time: time
+            )
+            items += needed
             playlist.segments[position] = segment
             time += segment.duration
         }
         if playlist.playlistType == nil { playlist.playlistType = "VOD" }
         return (playlist, items)
-    }
-
-    /// `uri` resolved against `base`: an http(s) URL, or the asset is refused.
-    private static func resolve(_ uri: String, _ base: URL) throws(OfflineError) -> URL {
-        guard let url = URL(string: uri, relativeTo: base)?.absoluteURL,
-            let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil
-        else {
-            throw OfflineError(
-                .playlist,
-                "\(Credentials.redacted(base.absoluteString)) names \(Credentials.redacted(String(uri.prefix(200)))),"
-                    + " which is not an http(s) URL: the asset is refused"
-            )
-        }
-        return url
-    }
-
-    /// The extension of `url`'s last path component if it is a plausible one.
-    private static func fileExtension(_ url: URL?, default fallback: String) -> String {
-        let candidate = url?.pathExtension.lowercased() ?? ""
-        guard (1...5).contains(candidate.count), candidate.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) })
-        else { return fallback }
-        return candidate
     }
 
     /// The multivariant playlist with only the chosen variant and renditions, pointing at the

@@ -1,0 +1,83 @@
+import Foundation
+import StreamCache
+
+/// How a live stream is recorded (`hls download` of a playlist without `EXT-X-ENDLIST`).
+public struct RecordingOptions: Sendable {
+    /// Stop after this much recorded media.
+    public var duration: Duration?
+    /// Stop at this time.
+    public var until: Date?
+    /// Begin with the oldest segment the playlist lists (an `EVENT` playlist's first) rather
+    /// than at the live edge.
+    public var fromStart = false
+    /// Ends the recording from outside: the package is finished as it is.
+    public var stop = RecordingStop()
+
+    public init() {}
+}
+
+/// Ends a recording from outside (SIGINT, SIGTERM, an app's stop button): what was recorded is
+/// finished into a package that plays as VOD. Also wakes a recorder that waits for the origin's
+/// next reload.
+public final class RecordingStop: Sendable {
+    private struct State {
+        var reason: String?
+        var isRecording = false
+        var sleepers: [Int: CheckedContinuation<Void, Never>] = [:]
+        var nextSleeper = 0
+    }
+
+    private let state = Locked(State())
+
+    public init() {}
+
+    /// Asks the recording to end; the first reason given is kept.
+    public func request(_ reason: String = "stopped") {
+        let sleepers = state.withLock { state in
+            if state.reason == nil { state.reason = reason }
+            defer { state.sleepers = [:] }
+            return state.sleepers
+        }
+        for sleeper in sleepers.values { sleeper.resume() }
+    }
+
+    /// Why the recording was asked to end; `nil` until it is.
+    public var reason: String? { state.value.reason }
+
+    /// Whether a recording runs now and would end on ``request(_:)``.
+    public var isRecording: Bool { state.value.isRecording }
+
+    func setRecording(_ recording: Bool) {
+        state.withLock { $0.isRecording = recording }
+    }
+
+    /// Waits `duration`, or less if the recording is asked to end meanwhile.
+    func sleep(for duration: Duration) async {
+        let deadline = ContinuousClock.now + duration
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            group.addTask { await self.waitForRequest() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func waitForRequest() async {
+        let id = state.withLock { state in
+            state.nextSleeper += 1
+            return state.nextSleeper
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                let resumeNow = state.withLock { state in
+                    if state.reason != nil || Task.isCancelled { return true }
+                    state.sleepers[id] = continuation
+                    return false
+                }
+                if resumeNow { continuation.resume() }
+            }
+        } onCancel: {
+            state.withLock { $0.sleepers.removeValue(forKey: id) }?.resume()
+        }
+    }
+}

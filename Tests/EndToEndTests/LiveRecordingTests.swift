@@ -1,0 +1,224 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// `hls download` of a live playlist records it, against a live origin written in Python
+/// (`live_origin.py`): a package that plays frame for frame as the origin's segments, each fetched
+/// once; where it starts; a kill and a rerun that marks what was lost and takes nothing twice;
+/// the recording played through `serve` while it grows.
+@Suite(.timeLimit(.minutes(3))) struct LiveRecordingTests {
+    /// The package's segments as origin media sequence numbers (`s12.ts` is 12), in order.
+    static func sequences(_ playlist: String) -> [Int] {
+        playlist.split(separator: "\n").filter { $0.hasSuffix(".ts") }.compactMap {
+            Int($0.dropFirst().prefix { $0 != "." })
+        }
+    }
+
+    static func playlist(of id: String, in setup: OfflineSetup) throws -> String {
+        try String(contentsOfFile: setup.library + "/\(id)/video/index.m3u8", encoding: .utf8)
+    }
+
+    @Test func aRecordingForADurationPlaysAsTheOriginsSegmentsAndFetchesEachOnce() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/live"
+        let segments = try await LiveOrigin.makeSegments(in: folder, count: 30)
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "4"])
+
+        let result = try await CLI.run(
+            ["hls", "download", origin.url("vod.m3u8"), "--duration", "5s"],
+            cacheDir: setup.workspace.cacheDirectory,
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let playlist = try Self.playlist(of: id, in: setup)
+        #expect(playlist.contains("#EXT-X-PLAYLIST-TYPE:VOD") && playlist.contains("#EXT-X-ENDLIST"))
+        let recorded = Self.sequences(playlist)
+        #expect(recorded.count >= 5, "\(playlist)")
+        #expect(recorded == Array((recorded.first ?? 0)..<(recorded.first ?? 0) + recorded.count), "\(playlist)")
+
+        // The same segments as the origin has them, as a VOD playlist of its own files.
+        var reference = "#EXTM3U\n#EXT-X-TARGETDURATION:1\n#EXT-X-PLAYLIST-TYPE:VOD\n"
+        for sequence in recorded { reference += "#EXTINF:1.0,\n\(segments[sequence])\n" }
+        try (reference + "#EXT-X-ENDLIST\n").write(
+            toFile: folder + "/reference.m3u8",
+            atomically: true,
+            encoding: .utf8
+        )
+        let played = try await TestStreams.frames(setup.library + "/\(id)/master.m3u8")
+        let expected = try await TestStreams.frames(folder + "/reference.m3u8")
+        #expect(!played.isEmpty && played == expected, "\(played.count) frames played, \(expected.count) expected")
+
+        let counts = try await origin.counts()
+        for sequence in recorded {
+            #expect(
+                counts["/" + segments[sequence]] == 1,
+                "\(segments[sequence]) was requested \(counts["/" + segments[sequence]] ?? 0) times"
+            )
+        }
+        #expect(counts.filter { $0.key.hasSuffix(".ts") }.values.allSatisfy { $0 == 1 }, "\(counts)")
+    }
+
+    @Test func fromStartTakesTheFirstSegmentListedAndTheLiveEdgeIsTheDefault() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/live"
+        _ = try await LiveOrigin.makeSegments(in: folder, count: 12)
+        // One segment more every 5 s: the lists below hold still while each recording starts.
+        let event = try await LiveOrigin(folder: folder, arguments: ["--event", "--start", "6", "--period", "5"])
+        let window = try await LiveOrigin(
+            folder: folder,
+            arguments: ["--window", "6", "--start", "8", "--period", "5"]
+        )
+
+        func firstRecorded(_ url: String, _ arguments: [String]) async throws -> Int? {
+            let result = try await CLI.run(
+                ["hls", "download", url, "--duration", "2s"] + arguments,
+                cacheDir: setup.workspace.cacheDirectory,
+                timeout: .seconds(60)
+            )
+            #expect(result.status == 0, "\(result.stderr)")
+            let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+            let playlist = try Self.playlist(of: id, in: setup)
+            try FileManager.default.removeItem(atPath: setup.library + "/" + id)
+            return Self.sequences(playlist).first
+        }
+        // An EVENT playlist's first segment; the oldest of a sliding window (s2 of s2…s7).
+        #expect(try await firstRecorded(event.url("vod.m3u8"), ["--from-start"]) == 0)
+        #expect(try await firstRecorded(window.url("vod.m3u8"), ["--from-start"]) == 2)
+        // By default, the live edge: the last three target durations (s5…s7).
+        #expect(try await firstRecorded(window.url("vod.m3u8"), []) == 5)
+    }
+
+    @Test func aKilledRecordingRunAgainMarksWhatItLostAndTakesNothingTwice() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/live"
+        let segments = try await LiveOrigin.makeSegments(in: folder, count: 40)
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3"])
+        let arguments = ["hls", "download", origin.url("vod.m3u8")]
+
+        let (process, output, _) = try CLI.start(arguments, cacheDir: setup.workspace.cacheDirectory)
+        let library = setup.library
+        // Killed once the package lists three segments.
+        let listed = try await onOwnThread { () -> String? in
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, process.isRunning {
+                let ids = (try? FileManager.default.contentsOfDirectory(atPath: library)) ?? []
+                if let id = ids.first(where: { $0.count == 16 }),
+                    let text = try? String(contentsOfFile: library + "/\(id)/video/index.m3u8", encoding: .utf8),
+                    Self.sequences(text).count >= 3
+                {
+                    kill(process.processIdentifier, SIGKILL)
+                    return id
+                }
+                usleep(20_000)
+            }
+            return nil
+        }
+        try await onOwnThread { process.waitUntilExit() }
+        _ = output
+        let id = try #require(listed, "the recording listed no three segments")
+        let before = Self.sequences(try Self.playlist(of: id, in: setup))
+        // The window (3 s) moves past what the killed run would have taken next.
+        try await Task.sleep(for: .seconds(5))
+
+        let result = try await CLI.run(
+            arguments + ["--duration", "\(before.count + 4)s"],
+            cacheDir: setup.workspace.cacheDirectory,
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.output.split(separator: "\n").last.map { String($0) } == id, "a rerun records the same asset")
+        let playlist = try Self.playlist(of: id, in: setup)
+        let after = Self.sequences(playlist)
+        #expect(Array(after.prefix(before.count)) == before, "what was listed stays listed")
+        #expect(Set(after).count == after.count && after == after.sorted(), "a segment twice: \(after)")
+        // The hole is marked where it is, never joined as if continuous.
+        let lines = playlist.split(separator: "\n").map(String.init)
+        let firstAfterHole = try #require(zip(after, after.dropFirst()).first { $1 != $0 + 1 }?.1, "no hole: \(after)")
+        let position = try #require(lines.firstIndex(of: segments[firstAfterHole]))
+        #expect(lines[position - 2] == "#EXT-X-DISCONTINUITY", "\(playlist)")
+        let asset = try #require(try await setup.assets().first { $0.id == id })
+        #expect((asset.recording?.lostSegments ?? 0) >= 1, "\(String(describing: asset.recording))")
+        let counts = try await origin.counts()
+        #expect(counts.filter { $0.key.hasSuffix(".ts") }.values.allSatisfy { $0 == 1 }, "\(counts)")
+        // And it plays: ffmpeg reads every listed segment.
+        let played = try await TestStreams.frames(setup.library + "/\(id)/master.m3u8")
+        #expect(played.count >= after.count * 10 - 10, "\(played.count) frames for \(after.count) segments")
+    }
+
+    @Test func aRecordingPlaysThroughServeWhileItGrows() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/live"
+        _ = try await LiveOrigin.makeSegments(in: folder, count: 40)
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3"])
+        let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
+        let (process, output, errors) = try CLI.start(
+            ["hls", "download", origin.url("vod.m3u8"), "--json"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        let selection = try await output.firstLine()
+        let id = try #require(
+            (try? JSONSerialization.jsonObject(with: Data(selection.utf8)) as? [String: Any])?["id"] as? String,
+            "\(selection)"
+        )
+        let url = proxy.url("offline/\(id)/master.m3u8")
+        try await Task.sleep(for: .seconds(2))
+
+        /// The time of the live edge ffprobe sees: the first packet of the last segment listed.
+        func edge() async throws -> Double {
+            let probe = try await Tool.run(
+                "ffprobe",
+                [
+                    "-v", "error", "-live_start_index", "-1", "-read_intervals", "%+#1", "-show_entries",
+                    "packet=pts_time", "-of", "csv=p=0", url,
+                ]
+            )
+            // `5.400000,`: one packet, its time.
+            let line = probe.output.split(separator: "\n").first.map { $0.filter { $0 != "," } } ?? ""
+            return Double(line) ?? -1
+        }
+        let first = try await edge()
+        // ffmpeg plays it from its first segment, following it as it grows.
+        let played = setup.workspace.output("played.ts")
+        let player = Task {
+            try await Tool.run(
+                "ffmpeg",
+                [
+                    "-hide_banner", "-v", "error", "-live_start_index", "0", "-i", url, "-c", "copy", "-f", "mpegts",
+                    played,
+                ],
+                timeout: .seconds(90)
+            )
+        }
+        try await Task.sleep(for: .seconds(3))
+        let later = try await edge()
+        #expect(first >= 0 && later > first + 1.5, "the recording's edge went from \(first) s to \(later) s")
+
+        kill(process.processIdentifier, SIGINT)
+        try await onOwnThread { process.waitUntilExit() }
+        let stderr = try await errors.text()
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        let playlist = try Self.playlist(of: id, in: setup)
+        #expect(playlist.contains("#EXT-X-ENDLIST"))
+        let result = try await player.value
+        #expect(result.status == 0, "\(result.stderr)")
+        let size = (try? FileManager.default.attributesOfItem(atPath: played)[.size] as? Int) ?? 0
+        #expect(size > 0, "ffmpeg wrote nothing: \(result.stderr)")
+        // Every frame of the package, in order, from the first (their hashes: a remux moves the times).
+        let decoded = try await Tool.run(
+            "ffmpeg",
+            ["-hide_banner", "-v", "error", "-i", played, "-f", "framemd5", "-"]
+        )
+        let fromServe = decoded.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map {
+            $0.split(separator: ",").last
+        }
+        let fromDisk = try await TestStreams.frames(setup.library + "/\(id)/master.m3u8").map {
+            $0.split(separator: ",").last
+        }
+        #expect(!fromDisk.isEmpty && fromServe == fromDisk, "served \(fromServe.count) frames of \(fromDisk.count)")
+    }
+}
