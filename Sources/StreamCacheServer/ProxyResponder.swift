@@ -106,7 +106,15 @@ struct ProxyResponder: Sendable {
         // Start reading at once where the request says where; learn the length on the way.
         var read: StartedRead?
         if request.method == .get, let (first, last) = ranges.startBeforeLength {
-            read = try await StartedRead(resource, offset: first, length: last.map { $0 - first + 1 })
+            // A document named as a manifest (`.m3u8`) may be live: its cached copy is checked
+            // with the origin before it is read, once (a blocking reload of a low-latency
+            // playlist reaches the origin every time, and only once).
+            read = try await StartedRead(
+                resource,
+                offset: first,
+                length: last.map { $0 - first + 1 },
+                revalidating: first == 0 && last == nil && ManifestFormats.pathNames(target.url)
+            )
         }
         var info: ContentInfo
         if let read {
@@ -214,7 +222,7 @@ struct ProxyResponder: Sendable {
             // Another reader's check moved the cache to a newer document while this one was read.
             changed = true
         }
-        if changed || (exchange.cacheBytes > 0 && format.mayChange(original, from: resource.url)) {
+        if changed || (exchange.cacheBytes > 0 && !read.revalidated && format.mayChange(original, from: resource.url)) {
             // A live document (or an HLS multivariant playlist) answered from the cache may be
             // stale: the origin is asked with a conditional request (a 304 costs no body), a new
             // version is fetched and cached, and the cached one stands in when the origin cannot

@@ -9,6 +9,8 @@ final class StartedRead: @unchecked Sendable {
     let offset: Int64
     /// How many bytes the read is for; `nil`: to the end.
     let length: Int64?
+    /// Whether the cached bytes it reads were checked with the origin first.
+    let revalidated: Bool
     private let bytes: ByteStream
     private var iterator: ByteStream.Iterator
     private var first: CachedChunk?
@@ -17,6 +19,7 @@ final class StartedRead: @unchecked Sendable {
         try CacheEngine.validateRange(offset: offset, length: length)
         self.offset = offset
         self.length = length
+        revalidated = revalidating
         var bytes =
             revalidating
             ? resource.revalidatedRead(from: offset, length: length) : resource.read(from: offset, length: length)
