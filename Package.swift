@@ -88,6 +88,8 @@ let package = Package(
             name: "StreamCacheTesting",
             dependencies: [
                 "StreamCache",
+                // Live views of VOD playlists (`origin --live`).
+                "StreamCacheHLSModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

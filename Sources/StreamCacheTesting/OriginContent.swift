@@ -4,11 +4,14 @@ import StreamCache
 /// What the ``TestOrigin`` serves: files of a directory, or byte arrays held in memory.
 final class OriginContent: Sendable {
     private let directory: String?
+    /// Serves the directory's VOD media playlists as live streams.
+    private let live: LiveSchedule?
     private let memory = Locked<(resources: [String: (bytes: [UInt8], version: Int)], versions: Int)>(([:], 0))
     private let redirects = Locked<[String: (location: String, status: Int)]>([:])
 
-    init(directory: String?) {
+    init(directory: String?, live: LiveSchedule? = nil) {
         self.directory = directory.map { ($0 as NSString).standardizingPath }
+        self.live = live
     }
 
     /// Sets (or replaces, with a new ETag) the bytes served at `path`.
@@ -50,6 +53,18 @@ final class OriginContent: Sendable {
             let modified = attributes[.modificationDate] as? Date
         else { return nil }
         let mtime = modified.timeIntervalSince1970
+        if let live, OriginResource.mimeType(for: path) == "application/vnd.apple.mpegurl", size <= 16 << 20,
+            let text = FileManager.default.contents(atPath: filePath), let view = live.view(of: Array(text))
+        {
+            let bytes = Array(view.text.utf8)
+            return OriginResource(
+                length: Int64(bytes.count),
+                etag: "\"live-\(String(Int64(mtime * 1e6), radix: 16))-\(view.listed)\"",
+                lastModified: Date(timeIntervalSince1970: mtime.rounded(.down) + Double(view.listed)),
+                contentType: OriginResource.mimeType(for: path),
+                source: .memory(bytes)
+            )
+        }
         return OriginResource(
             length: size,
             etag: "\"f\(String(size, radix: 16))-\(String(Int64(mtime * 1e6), radix: 16))\"",

@@ -29,13 +29,15 @@ public final class TestOrigin: Sendable {
     ///   - host: the address to bind (loopback by default).
     ///   - port: the port, `0` for any free one.
     ///   - conditions: bandwidth, latency and faults.
+    ///   - live: serves the directory's VOD media playlists as live streams.
     public init(
         directory: String? = nil,
         host: String = "127.0.0.1",
         port: Int = 0,
-        conditions: OriginConditions = OriginConditions()
+        conditions: OriginConditions = OriginConditions(),
+        live: LiveSchedule? = nil
     ) async throws {
-        let content = OriginContent(directory: directory)
+        let content = OriginContent(directory: directory, live: live)
         let state = OriginState(conditions)
         let recorder = recorder
         self.content = content

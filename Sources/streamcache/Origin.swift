@@ -9,6 +9,9 @@ extension StreamCacheCommand {
             discussion: """
                 Prints 'listening on http://HOST:PORT' first. GET /_origin/stats returns the bytes sent as JSON (once no request is being answered, 0.25 s at most).
                 Faults: ignore-range, wrong-range-start, short-body, reset-after=N, status=N, changing-etag, changing-etag-only, no-validators, gzip-encoding, no-length, flaky.
+                With --live, every VOD media playlist of the directory is served as a live stream that advances with \
+                the clock: its first --window segments at first, one more as each segment's duration passes, a \
+                sliding window (or, with --event, every segment from the first), EXT-X-ENDLIST once all are listed.
                 """
         )
 
@@ -37,6 +40,15 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "Answer PATH with 302 to LOCATION, as PATH=LOCATION (repeatable).")
         var redirect: [String] = []
 
+        @Flag(name: .long, help: "Serve the VOD media playlists as live streams advancing with the clock.")
+        var live = false
+
+        @Option(name: .long, help: "With --live: the segments a sliding window lists, and those listed at first.")
+        var window: Int?
+
+        @Flag(name: .long, help: "With --live: EVENT playlists (segments are only added) instead of a sliding window.")
+        var event = false
+
         /// The `--redirect` values as path and location.
         private var redirects: [(path: String, location: String)] {
             redirect.compactMap { text in
@@ -60,6 +72,12 @@ extension StreamCacheCommand {
             guard redirects.count == redirect.count else {
                 throw ValidationError("invalid --redirect: expected /PATH=LOCATION")
             }
+            guard live || (window == nil && !event) else {
+                throw ValidationError("--window and --event go with --live")
+            }
+            if let window, !(1...100_000).contains(window) {
+                throw ValidationError("invalid --window \(window): expected 1 or more segments")
+            }
         }
 
         func run() async throws {
@@ -70,7 +88,13 @@ extension StreamCacheCommand {
             )
             let origin: TestOrigin
             do {
-                origin = try await TestOrigin(directory: directory, host: host, port: port, conditions: conditions)
+                origin = try await TestOrigin(
+                    directory: directory,
+                    host: host,
+                    port: port,
+                    conditions: conditions,
+                    live: live ? LiveSchedule(window: window ?? 6, isEvent: event) : nil
+                )
             } catch {
                 throw CommandFailure("cannot listen on \(host):\(port): \(error)")
             }

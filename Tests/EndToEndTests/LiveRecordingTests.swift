@@ -221,4 +221,33 @@ import Testing
         }
         #expect(!fromDisk.isEmpty && fromServe == fromDisk, "served \(fromServe.count) frames of \(fromDisk.count)")
     }
+
+    /// `origin --live` serves a multivariant stream's renditions live; a recording of the video
+    /// and both audio languages keeps them aligned: the same media sequence numbers in each.
+    @Test func renditionsRecordedFromTheTestOriginCoverTheSameSegments() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        try await TestStreams.make(.variants, in: workspace.originDirectory, seconds: 30)
+        let origin = try await OriginProcess(directory: workspace.originDirectory, arguments: ["--live", "--window", "3"])
+        let result = try await CLI.run(
+            ["hls", "download", origin.url("variants/master.m3u8"), "--audio", "all", "--duration", "5s"],
+            cacheDir: workspace.cacheDirectory,
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let package = workspace.cacheDirectory + "/hls/" + id
+        let folders = try FileManager.default.contentsOfDirectory(atPath: package).filter { !$0.contains(".") }.sorted()
+        #expect(folders == ["audio-de", "audio-en", "video"], "\(folders)")
+        let numbered = try folders.map { folder in
+            try String(contentsOfFile: package + "/\(folder)/index.m3u8", encoding: .utf8)
+                .split(separator: "\n").filter { $0.hasPrefix("s") && $0.hasSuffix(".ts") }
+                .map { String($0) }
+        }
+        #expect(numbered[0].count >= 3 && numbered.allSatisfy { $0 == numbered[0] }, "\(numbered)")
+        let frames = try await TestStreams.frames(package + "/master.m3u8")
+        #expect(!frames.isEmpty)
+        let stats = try await origin.settledStats()
+        #expect(stats.duplicateBytes == 0, "the origin sent \(stats.duplicateBytes) bytes twice")
+    }
 }
