@@ -11,7 +11,9 @@ every segment from the first under EXT-X-PLAYLIST-TYPE:EVENT. Once every segment
 playlist gets EXT-X-ENDLIST (the stream turns VOD). Multivariant playlists and every other file
 are served as they are, with Range; each --missing NAME gets 404 (a segment listed before it is
 there, or lost at the origin). GET /_stats answers {"path?query": requests}; a request's
-query is kept in its path there. Prints "listening on http://127.0.0.1:PORT" first.
+query is kept in its path there. GET /_log answers [[seconds since the start, path], …] and
+GET /_now the seconds since the start: segment k (past the first START) is listed from
+(k - START + 1) × PERIOD seconds on. Prints "listening on http://127.0.0.1:PORT" first.
 """
 import argparse
 import json
@@ -24,6 +26,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 ARGS = None
 STARTED = time.monotonic()
 COUNTS = {}
+LOG = []
 LOCK = threading.Lock()
 
 
@@ -86,12 +89,14 @@ class Handler(BaseHTTPRequestHandler):
         self.do_GET()
 
     def do_GET(self):
-        if self.path == "/_stats":
+        if self.path in ("/_stats", "/_log", "/_now"):
             with LOCK:
-                body = json.dumps(COUNTS).encode()
+                answers = {"/_stats": COUNTS, "/_log": LOG, "/_now": time.monotonic() - STARTED}
+                body = json.dumps(answers[self.path]).encode()
             return self.answer(200, body, "application/json")
         with LOCK:
             COUNTS[self.path] = COUNTS.get(self.path, 0) + 1
+            LOG.append([time.monotonic() - STARTED, self.path])
         name = self.path.split("?")[0].lstrip("/")
         path = os.path.realpath(os.path.join(ARGS.dir, name))
         if name in ARGS.missing or not path.startswith(os.path.realpath(ARGS.dir) + os.sep) or not os.path.isfile(path):
@@ -130,6 +135,8 @@ def main():
     parser.add_argument("--missing", action="append", default=[])
     ARGS = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    # A client that hangs up mid-answer is no error of the origin's.
+    server.handle_error = lambda request, address: None
     print("listening on http://127.0.0.1:%d" % server.server_address[1], flush=True)
     server.serve_forever()
 

@@ -104,7 +104,8 @@ actor LiveRecorder {
     /// Takes the new segments of each reload of track `index` until the recording ends.
     private func record(track index: Int, first: MediaPlaylist) async {
         var playlist = first
-        var lastNew = ContinuousClock.now
+        var loadedAt = ContinuousClock.now
+        var lastNew = loadedAt
         while true {
             let target = Duration.seconds(max(1, playlist.targetDuration ?? 6))
             let taken = takeNew(track: index, from: playlist)
@@ -123,10 +124,13 @@ actor LiveRecorder {
                 fail(OfflineError(.playlist, "\(url) has not advanced for \(Int(Self.seconds(stalled))) s"))
                 return
             }
-            // RFC 8216 §6.3.4: a target duration after a change, half of one after none.
-            await stop.sleep(for: taken == 0 ? target / 2 : target)
+            // RFC 8216 §6.3.4: a target duration after a change, half of one after none, from
+            // when the last reload began (fetching its segments does not delay the next).
+            let next = loadedAt + (taken == 0 ? target / 2 : target)
+            await stop.sleep(for: max(.zero, next - .now))
             if stop.reason != nil { return }
             do {
+                loadedAt = .now
                 playlist = try await reload(index)
             } catch {
                 fail(error as? OfflineError ?? OfflineError(.playlist, "\(error)"))
