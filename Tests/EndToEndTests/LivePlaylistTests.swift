@@ -9,19 +9,8 @@ import Testing
         let setup = try await ProxySetup()
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory + "/live"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         // Eight 1 s segments, made as a VOD stream; the live playlist lists them over time.
-        let made = try await Tool.run(
-            "ffmpeg",
-            [
-                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=8",
-                "-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-f", "hls", "-hls_time", "1",
-                "-hls_playlist_type", "vod", "-hls_segment_filename", "\(folder)/s%d.ts", "\(folder)/vod.m3u8",
-            ]
-        )
-        #expect(made.status == 0, "\(made.stderr)")
-        let segments = try String(contentsOfFile: folder + "/vod.m3u8", encoding: .utf8)
-            .split(separator: "\n").filter { $0.hasSuffix(".ts") }.map(String.init)
+        let segments = try await LiveOrigin.makeSegments(in: folder, count: 8)
         #expect(segments.count >= 6)
         func publish(_ count: Int, ended: Bool) throws {
             var text = "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:1\n#EXT-X-MEDIA-SEQUENCE:0\n"

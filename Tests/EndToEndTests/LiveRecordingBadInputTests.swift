@@ -10,10 +10,10 @@ import Testing
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory + "/live"
         let segments = try await LiveOrigin.makeSegments(in: folder, count: 30)
-        // s0…s2 listed first, where the recording starts; s4 never comes.
-        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3", "--missing", segments[4]])
+        // A window of 8 one-second segments, however late the recording starts; s12 never comes.
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "8", "--missing", segments[12]])
         let result = try await CLI.run(
-            ["hls", "download", origin.url("vod.m3u8"), "--duration", "7s"],
+            ["hls", "download", origin.url("vod.m3u8"), "--from-start", "--duration", "16s"],
             cacheDir: setup.workspace.cacheDirectory,
             timeout: .seconds(60)
         )
@@ -21,15 +21,15 @@ import Testing
         let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
         let playlist = try LiveRecordingTests.playlist(of: id, in: setup)
         let recorded = LiveRecordingTests.sequences(playlist)
-        #expect(!recorded.contains(4) && recorded.contains(5) && recorded.contains(3), "\(recorded)")
+        #expect(!recorded.contains(12) && recorded.contains(11) && recorded.contains(13), "\(recorded)")
         let lines = playlist.split(separator: "\n").map { String($0) }
-        let position = try #require(lines.firstIndex(of: segments[5]))
+        let position = try #require(lines.firstIndex(of: segments[13]))
         #expect(lines[position - 2] == "#EXT-X-DISCONTINUITY", "\(playlist)")
         let asset = try #require(try await setup.assets().first { $0.id == id })
         #expect(asset.recording?.lostSegments == 1 && asset.recording?.ended == "duration")
         // Tried a bounded number of times, not once per reload for ever.
         let counts = try await origin.counts()
-        #expect((1...3).contains(counts["/" + segments[4]] ?? 0), "\(counts)")
+        #expect((1...3).contains(counts["/" + segments[12]] ?? 0), "\(counts)")
     }
 
     @Test func aPlaylistThatNeverAdvancesEndsTheRecordingWithWhatItHas() async throws {
@@ -63,9 +63,10 @@ import Testing
         let setup = try await OfflineSetup()
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory + "/live"
-        _ = try await LiveOrigin.makeSegments(in: folder, count: 10)
-        // A segment every 0.3 s: the stream reaches its EXT-X-ENDLIST in about 2 s.
-        let origin = try await LiveOrigin(folder: folder, arguments: ["--event", "--period", "0.3"])
+        _ = try await LiveOrigin.makeSegments(in: folder, count: 20)
+        // Three segments at first, then one every 0.5 s: the stream reaches its EXT-X-ENDLIST
+        // 8.5 s after the origin starts, while the recording runs.
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--event", "--period", "0.5"])
         let result = try await CLI.run(
             ["hls", "download", origin.url("vod.m3u8"), "--from-start"],
             cacheDir: setup.workspace.cacheDirectory,
@@ -73,9 +74,12 @@ import Testing
         )
         #expect(result.status == 0, "\(result.stderr)")
         let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
-        #expect(LiveRecordingTests.sequences(try LiveRecordingTests.playlist(of: id, in: setup)) == Array(0..<10))
+        #expect(LiveRecordingTests.sequences(try LiveRecordingTests.playlist(of: id, in: setup)) == Array(0..<20))
         let asset = try #require(try await setup.assets().first)
-        #expect(asset.recording?.ended == "endlist" && asset.recording?.lostSegments == 0)
+        #expect(
+            asset.recording?.ended == "endlist" && asset.recording?.lostSegments == 0,
+            "\(String(describing: asset.recording))"
+        )
     }
 
     @Test func aSecondRecordingOfTheSameStreamSaysTheFirstRuns() async throws {
@@ -116,5 +120,63 @@ import Testing
     static func anHourAgo() -> String {
         let components = Calendar.current.dateComponents([.hour, .minute], from: Date().addingTimeInterval(-3600))
         return String(format: "%02d:%02d", components.hour ?? 0, components.minute ?? 0)
+    }
+}
+
+/// A recording whose disk fills, and one whose playlist disappears: each ends with the package
+/// finished as VOD and playable, and exits 1 naming the cause.
+@Suite(.timeLimit(.minutes(3))) struct LiveRecordingEndingTests {
+    @Test(.enabled(if: Tmpfs.canMount, "mounting a tmpfs needs root"))
+    func aDiskThatFillsEndsTheRecordingWithAPlayablePackage() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let disk = try Tmpfs(megabytes: 24)
+        defer { disk.unmount() }
+        let folder = workspace.originDirectory + "/live"
+        _ = try await LiveOrigin.makeSegments(in: folder, count: 60)
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3", "--period", "0.5"])
+        let (process, output, errors) = try CLI.start(["hls", "download", origin.url("vod.m3u8")], cacheDir: disk.path)
+        _ = output
+        let library = disk.path + "/hls"
+        // Once three segments are listed, something else takes all but 300 KB of the disk.
+        let id = try await LiveRecordingTests.listed(3, in: library, by: process)
+        let asset = try #require(id, "the recording listed no three segments")
+        let filler = Int(disk.freeBytes) - 300_000
+        FileManager.default.createFile(atPath: disk.path + "/filler", contents: Data(count: max(0, filler)))
+        try await onOwnThread { process.waitUntilExit() }
+        let stderr = try await errors.text()
+        #expect(process.terminationStatus == 1, "\(stderr)")
+        #expect(stderr.contains("the recording ends with"), "\(stderr)")
+        let playlist = try String(contentsOfFile: library + "/\(asset)/video/index.m3u8", encoding: .utf8)
+        try #require(playlist.contains("#EXT-X-ENDLIST"), "\(playlist)")
+        #expect(!FileManager.default.fileExists(atPath: library + "/\(asset)/.reserve"))
+        let played = try await TestStreams.frames(library + "/\(asset)/master.m3u8")
+        #expect(played.count >= LiveRecordingTests.sequences(playlist).count * 10 - 10)
+    }
+
+    @Test func aPlaylistThatDisappearsEndsTheRecordingWithWhatItHas() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/live"
+        _ = try await LiveOrigin.makeSegments(in: folder, count: 30)
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3"])
+        let (process, output, errors) = try CLI.start(
+            ["hls", "download", origin.url("vod.m3u8")],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        _ = output
+        _ = try #require(try await LiveRecordingTests.listed(3, in: setup.library, by: process))
+        try FileManager.default.removeItem(atPath: folder + "/vod.m3u8")
+        let started = ContinuousClock.now
+        try await onOwnThread { process.waitUntilExit() }
+        let stderr = try await errors.text()
+        #expect(process.terminationStatus == 1)
+        #expect(stderr.contains("404") && stderr.contains("the recording ends with"), "\(stderr)")
+        // Five reloads a second, two, four and eight seconds apart: bounded, with a backoff.
+        #expect(started.duration(to: .now) < .seconds(40))
+        let reloads = try await origin.counts()["/vod.m3u8"] ?? 0
+        #expect(reloads < 30, "\(reloads) requests for the playlist")
+        let asset = try #require(try await setup.assets().first)
+        #expect(asset.state == "complete" && asset.duration >= 3)
     }
 }

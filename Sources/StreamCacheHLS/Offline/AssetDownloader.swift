@@ -69,20 +69,7 @@ struct AssetDownloader: Sendable {
             try library.prepare()
             try checkFreeSpace(manifest, bytesOnDisk: bytesOnDisk)
         }
-        emit(
-            .selection(
-                DownloadSelection(
-                    id: manifest.id,
-                    variant: manifest.variant,
-                    audio: manifest.audio,
-                    subtitles: manifest.subtitles,
-                    duration: manifest.duration,
-                    estimatedBytes: manifest.estimatedBytes,
-                    files: manifest.items.count,
-                    filesDone: done.filter { $0 }.count
-                )
-            )
-        )
+        emit(.selection(DownloadSelection(manifest, filesDone: done.filter { $0 }.count)))
         if options.dryRun { return }
         try library.createFolders(for: manifest)
         guard let lock = try PackageLock(folder: folder) else {
@@ -106,14 +93,7 @@ struct AssetDownloader: Sendable {
             emit: emit
         )
         emit(.progress(await coordinator.progress))
-        let fetcher = ItemFetcher(
-            engine: engine,
-            headers: options.headers,
-            folder: folder,
-            maxAttempts: options.maxAttempts,
-            backoff: options.retryBackoff,
-            keyRing: KeyRing(engine: engine, headers: options.headers)
-        )
+        let fetcher = ItemFetcher(engine: engine, options: options, folder: folder)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for _ in 0..<max(1, options.jobs) {
@@ -154,21 +134,7 @@ struct AssetDownloader: Sendable {
     /// Records a live stream into the package (``LiveRecorder``); a dry run shows what it would record.
     private func record(_ manifest: AssetManifest) async throws {
         guard !options.dryRun else {
-            return emit(
-                .selection(
-                    DownloadSelection(
-                        id: manifest.id,
-                        variant: manifest.variant,
-                        audio: manifest.audio,
-                        subtitles: manifest.subtitles,
-                        duration: manifest.duration,
-                        estimatedBytes: nil,
-                        files: manifest.items.count,
-                        filesDone: 0,
-                        isRecording: true
-                    )
-                )
-            )
+            return emit(.selection(DownloadSelection(manifest, filesDone: 0, isRecording: true)))
         }
         let recorder = LiveRecorder(manifest: manifest, library: library, engine: engine, options: options, emit: emit)
         try await recorder.run()
@@ -195,5 +161,22 @@ struct AssetDownloader: Sendable {
                 (try? FileManager.default.attributesOfItem(atPath: folder + "/" + entry.0.path)[.size]) as? NSNumber
             return total + (size?.int64Value ?? 0)
         }
+    }
+}
+
+extension DownloadSelection {
+    /// The selection of the package `manifest`, of whose files `filesDone` are on disk.
+    init(_ manifest: AssetManifest, filesDone: Int, isRecording: Bool = false) {
+        self.init(
+            id: manifest.id,
+            variant: manifest.variant,
+            audio: manifest.audio,
+            subtitles: manifest.subtitles,
+            duration: manifest.duration,
+            estimatedBytes: manifest.estimatedBytes,
+            files: manifest.items.count,
+            filesDone: filesDone,
+            isRecording: isRecording
+        )
     }
 }

@@ -140,6 +140,20 @@ struct ItemFetcher: Sendable {
     }
 }
 
+extension ItemFetcher {
+    /// The fetcher of a download with `options` into the package `folder`.
+    init(engine: CacheEngine, options: OfflineDownloadOptions, folder: String) {
+        self.init(
+            engine: engine,
+            headers: options.headers,
+            folder: folder,
+            maxAttempts: options.maxAttempts,
+            backoff: options.retryBackoff,
+            keyRing: KeyRing(engine: engine, headers: options.headers)
+        )
+    }
+}
+
 /// How many files of a run are done; used by one task at a time.
 private final class RunCursor: @unchecked Sendable {
     var completed = 0

@@ -62,17 +62,17 @@ struct PackagePlan: Sendable {
             try Self.checkKeys(entry.playlist.segments.flatMap(\.keys), url: entry.url)
             let folder = Self.folderName(entry, taken: &folders)
             if let rendition = entry.rendition { folderOf[rendition] = folder }
+            renditions.append(
+                PackageRendition(
+                    kind: entry.kind,
+                    folder: folder,
+                    language: entry.rendition?.languageOrName,
+                    url: entry.url.absoluteString,
+                    duration: recording ? 0 : entry.playlist.totalDuration
+                )
+            )
             if recording {
                 // Its files and playlist come as the recording goes (``LiveRecorder``).
-                renditions.append(
-                    PackageRendition(
-                        kind: entry.kind,
-                        folder: folder,
-                        language: entry.rendition?.languageOrName,
-                        url: entry.url.absoluteString,
-                        duration: 0
-                    )
-                )
                 playlists[folder + "/index.m3u8"] = RecordedPlaylist(origin: entry.playlist).text(ended: false)
                 continue
             }
@@ -81,15 +81,6 @@ struct PackagePlan: Sendable {
                 index: index,
                 folder: folder,
                 decrypting: !keepingEncryption
-            )
-            renditions.append(
-                PackageRendition(
-                    kind: entry.kind,
-                    folder: folder,
-                    language: entry.rendition?.languageOrName,
-                    url: entry.url.absoluteString,
-                    duration: entry.playlist.totalDuration
-                )
             )
             self.items += items
             playlists[folder + "/index.m3u8"] = Playlist.media(rewritten).text

@@ -26,6 +26,10 @@ actor LiveRecorder {
     private var start: Int64 = 0
     /// A failure that ended the recording.
     private var failure: OfflineError?
+    /// Room on disk to finish the package in, whatever fills the disk meanwhile.
+    private var reserve: SpaceReserve
+    /// The package is being finished: the reserve is given back, not held again.
+    private var finishing = false
     private let folder: String
 
     /// Reloads that fail in a row before the recording ends.
@@ -47,6 +51,7 @@ actor LiveRecorder {
         self.options = options
         self.emit = emit
         folder = library.folder(manifest.id)
+        reserve = SpaceReserve(folder: folder)
         itemIndex = Dictionary(
             manifest.items.enumerated().map { ($1.path, $0) },
             uniquingKeysWith: { first, _ in first }
@@ -65,6 +70,13 @@ actor LiveRecorder {
         defer { withExtendedLifetime(lock) {} }
         try restoreTracks()
         pending = tracks.map { _ in [] }
+        guard reserve.hold(atLeast: finishingBytes) else {
+            throw OfflineError(
+                .notEnoughSpace,
+                "\(folder) has no room to record: not even \(ByteSize.text(SpaceReserve.minimum)) is free"
+            )
+        }
+        defer { reserve.release() }
         manifest.state = .downloading
         manifest.failure = nil
         manifest.recording?.ended = nil
@@ -182,14 +194,7 @@ actor LiveRecorder {
     /// reload (a segment listed at the live edge may 404 for a moment) while those after it are
     /// fetched; after ``segmentAttempts`` it is lost.
     private func fetchPending(track index: Int) async {
-        let fetcher = ItemFetcher(
-            engine: engine,
-            headers: options.headers,
-            folder: folder,
-            maxAttempts: options.maxAttempts,
-            backoff: options.retryBackoff,
-            keyRing: KeyRing(engine: engine, headers: options.headers)
-        )
+        let fetcher = ItemFetcher(engine: engine, options: options, folder: folder)
         let waiting = pending[index].indices.filter { pending[index][$0].outcome == nil }
         guard !waiting.isEmpty else { return }
         let runs = waiting.map { position in
@@ -369,7 +374,18 @@ actor LiveRecorder {
         try PackageFile.writeAtomically(Data(text.utf8), to: folder + "/" + manifest.renditions[index].playlistPath)
     }
 
+    /// What finishing writes at most: the manifest and each playlist, twice over (each is
+    /// written beside its name, then renamed).
+    private var finishingBytes: Int64 {
+        let playlists = tracks.reduce(0) { $0 + $1.playlist.text(ended: true).utf8.count }
+        let attributes = try? FileManager.default.attributesOfItem(atPath: folder + "/" + AssetManifest.fileName)
+        let manifestSize = (attributes?[.size] as? Int) ?? 0
+        return Int64(2 * (playlists + manifestSize))
+    }
+
     private func save() throws {
+        // Best effort: a disk too full for more makes the recording fail on its next file.
+        if !finishing { reserve.hold(atLeast: finishingBytes) }
         for index in tracks.indices {
             manifest.recording?.tracks[index] = tracks[index].lost
             manifest.renditions[index].duration = tracks[index].playlist.duration
@@ -377,8 +393,8 @@ actor LiveRecorder {
         try manifest.save(in: folder)
     }
 
-    /// Cuts every track to the same last media sequence number, writes the playlists as VOD,
-    /// drops the files no playlist lists, and marks the asset complete.
+    /// Cuts every track to the same last media sequence number, drops the files no playlist
+    /// lists, writes the playlists as VOD, and marks the asset complete.
     private func finish() throws {
         if tracks.count > 1, tracks.allSatisfy({ $0.epoch == tracks[0].epoch }),
             let common = tracks.compactMap(\.lastListed).min()
@@ -387,7 +403,6 @@ actor LiveRecorder {
         }
         var listed: Set<String> = []
         for (index, track) in tracks.enumerated() {
-            try writePlaylist(of: index, ended: true)
             let folderName = manifest.renditions[index].folder
             for segment in track.playlist.playlist.segments {
                 listed.insert(folderName + "/" + segment.uri)
@@ -398,7 +413,11 @@ actor LiveRecorder {
         for item in manifest.items where !listed.contains(item.path) {
             unlink(folder + "/" + item.path)
         }
+        // The files no playlist lists go first, then the space held back for this.
         library.removePartialFiles(of: manifest)
+        finishing = true
+        reserve.release()
+        for index in tracks.indices { try writePlaylist(of: index, ended: true) }
         manifest.items.removeAll { !listed.contains($0.path) }
         itemIndex = Dictionary(
             manifest.items.enumerated().map { ($1.path, $0) },
@@ -427,17 +446,9 @@ actor LiveRecorder {
     }
 
     private var selection: DownloadSelection {
-        DownloadSelection(
-            id: manifest.id,
-            variant: manifest.variant,
-            audio: manifest.audio,
-            subtitles: manifest.subtitles,
-            duration: tracks.first?.playlist.duration ?? 0,
-            estimatedBytes: nil,
-            files: manifest.items.count,
-            filesDone: 0,
-            isRecording: true
-        )
+        var selection = DownloadSelection(manifest, filesDone: 0, isRecording: true)
+        selection.duration = tracks.first?.playlist.duration ?? 0
+        return selection
     }
 
     private var progress: RecordingProgress {
