@@ -41,11 +41,11 @@ import Testing
         let setup = try await OfflineSetup()
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory + "/live"
-        let segments = try await LiveOrigin.makeSegments(in: folder, count: 30)
+        let segments = try await LiveOrigin.makeSegments(in: folder, count: 40)
         let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "4"])
 
         let result = try await CLI.run(
-            ["hls", "download", origin.url("vod.m3u8"), "--duration", "5s"],
+            ["hls", "download", origin.url("vod.m3u8"), "--duration", "20s"],
             cacheDir: setup.workspace.cacheDirectory,
             timeout: .seconds(60)
         )
@@ -54,7 +54,7 @@ import Testing
         let playlist = try Self.playlist(of: id, in: setup)
         #expect(playlist.contains("#EXT-X-PLAYLIST-TYPE:VOD") && playlist.contains("#EXT-X-ENDLIST"))
         let recorded = Self.sequences(playlist)
-        #expect(recorded.count >= 5, "\(playlist)")
+        #expect(recorded.count >= 20, "\(playlist)")
         #expect(recorded == Array((recorded.first ?? 0)..<(recorded.first ?? 0) + recorded.count), "\(playlist)")
 
         // The same segments as the origin has them, as a VOD playlist of its own files.
@@ -256,10 +256,12 @@ import Testing
                 .split(separator: "\n").filter { $0.hasPrefix("s") && $0.hasSuffix(".ts") }
                 .map { String($0) }
         }
-        #expect(numbered[0].count >= 3 && numbered.allSatisfy { $0 == numbered[0] }, "\(numbered)")
+        #expect(numbered[0].count >= 3 && numbered.allSatisfy { $0 == numbered[0] }, "\(numbered): \(result.stderr)")
         let frames = try await TestStreams.frames(package + "/master.m3u8")
         #expect(!frames.isEmpty)
-        let stats = try await origin.settledStats()
-        #expect(stats.duplicateBytes == 0, "the origin sent \(stats.duplicateBytes) bytes twice")
+        // Each segment once (a live playlist is fetched again as it changes).
+        let segments = try await origin.settledStats().requests.filter { $0.path.hasSuffix(".ts") }
+        let paths = segments.map(\.path)
+        #expect(Set(paths).count == paths.count, "\(paths.sorted())")
     }
 }

@@ -99,6 +99,22 @@ import Testing
         #expect(restarted.playlist.playlist.segments[4].discontinuity)
     }
 
+    /// Renditions whose first reloads saw different windows are cut to the segments all have.
+    @Test func tracksAreCutToTheSegmentsEveryOneHas() {
+        var video = Self.track()
+        var audio = Self.track()
+        _ = Self.record(&video, Self.window(10, 4), start: 10)
+        _ = Self.record(&audio, Self.window(11, 4), start: 10)
+        #expect((video.firstListed, audio.firstListed) == (10, 11))
+        #expect((video.lastListed, audio.lastListed) == (13, 14))
+        video.cut(before: 11)
+        audio.cut(before: 11)
+        video.cut(after: 13)
+        audio.cut(after: 13)
+        #expect(video.playlist.playlist.segments.map(\.uri) == ["s11.ts", "s12.ts", "s13.ts"])
+        #expect(audio.playlist.playlist.segments.map(\.uri) == ["s11.ts", "s12.ts", "s13.ts"])
+    }
+
     @Test func thePackagesPlaylistIsAnEventThenVODWithoutLowLatencyTags() throws {
         var playlist = RecordedPlaylist(origin: Self.window(0, 1))
         var segment = Segment(uri: "s0.ts", duration: 2)

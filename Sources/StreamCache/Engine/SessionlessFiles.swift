@@ -12,7 +12,7 @@ import Foundation
 /// twice ``capacity`` descriptors stay open and a resource nobody reads is soon free to be
 /// evicted. (Sorting the entries by last use to drop the oldest, or dropping the oldest one at
 /// each keep, costs a server time on every first touch of a segment, each a new entry.)
-final class SessionlessFiles: @unchecked Sendable {
+final class SessionlessFiles: Sendable {
     private struct Entry {
         let resource: ServableFile
         let id: Int64
@@ -24,11 +24,23 @@ final class SessionlessFiles: @unchecked Sendable {
     static let idleLimit: Duration = .seconds(1)
     static let capacity = 32
 
-    // `recent`, `older` and `pruning` are guarded by `lock`.
-    private let lock = NSLock()
-    private var recent: [String: Entry] = [:]
-    private var older: [String: Entry] = [:]
-    private var pruning: Task<Void, Never>?
+    private struct Generations {
+        var recent: [String: Entry] = [:]
+        var older: [String: Entry] = [:]
+        var pruning: Task<Void, Never>?
+
+        /// Puts `entry` in the recent generation, which becomes the older one once full.
+        ///
+        /// - Returns: the entries let go, for the caller to release outside the lock.
+        mutating func insert(_ entry: Entry, for key: String) -> [String: Entry] {
+            recent[key] = entry
+            guard recent.count >= SessionlessFiles.capacity else { return [:] }
+            defer { (older, recent) = (recent, [:]) }
+            return older
+        }
+    }
+
+    private let generations = Locked(Generations())
 
     /// The kept resource of `key` and its row id, if it is still the cache's, as it was, and fresh.
     ///
@@ -36,15 +48,15 @@ final class SessionlessFiles: @unchecked Sendable {
     /// resource at once do not wait on each other's `fstat`.
     func take(_ key: String, now: ContinuousClock.Instant = .now) -> (ServableFile, id: Int64)? {
         var closed: [String: Entry] = [:]
-        let kept = lock.withLock { () -> Entry? in
+        let kept = generations.withLock { generations -> Entry? in
             // One search of the key (a URL's length): this runs for every range read this way.
-            if let index = recent.index(forKey: key) {
-                recent.values[index].lastUsed = now
-                return recent.values[index]
+            if let index = generations.recent.index(forKey: key) {
+                generations.recent.values[index].lastUsed = now
+                return generations.recent.values[index]
             }
-            guard var entry = older.removeValue(forKey: key) else { return nil }
+            guard var entry = generations.older.removeValue(forKey: key) else { return nil }
             entry.lastUsed = now
-            closed = insert(entry, for: key)
+            closed = generations.insert(entry, for: key)
             return entry
         }
         withExtendedLifetime(closed) {}
@@ -52,10 +64,10 @@ final class SessionlessFiles: @unchecked Sendable {
         guard now < kept.resource.freshUntil, let status = kept.resource.file.status(), !status.isUnlinked,
             status.state == kept.seen
         else {
-            lock.withLock {
+            generations.withLock { generations in
                 // Unless another read kept a newer one meanwhile.
-                if recent[key]?.resource.file === kept.resource.file { recent[key] = nil }
-                if older[key]?.resource.file === kept.resource.file { older[key] = nil }
+                if generations.recent[key]?.resource.file === kept.resource.file { generations.recent[key] = nil }
+                if generations.older[key]?.resource.file === kept.resource.file { generations.older[key] = nil }
             }
             return nil
         }
@@ -70,12 +82,12 @@ final class SessionlessFiles: @unchecked Sendable {
         for key: String,
         now: ContinuousClock.Instant = .now
     ) {
-        let closed = lock.withLock {
-            older[key] = nil
-            let closed = insert(Entry(resource: resource, id: id, seen: seen, lastUsed: now), for: key)
-            if pruning == nil {
+        let closed = generations.withLock { generations in
+            generations.older[key] = nil
+            let closed = generations.insert(Entry(resource: resource, id: id, seen: seen, lastUsed: now), for: key)
+            if generations.pruning == nil {
                 // Owned by this object: ends by itself once nothing is kept.
-                pruning = Task { [weak self] in
+                generations.pruning = Task { [weak self] in
                     while let self, await self.pruneAfterAWhile() {}
                 }
             }
@@ -87,21 +99,11 @@ final class SessionlessFiles: @unchecked Sendable {
 
     /// Closes every kept file.
     func removeAll() {
-        let closed = lock.withLock {
-            defer { (recent, older) = ([:], [:]) }
-            return (recent, older)
+        let closed = generations.withLock { generations in
+            defer { (generations.recent, generations.older) = ([:], [:]) }
+            return (generations.recent, generations.older)
         }
         withExtendedLifetime(closed) {}
-    }
-
-    /// Puts `entry` in the recent generation, which becomes the older one once full.
-    ///
-    /// - Returns: the entries let go, for the caller to release outside the lock.
-    private func insert(_ entry: Entry, for key: String) -> [String: Entry] {
-        recent[key] = entry
-        guard recent.count >= Self.capacity else { return [:] }
-        defer { (older, recent) = (recent, [:]) }
-        return older
     }
 
     /// Waits ``idleLimit``, then drops the entries unused since.
@@ -110,11 +112,11 @@ final class SessionlessFiles: @unchecked Sendable {
     private func pruneAfterAWhile() async -> Bool {
         try? await Task.sleep(for: Self.idleLimit)
         let now = ContinuousClock.now
-        return lock.withLock {
-            recent = recent.filter { now - $0.value.lastUsed < Self.idleLimit }
-            older = older.filter { now - $0.value.lastUsed < Self.idleLimit }
-            if recent.isEmpty && older.isEmpty { pruning = nil }
-            return pruning != nil
+        return generations.withLock { generations in
+            generations.recent = generations.recent.filter { now - $0.value.lastUsed < Self.idleLimit }
+            generations.older = generations.older.filter { now - $0.value.lastUsed < Self.idleLimit }
+            if generations.recent.isEmpty && generations.older.isEmpty { generations.pruning = nil }
+            return generations.pruning != nil
         }
     }
 }

@@ -144,6 +144,10 @@ actor LiveRecorder {
             do {
                 loadedAt = .now
                 playlist = try await reload(index)
+            } catch is CancellationError {
+                // The app stopped reading the events: the recording ends as if asked to.
+                stop.request()
+                return
             } catch {
                 fail(error as? OfflineError ?? OfflineError(.playlist, "\(error)"))
                 return
@@ -396,10 +400,15 @@ actor LiveRecorder {
     /// Cuts every track to the same last media sequence number, drops the files no playlist
     /// lists, writes the playlists as VOD, and marks the asset complete.
     private func finish() throws {
-        if tracks.count > 1, tracks.allSatisfy({ $0.epoch == tracks[0].epoch }),
-            let common = tracks.compactMap(\.lastListed).min()
-        {
-            for index in tracks.indices { tracks[index].cut(after: common) }
+        // Renditions cover the same media sequence numbers: one that began later (its window
+        // had moved on by its first reload) or stopped sooner sets the bounds for all.
+        if tracks.count > 1, tracks.allSatisfy({ $0.epoch == tracks[0].epoch }) {
+            if let first = tracks.compactMap(\.firstListed).max() {
+                for index in tracks.indices { tracks[index].cut(before: first) }
+            }
+            if let last = tracks.compactMap(\.lastListed).min() {
+                for index in tracks.indices { tracks[index].cut(after: last) }
+            }
         }
         var listed: Set<String> = []
         for (index, track) in tracks.enumerated() {

@@ -47,6 +47,12 @@ struct RecordedPlaylist {
         playlist.segments.append(segment)
     }
 
+    /// Drops the first `count` segments. (Each segment carries the key and map in force for it.)
+    mutating func dropFirst(_ count: Int) {
+        playlist.segments.removeFirst(min(count, playlist.segments.count))
+        if !playlist.segments.isEmpty { playlist.segments[0].discontinuity = false }
+    }
+
     /// Keeps the first `count` segments.
     mutating func keepFirst(_ count: Int) {
         playlist.segments.removeLast(max(0, playlist.segments.count - count))

@@ -87,6 +87,21 @@ struct TrackRecording {
         return last.sequence
     }
 
+    /// The origin's media sequence number of the first segment listed, in the current epoch.
+    var firstListed: Int64? {
+        playlist.playlist.segments.lazy.compactMap { Self.numbering(ofFileName: $0.uri) }.first { $0.epoch == epoch }?
+            .sequence
+    }
+
+    /// Lists only the segments numbered from `sequence` on (of the current epoch).
+    mutating func cut(before sequence: Int64) {
+        let dropped = playlist.playlist.segments.prefix { segment in
+            guard let numbering = Self.numbering(ofFileName: segment.uri), numbering.epoch == epoch else { return true }
+            return numbering.sequence < sequence
+        }
+        playlist.dropFirst(dropped.count)
+    }
+
     /// Lists only the segments numbered up to `sequence` (of the current epoch).
     mutating func cut(after sequence: Int64) {
         let kept = playlist.playlist.segments.prefix { segment in
