@@ -13,7 +13,8 @@ extension StreamCacheCommand {
                 Chooses one variant (the highest bandwidth unless told), its audio and any subtitles, and \
                 downloads them into a package folder that plays from disk. On success the last line on stdout \
                 is the asset id; `streamcache serve` plays it at /offline/ID/master.m3u8. Stopped or killed, \
-                the same command resumes where it was.
+                the same command resumes where it was. A live or EVENT playlist is recorded until it ends, \
+                --duration or --until, or Ctrl-C, then kept as VOD; meanwhile `serve` plays what it has.
                 """
         )
 
