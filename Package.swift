@@ -11,6 +11,7 @@ let package = Package(
         .library(name: "StreamCacheResourceLoader", targets: ["StreamCacheResourceLoader"]),
         .library(name: "StreamCacheHLSModel", targets: ["StreamCacheHLSModel"]),
         .library(name: "StreamCacheHLS", targets: ["StreamCacheHLS"]),
+        .library(name: "StreamCacheDASHModel", targets: ["StreamCacheDASHModel"]),
         .library(name: "StreamCacheServer", targets: ["StreamCacheServer"]),
         .library(name: "StreamCacheAVFoundation", targets: ["StreamCacheAVFoundation"]),
         .library(name: "StreamCacheTesting", targets: ["StreamCacheTesting"]),
@@ -54,6 +55,8 @@ let package = Package(
         .target(name: "StreamCacheResourceLoader", dependencies: ["StreamCache"]),
         // The HLS playlist model, parser and writer: pure, with no engine and no crypto.
         .target(name: "StreamCacheHLSModel"),
+        // The MPEG-DASH manifest model (its XML kept whole), parser and writer: pure, as HLS's.
+        .target(name: "StreamCacheDASHModel"),
         .target(
             name: "StreamCacheHLS",
             dependencies: [
@@ -69,6 +72,7 @@ let package = Package(
             dependencies: [
                 "StreamCache",
                 "StreamCacheHLS",
+                "StreamCacheDASHModel",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -129,6 +133,10 @@ let package = Package(
         .testTarget(
             name: "StreamCacheHLSTests",
             dependencies: ["StreamCacheHLS", "StreamCacheTesting"]
+        ),
+        .testTarget(
+            name: "StreamCacheDASHTests",
+            dependencies: ["StreamCacheDASHModel"]
         ),
         .testTarget(
             name: "StreamCacheServerTests",

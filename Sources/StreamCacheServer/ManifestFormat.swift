@@ -1,8 +1,8 @@
 import Foundation
 
 /// A manifest format whose documents the proxy rewrites, so that every URL they name is fetched
-/// through it and so cached: HLS playlists (``PlaylistRewriter``) today. Another format (DASH's
-/// MPD, a live recording's) conforms and joins ``ManifestFormats/all``; the proxy's reading,
+/// through it and so cached: HLS playlists (``PlaylistRewriter``) and DASH MPDs
+/// (``MPDRewriter``). Another format conforms and joins ``ManifestFormats/all``; the proxy's reading,
 /// size bound, revalidation of documents that may change and answer are the same for each.
 protocol ManifestFormat {
     /// What a document is called in messages: "playlist".
@@ -38,7 +38,7 @@ extension ManifestFormat {
 
 /// The manifest formats the proxy rewrites.
 enum ManifestFormats {
-    static let all: [any ManifestFormat.Type] = [PlaylistRewriter.self]
+    static let all: [any ManifestFormat.Type] = [PlaylistRewriter.self, MPDRewriter.self]
 
     /// The format of a resource of `url` with `contentType`, if it is a manifest.
     static func format(of url: URL, contentType: String?) -> (any ManifestFormat.Type)? {

@@ -1,0 +1,42 @@
+import Foundation
+import StreamCacheDASHModel
+
+/// Rewrites an MPEG-DASH MPD so that everything it points to (segments, initialization and index
+/// segments, through `BaseURL`s and templates) is fetched through the proxy too, and so cached.
+///
+/// Every `BaseURL` (and `Location`) becomes `/<absolute URL>`, as a playlist's URIs do; absolute
+/// templates and segment URLs too; relative ones then resolve against those, or against the
+/// MPD's own proxy URL. A `dynamic` MPD is checked with the origin on every request. Content
+/// protection is passed on as it is: the player makes its licence requests itself.
+enum MPDRewriter: ManifestFormat {
+    static let documentName = "MPD"
+    /// MPDs are read whole; anything larger is not one.
+    static let maximumSize: Int64 = 16 << 20
+    static let rewrittenType = "application/dash+xml"
+    static let plainType = "application/dash+xml"
+
+    static func typeNames(_ contentType: String?) -> Bool? {
+        var type = (contentType ?? "").prefix { $0 != ";" }
+        while let first = type.first, first == " " || first == "\t" { type = type.dropFirst() }
+        while let last = type.last, last == " " || last == "\t" { type = type.dropLast() }
+        switch type.lowercased() {
+        case "application/dash+xml": return true
+        case "", "application/octet-stream", "text/plain", "binary/octet-stream", "application/xml", "text/xml":
+            return nil
+        default: return false
+        }
+    }
+
+    static func pathNames(_ url: URL) -> Bool {
+        url.pathExtension.lowercased() == "mpd"
+    }
+
+    static func rewrite(_ bytes: [UInt8], from url: URL, pathPrefix: String) throws -> String? {
+        let presentation = try MediaPresentation(parsing: bytes)
+        return presentation.mappingURLs(documentURL: url) { pathPrefix + "/" + $0 }.text
+    }
+
+    static func mayChange(_ bytes: [UInt8], from url: URL) -> Bool {
+        (try? MediaPresentation(parsing: bytes))?.isDynamic ?? false
+    }
+}

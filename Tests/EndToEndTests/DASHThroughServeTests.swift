@@ -1,0 +1,86 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// MPEG-DASH through `serve`, in the shapes ffmpeg's dash muxer writes and with an absolute
+/// `BaseURL`: ffmpeg decodes each frame for frame as from the origin, a second play costs the
+/// origin no body bytes, and a third plays with the origin stopped.
+@Suite(.timeLimit(.minutes(3))) struct DASHThroughServeTests {
+    enum Shape: String, CaseIterable, Sendable {
+        /// `SegmentTemplate` with a `SegmentTimeline` (the muxer's default).
+        case timeline
+        /// `SegmentTemplate` with `$Number$` only.
+        case number
+        /// `SegmentList`.
+        case list
+        /// One file per representation, its segments addressed by `mediaRange`s.
+        case singleFile
+        /// The default shape under an absolute `BaseURL` naming the origin.
+        case absoluteBase
+
+        var muxerOptions: [String] {
+            switch self {
+            case .timeline, .absoluteBase: []
+            case .number: ["-use_timeline", "0"]
+            case .list: ["-use_template", "0", "-use_timeline", "0"]
+            case .singleFile: ["-single_file", "1"]
+            }
+        }
+    }
+
+    /// A DASH presentation of `shape` in `folder`: video and audio in 2 s segments.
+    static func make(_ shape: Shape, in folder: String) async throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let made = try await Tool.run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=8",
+                "-f", "lavfi", "-i", "sine=frequency=440:duration=8", "-c:v", "libx264", "-preset", "ultrafast",
+                "-g", "10", "-c:a", "aac", "-f", "dash", "-seg_duration", "2",
+            ] + shape.muxerOptions + [folder + "/manifest.mpd"]
+        )
+        #expect(made.status == 0, "\(made.stderr)")
+    }
+
+    /// What ffmpeg decodes from `url`: one line per frame of every stream.
+    static func frames(_ url: String) async throws -> [String] {
+        let result = try await Tool.run(
+            "ffmpeg",
+            ["-hide_banner", "-v", "error", "-i", url, "-map", "0", "-f", "framemd5", "-"]
+        )
+        #expect(result.status == 0, "ffmpeg \(url): \(result.stderr)")
+        return result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { String($0) }
+    }
+
+    @Test(arguments: Shape.allCases)
+    func eachShapePlaysAsFromTheOriginThenFromTheCacheAlone(shape: Shape) async throws {
+        let setup = try await ProxySetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try await Self.make(shape, in: folder)
+        if shape == .absoluteBase {
+            let path = folder + "/manifest.mpd"
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            let based = text.replacingOccurrences(
+                of: "<Period ",
+                with: "<BaseURL>\(setup.origin.url("dash/"))</BaseURL>\n\t<Period "
+            )
+            try based.write(toFile: path, atomically: true, encoding: .utf8)
+        }
+        let direct = try await Self.frames(setup.origin.url("dash/manifest.mpd"))
+        #expect(direct.count > 100)
+
+        let first = try await Self.frames(setup.url("dash/manifest.mpd"))
+        #expect(first == direct, "\(shape): \(first.count) frames through serve, \(direct.count) from the origin")
+        let before = try await setup.origin.settledStats()
+        let second = try await Self.frames(setup.url("dash/manifest.mpd"))
+        #expect(second == direct)
+        let after = try await setup.origin.settledStats()
+        let sent = after.requests.dropFirst(before.requests.count).reduce(Int64(0)) { $0 + $1.bodyBytes }
+        #expect(sent == 0, "\(shape): the second play cost the origin \(sent) body bytes")
+
+        _ = try await setup.origin.end(with: SIGKILL)
+        let third = try await Self.frames(setup.url("dash/manifest.mpd"))
+        #expect(third == direct, "\(shape): \(third.count) frames with the origin stopped")
+    }
+}
