@@ -83,4 +83,28 @@ import Testing
         let third = try await Self.frames(setup.url("dash/manifest.mpd"))
         #expect(third == direct, "\(shape): \(third.count) frames with the origin stopped")
     }
+
+    /// GStreamer's `dashdemux` plays the muxer's default shape through `serve`: every frame, and
+    /// again from the cache alone with the origin stopped.
+    @Test func gstreamerPlaysThroughServeAndFromTheCacheAlone() async throws {
+        let setup = try await ProxySetup()
+        defer { setup.remove() }
+        try await Self.make(.timeline, in: setup.workspace.originDirectory + "/dash")
+        func videoFrames() async throws -> Int {
+            let result = try await Tool.run(
+                "gst-launch-1.0",
+                [
+                    "-v", "uridecodebin", "uri=" + setup.url("dash/manifest.mpd"), "caps=video/x-raw", "!",
+                    "fakesink", "silent=false",
+                ],
+                timeout: .seconds(60)
+            )
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.output.split(separator: "\n").filter { $0.contains("chain") }.count
+        }
+        // 8 s at 10 frames a second.
+        #expect(try await videoFrames() == 80)
+        _ = try await setup.origin.end(with: SIGKILL)
+        #expect(try await videoFrames() == 80)
+    }
 }

@@ -65,4 +65,39 @@ import Testing
             "\(error)".contains(message) && !"\(error)".contains("\n")
         }
     }
+
+    /// MPDs written by other projects (`Tests/Fixtures/dash`, with their licences).
+    static let fixtures: [String] = {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/dash").path
+        let walker = FileManager.default.enumerator(atPath: folder)
+        var paths: [String] = []
+        while let name = walker?.nextObject() as? String {
+            if name.hasSuffix(".mpd") { paths.append(folder + "/" + name) }
+        }
+        return paths.sorted()
+    }()
+
+    @Test func thirdPartyMPDsReadWriteBackAndReadAgainTheSame() throws {
+        #expect(Self.fixtures.count >= 3)
+        for path in Self.fixtures {
+            let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: path)))
+            let presentation = try MediaPresentation(parsing: bytes)
+            let again = try MediaPresentation(parsing: Array(presentation.text.utf8))
+            #expect(again == presentation, "\(path) changed when written back")
+            // Mapped, every BaseURL names the proxy and nothing else is lost.
+            var mapped = presentation.mappingURLs(documentURL: Self.url) { "/" + $0 }
+            var baseURLs: [String] = []
+            var elements = 0
+            mapped.root.transformAll { node in
+                elements += 1
+                if node.localName == "BaseURL" { baseURLs.append(node.text) }
+            }
+            var before = 0
+            var original = presentation.root
+            original.transformAll { _ in before += 1 }
+            #expect(elements == before, "\(path)")
+            #expect(baseURLs.allSatisfy { $0.hasPrefix("/https://") || $0.hasPrefix("/http://") }, "\(path): \(baseURLs)")
+        }
+    }
 }
