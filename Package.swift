@@ -108,6 +108,7 @@ let package = Package(
             name: "streamcache",
             dependencies: [
                 "StreamCache",
+                "StreamCacheDASHModel",
                 "StreamCacheHLS",
                 "StreamCacheHTTP",
                 "StreamCacheServer",

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StreamCache
+import StreamCacheDASHModel
 import StreamCacheHLS
 import StreamCacheHTTP
 
@@ -8,8 +9,8 @@ extension StreamCacheCommand {
     struct HLSInspect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "inspect",
-            abstract: "Summarise an HLS playlist: variants, renditions, segments, encryption.",
-            discussion: "Reads one playlist (it does not follow variant URIs). --json prints one JSON document."
+            abstract: "Summarise an HLS playlist or a DASH MPD: variants, renditions or representations, segments.",
+            discussion: "Reads one playlist or MPD (it does not follow variant URIs). --json prints one JSON document."
         )
 
         /// Playlists larger than this are refused rather than read.
@@ -23,6 +24,7 @@ extension StreamCacheCommand {
 
         func run() async throws {
             let bytes = try await load()
+            if Self.looksLikeXML(bytes) { return try describeMPD(bytes) }
             let playlist: Playlist
             do {
                 playlist = try Playlist(parsing: bytes, url: source)
@@ -36,6 +38,32 @@ extension StreamCacheCommand {
                 FileHandle.standardOutput.write(data + Data("\n".utf8))
             } else {
                 print(PlaylistDescription.text(of: playlist), terminator: "")
+            }
+        }
+
+        /// Whether `bytes` start (after a byte-order mark and blanks) with `<`: an MPD, not a playlist.
+        static func looksLikeXML(_ bytes: [UInt8]) -> Bool {
+            var rest = bytes[...]
+            if rest.starts(with: [0xEF, 0xBB, 0xBF]) { rest = rest.dropFirst(3) }
+            return rest.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "<")
+        }
+
+        private func describeMPD(_ bytes: [UInt8]) throws {
+            let presentation: MediaPresentation
+            do {
+                presentation = try MediaPresentation(parsing: bytes)
+            } catch {
+                throw CommandFailure("invalid MPD \(source): \(error)")
+            }
+            let url = URL(string: source).flatMap { $0.scheme == nil ? nil : $0 } ?? URL(fileURLWithPath: source)
+            if json {
+                let data = try JSONSerialization.data(
+                    withJSONObject: DASHDescription.json(of: presentation, url: url),
+                    options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+                )
+                FileHandle.standardOutput.write(data + Data("\n".utf8))
+            } else {
+                print(DASHDescription.text(of: presentation, url: url), terminator: "")
             }
         }
 

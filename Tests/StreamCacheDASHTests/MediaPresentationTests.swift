@@ -97,7 +97,10 @@ import Testing
             var original = presentation.root
             original.transformAll { _ in before += 1 }
             #expect(elements == before, "\(path)")
-            #expect(baseURLs.allSatisfy { $0.hasPrefix("/https://") || $0.hasPrefix("/http://") }, "\(path): \(baseURLs)")
+            #expect(
+                baseURLs.allSatisfy { $0.hasPrefix("/https://") || $0.hasPrefix("/http://") },
+                "\(path): \(baseURLs)"
+            )
         }
     }
 }

@@ -1,0 +1,86 @@
+import Foundation
+import StreamCacheDASHModel
+import StreamCacheHLS
+
+/// What `hls inspect` shows of a DASH MPD: its representations, as it shows an HLS playlist's
+/// variants and renditions.
+enum DASHDescription {
+    /// One representation and what its segments are, as text and as JSON.
+    struct Entry {
+        let representation: DASHRepresentation
+        /// Its segments, or why they could not be worked out.
+        let segments: Result<SegmentIndex, ManifestParseError>
+
+        init(_ representation: DASHRepresentation) {
+            self.representation = representation
+            segments = Result { () throws(ManifestParseError) -> SegmentIndex in try SegmentIndex(representation) }
+        }
+    }
+
+    static func entries(_ presentation: MediaPresentation, url: URL) -> [Entry] {
+        presentation.representations(documentURL: url).map(Entry.init)
+    }
+
+    static func text(of presentation: MediaPresentation, url: URL) -> String {
+        let entries = entries(presentation, url: url)
+        let periods = Set(entries.map(\.representation.period)).count
+        var lines = [
+            "DASH MPD, \(presentation.isDynamic ? "dynamic (live)" : "static"), \(periods) period(s)",
+            "representations: \(entries.count)",
+        ]
+        for entry in entries {
+            let representation = entry.representation
+            var parts = [representation.contentType, representation.id, Bitrate.text(representation.bandwidth)]
+            if let width = representation.width, let height = representation.height {
+                parts.append("\(width)x\(height)")
+            }
+            if let codecs = representation.codecs { parts.append(codecs) }
+            if let language = representation.language { parts.append(language) }
+            if !representation.roles.isEmpty { parts.append("role=" + representation.roles.joined(separator: ",")) }
+            if !representation.protection.isEmpty {
+                parts.append("protected: " + representation.protection.joined(separator: ", "))
+            }
+            switch entry.segments {
+            case .success(let index) where index.sidx != nil: parts.append("one file, segments in its sidx")
+            case .success(let index):
+                let seconds = index.media.reduce(0) { $0 + $1.duration }
+                parts.append("\(index.media.count) segments, \(String(format: "%.1f", seconds)) s")
+            case .failure(let error): parts.append("segments: \(error.message)")
+            }
+            if periods > 1 { parts.insert("period \(representation.period + 1)", at: 0) }
+            lines.append("  " + parts.joined(separator: "  "))
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    static func json(of presentation: MediaPresentation, url: URL) -> [String: Any] {
+        let representations = entries(presentation, url: url).map { entry -> [String: Any] in
+            let representation = entry.representation
+            var object: [String: Any] = [
+                "id": representation.id,
+                "period": representation.period,
+                "contentType": representation.contentType,
+                "bandwidth": representation.bandwidth,
+                "roles": representation.roles,
+                "protection": representation.protection,
+                "baseURL": representation.baseURL.absoluteString,
+            ]
+            object["mimeType"] = representation.mimeType ?? NSNull()
+            object["codecs"] = representation.codecs ?? NSNull()
+            object["width"] = representation.width ?? NSNull()
+            object["height"] = representation.height ?? NSNull()
+            object["frameRate"] = representation.frameRate ?? NSNull()
+            object["language"] = representation.language ?? NSNull()
+            switch entry.segments {
+            case .success(let index):
+                object["segments"] = index.media.count
+                object["duration"] = index.media.reduce(0) { $0 + $1.duration }
+                object["initialization"] = index.initialization?.url.absoluteString ?? NSNull()
+            case .failure(let error):
+                object["segmentsError"] = error.message
+            }
+            return object
+        }
+        return ["kind": "dash", "dynamic": presentation.isDynamic, "representations": representations]
+    }
+}
