@@ -61,6 +61,7 @@ let package = Package(
             name: "StreamCacheHLS",
             dependencies: [
                 "StreamCacheHLSModel",
+                "StreamCacheDASHModel",
                 "StreamCache",
                 // AES-128-CBC, to store AES-128 segments decrypted.
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -129,6 +129,7 @@ struct OfflineFiles: Sendable {
         let fileExtension = last.lastIndex(of: ".").map { String(last[last.index(after: $0)...]) } ?? ""
         return switch fileExtension.lowercased() {
         case "m3u8": "application/vnd.apple.mpegurl"
+        case "mpd": "application/dash+xml"
         case "ts": "video/mp2t"
         case "mp4", "m4s", "m4v": "video/mp4"
         case "m4a": "audio/mp4"

@@ -18,9 +18,13 @@ struct AssetDownloader: Sendable {
         case addition(id: String, audio: MediaSelectionCriteria.Languages, subtitles: MediaSelectionCriteria.Languages)
     }
 
-    /// The format's planner: HLS (``HLSPackagePlanner``) today.
-    private var planner: any PackagePlanner {
-        HLSPackagePlanner(library: library, engine: engine, options: options)
+    /// The format's planner for `url`: DASH (``DASHPackagePlanner``) for an `.mpd`, else HLS
+    /// (``HLSPackagePlanner``).
+    private func planner(for url: URL?) -> any PackagePlanner {
+        if let url, url.pathExtension.lowercased() == "mpd" {
+            return DASHPackagePlanner(library: library, engine: engine, options: options)
+        }
+        return HLSPackagePlanner(library: library, engine: engine, options: options)
     }
 
     /// Runs the download; its outcome is the last event.
@@ -51,9 +55,9 @@ struct AssetDownloader: Sendable {
             }
             return manifest
         case .url(let url, let criteria):
-            return try await planner.manifest(for: url, criteria: criteria)
+            return try await planner(for: url).manifest(for: url, criteria: criteria)
         case .addition(let id, let audio, let subtitles):
-            return try await planner.manifest(
+            return try await planner(for: nil).manifest(
                 of: id,
                 adding: MediaSelectionCriteria(audio: audio, subtitles: subtitles)
             )

@@ -20,6 +20,11 @@ struct PlaylistFetcher: Sendable {
         }
     }
 
+    /// The bytes of a manifest of another format (an MPD), fetched as a playlist's are.
+    func bytes(_ url: URL) async throws -> [UInt8] {
+        try await text(url)
+    }
+
     /// The playlist's bytes through the streaming cache, checked with the origin first (a
     /// conditional request: a current one costs no body), so the cache holds what the download
     /// was planned from and `serve` can play it with the origin down.

@@ -1,0 +1,311 @@
+import Foundation
+import StreamCache
+import StreamCacheDASHModel
+
+/// DASH packages: one video representation (by bandwidth and resolution, as for HLS variants)
+/// and audio by language from a static MPD, each representation's segments as files of its
+/// folder, and `manifest.mpd`, an MPD of those representations pointing at them.
+struct DASHPackagePlanner: PackagePlanner {
+    let library: OfflineLibrary
+    let engine: CacheEngine
+    let options: OfflineDownloadOptions
+
+    /// The package's entry point.
+    static let entryPoint = "manifest.mpd"
+
+    func manifest(for url: URL, criteria: MediaSelectionCriteria) async throws -> AssetManifest {
+        let bytes = try await PlaylistFetcher(engine: engine, options: options).bytes(url)
+        let presentation: MediaPresentation
+        do {
+            presentation = try MediaPresentation(parsing: bytes)
+        } catch {
+            throw OfflineError(.playlist, "\(url.absoluteString) is not a usable MPD: \(error)")
+        }
+        guard !presentation.isDynamic else {
+            throw OfflineError(.live, "\(url.absoluteString) is a live (dynamic) MPD: recording DASH is not supported")
+        }
+        let all = presentation.representations(documentURL: url)
+        guard Set(all.map(\.period)).count <= 1 else {
+            throw OfflineError(
+                .playlist,
+                "\(url.absoluteString) has several periods: only one-period MPDs are downloaded"
+            )
+        }
+        let chosen = try Self.choose(from: all, criteria: criteria, url: url)
+        let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: chosen.map { "dash:" + $0.id })
+        if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+        return try Self.plan(chosen, id: id, url: url, estimate: options)
+    }
+
+    func manifest(of id: String, adding criteria: MediaSelectionCriteria) async throws -> AssetManifest {
+        throw OfflineError(
+            .noMatchingRendition,
+            "renditions cannot be added to a DASH asset: download it again with them"
+        )
+    }
+
+    /// The video representation `criteria` choose and the audio ones of the languages they ask for.
+    ///
+    /// - Throws: ``OfflineError`` `drm` naming the protection system of a chosen representation,
+    ///   `noMatchingVariant` when no video representation fits.
+    static func choose(
+        from all: [DASHRepresentation],
+        criteria: MediaSelectionCriteria,
+        url: URL
+    ) throws(OfflineError) -> [DASHRepresentation] {
+        let videos = all.filter { $0.contentType == "video" && criteria.allows(codecs: $0.codecs, videoRange: nil) }
+        let fitting = videos.filter { video in
+            guard let limit = criteria.maxResolution, let width = video.width, let height = video.height else {
+                return true
+            }
+            return width <= limit.width && height <= limit.height
+        }
+        var chosen: [DASHRepresentation] = []
+        let byBandwidth = fitting.sorted { $0.bandwidth > $1.bandwidth }
+        let video: DASHRepresentation? =
+            switch criteria.bitrate {
+            case .highest: byBandwidth.first
+            case .atMost(let most): byBandwidth.first { $0.bandwidth <= most } ?? byBandwidth.last
+            case .atLeast(let least): byBandwidth.last { $0.bandwidth >= least } ?? byBandwidth.first
+            }
+        if let video {
+            chosen.append(video)
+        } else if !videos.isEmpty || all.contains(where: { $0.contentType == "video" }) {
+            throw OfflineError(
+                .noMatchingVariant,
+                "no video representation of \(url.absoluteString) fits the selection"
+            )
+        }
+        let audios = all.filter { $0.contentType == "audio" }
+        // The best of each language.
+        var bestByLanguage: [String: DASHRepresentation] = [:]
+        var languages: [String] = []
+        for audio in audios {
+            let language = audio.language ?? "und"
+            if bestByLanguage[language] == nil { languages.append(language) }
+            if (bestByLanguage[language]?.bandwidth ?? -1) < audio.bandwidth { bestByLanguage[language] = audio }
+        }
+        switch criteria.audio {
+        case .none: break
+        case .default:
+            let main = audios.first { $0.roles.contains("main") }?.language ?? languages.first
+            if let main, let audio = bestByLanguage[main] { chosen.append(audio) }
+        case .all: chosen += languages.compactMap { bestByLanguage[$0] }
+        case .only(let wanted):
+            for language in wanted {
+                guard let match = languages.first(where: { $0.lowercased().hasPrefix(language.lowercased()) }) else {
+                    throw OfflineError(
+                        .noMatchingRendition,
+                        "no audio in \(language); there is "
+                            + (languages.isEmpty ? "none" : languages.joined(separator: ", "))
+                    )
+                }
+                if let audio = bestByLanguage[match], !chosen.contains(audio) { chosen.append(audio) }
+            }
+        }
+        guard !chosen.isEmpty else {
+            throw OfflineError(.noMatchingVariant, "\(url.absoluteString) lists no video or audio representation")
+        }
+        for representation in chosen {
+            let systems = representation.protection.filter { !["cenc", "ClearKey"].contains($0) }
+            guard systems.isEmpty else {
+                throw OfflineError(
+                    .drm,
+                    "DRM-protected content cannot be downloaded (\(systems.joined(separator: ", "))) in \(url.absoluteString)"
+                )
+            }
+        }
+        return chosen
+    }
+
+    /// The manifest of the package of `chosen`: each representation's initialization and media
+    /// segments as files of its folder (`video/init.mp4`, `video/00001.m4s`, …) and the MPD.
+    static func plan(
+        _ chosen: [DASHRepresentation],
+        id: String,
+        url: URL,
+        estimate options: OfflineDownloadOptions
+    ) throws(OfflineError) -> AssetManifest {
+        var renditions: [PackageRendition] = []
+        var items: [PackageItem] = []
+        var representations: [LocalMPD.Entry] = []
+        var folders: Set<String> = []
+        for (index, representation) in chosen.enumerated() {
+            let segments: SegmentIndex
+            do {
+                segments = try SegmentIndex(representation)
+            } catch {
+                throw OfflineError(.playlist, "\(url.absoluteString): \(error.message)")
+            }
+            guard segments.sidx == nil else {
+                throw OfflineError(
+                    .playlist,
+                    "representation \(representation.id) is one file indexed by its sidx (SegmentBase): not downloaded yet"
+                )
+            }
+            let kind: PackageRendition.Kind = representation.contentType == "video" ? .video : .audio
+            var folder =
+                kind == .video
+                ? "video"
+                : "audio-"
+                    + (representation.language ?? "und").lowercased()
+                    .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+            if folders.contains(folder) { folder += "-\(index)" }
+            folders.insert(folder)
+            for reference in [segments.initialization].compactMap({ $0 }) + segments.media {
+                guard let scheme = reference.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+                    throw OfflineError(
+                        .playlist,
+                        "\(url.absoluteString) names \(reference.url.absoluteString.prefix(200)), which is not an http(s) URL: the asset is refused"
+                    )
+                }
+            }
+            var time = 0.0
+            if let initialization = segments.initialization {
+                items.append(item(.initialization, folder + "/init.mp4", initialization, index, time))
+            }
+            for (position, segment) in segments.media.enumerated() {
+                items.append(item(.segment, folder + String(format: "/%05d.m4s", position + 1), segment, index, time))
+                time += segment.duration
+            }
+            renditions.append(
+                PackageRendition(
+                    kind: kind,
+                    folder: folder,
+                    language: kind == .audio ? representation.language : nil,
+                    url: url.absoluteString + "#" + representation.id,
+                    duration: time
+                )
+            )
+            representations.append(
+                LocalMPD.Entry(
+                    representation: representation,
+                    folder: folder,
+                    durations: segments.media.map(\.duration),
+                    hasInitialization: segments.initialization != nil
+                )
+            )
+        }
+        items.sort { ($0.start, $0.kind.rank, $0.rendition) < ($1.start, $1.kind.rank, $1.rendition) }
+        let video = chosen.first { $0.contentType == "video" }
+        var manifest = AssetManifest(
+            id: id,
+            url: url.absoluteString,
+            created: Date(),
+            state: .downloading,
+            mainPlaylist: entryPoint,
+            variant: video.map { video in
+                var resolution: String?
+                if let width = video.width, let height = video.height { resolution = "\(width)x\(height)" }
+                return OfflineAsset.VariantInfo(
+                    bandwidth: video.bandwidth,
+                    resolution: resolution,
+                    codecs: video.codecs
+                )
+            },
+            audio: chosen.filter { $0.contentType == "audio" }.map { $0.language ?? "und" },
+            subtitles: [],
+            renditions: renditions,
+            items: items,
+            estimatedBytes: estimatedBytes(chosen, seconds: renditions.map(\.duration).max() ?? 0)
+        )
+        manifest.playlists = [entryPoint: LocalMPD.text(representations)]
+        manifest.sourcePlaylists = [url.absoluteString]
+        return manifest
+    }
+
+    /// `bandwidth` × duration: a peak, where an MPD gives no sizes.
+    private static func estimatedBytes(_ chosen: [DASHRepresentation], seconds: Double) -> Int64 {
+        let bitsPerSecond = chosen.reduce(Int64(0)) { $0 + $1.bandwidth }
+        return Int64(Double(bitsPerSecond) / 8 * seconds)
+    }
+
+    private static func item(
+        _ kind: PackageItem.Kind,
+        _ path: String,
+        _ reference: SegmentReference,
+        _ rendition: Int,
+        _ start: Double
+    ) -> PackageItem {
+        PackageItem(
+            kind: kind,
+            rendition: rendition,
+            path: path,
+            url: reference.url.absoluteString,
+            offset: reference.range?.lowerBound,
+            length: reference.range.map { $0.upperBound - $0.lowerBound + 1 },
+            start: start,
+            duration: reference.duration,
+            decryption: nil
+        )
+    }
+}
+
+/// The MPD of a DASH package: one period, each chosen representation in an adaptation set of its
+/// own with the attributes a player chooses by (bandwidth, codecs, size, language), its segments
+/// the package's files (`$Number%05d$.m4s` from 1, with a `SegmentTimeline` of their durations
+/// in milliseconds, and `init.mp4`).
+enum LocalMPD {
+    struct Entry {
+        let representation: DASHRepresentation
+        let folder: String
+        let durations: [Double]
+        let hasInitialization: Bool
+    }
+
+    static func text(_ entries: [Entry]) -> String {
+        let total = entries.map { $0.durations.reduce(0, +) }.max() ?? 0
+        var period = XMLNode(name: "Period", attributes: ["id": "0", "start": "PT0S"])
+        for entry in entries {
+            let (representation, folder, durations) = (entry.representation, entry.folder, entry.durations)
+            var set = XMLNode(name: "AdaptationSet", attributes: ["contentType": representation.contentType])
+            if let language = representation.language { set.attributes["lang"] = language }
+            var element = XMLNode(name: "Representation", attributes: ["id": representation.id])
+            element.attributes["bandwidth"] = String(representation.bandwidth)
+            element.attributes["mimeType"] = representation.mimeType
+            element.attributes["codecs"] = representation.codecs
+            element.attributes["width"] = representation.width.map(String.init)
+            element.attributes["height"] = representation.height.map(String.init)
+            element.attributes["frameRate"] = representation.frameRate
+            element.children.append(.element(XMLNode(name: "BaseURL", children: [.text(folder + "/")])))
+            var timeline = XMLNode(name: "SegmentTimeline")
+            var end = 0.0
+            var runs: [(duration: Int64, count: Int)] = []
+            for duration in durations {
+                let start = (end * 1000).rounded()
+                end += duration
+                let length = Int64((end * 1000).rounded() - start)
+                if let last = runs.last, last.duration == length {
+                    runs[runs.count - 1].count += 1
+                } else {
+                    runs.append((length, 1))
+                }
+            }
+            for (index, run) in runs.enumerated() {
+                var entry = XMLNode(name: "S", attributes: ["d": String(run.duration)])
+                if index == 0 { entry.attributes["t"] = "0" }
+                if run.count > 1 { entry.attributes["r"] = String(run.count - 1) }
+                timeline.children.append(.element(entry))
+            }
+            var template = XMLNode(
+                name: "SegmentTemplate",
+                attributes: ["timescale": "1000", "media": "$Number%05d$.m4s", "startNumber": "1"]
+            )
+            if durations.count > 0 { template.children.append(.element(timeline)) }
+            if entry.hasInitialization { template.attributes["initialization"] = "init.mp4" }
+            element.children.append(.element(template))
+            set.children.append(.element(element))
+            period.children.append(.element(set))
+        }
+        let root = XMLNode(
+            name: "MPD",
+            attributes: [
+                "xmlns": "urn:mpeg:dash:schema:mpd:2011", "type": "static",
+                "profiles": "urn:mpeg:dash:profile:isoff-live:2011", "minBufferTime": "PT2S",
+                "mediaPresentationDuration": String(format: "PT%.3fS", total),
+            ],
+            children: [.element(period)]
+        )
+        return root.xml()
+    }
+}

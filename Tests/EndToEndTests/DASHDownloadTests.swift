@@ -1,0 +1,82 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// `hls download` of a DASH MPD: a package whose `manifest.mpd` plays from disk frame for frame
+/// as the chosen representations' own files, and through `serve` with the origin stopped; DRM is
+/// refused in one line, naming the system.
+@Suite(.timeLimit(.minutes(3))) struct DASHDownloadTests {
+    /// The video representation's frames, decoded from the origin's own files put end to end
+    /// (its initialization segment, then its media segments, or its one file).
+    static func referenceFrames(_ shape: DASHThroughServeTests.Shape, folder: String) async throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder).sorted()
+        let files: [String]
+        switch shape {
+        case .singleFile: files = names.filter { $0.hasSuffix("-stream0.mp4") }
+        default: files = names.filter { $0.hasPrefix("init-stream0") } + names.filter { $0.hasPrefix("chunk-stream0-") }
+        }
+        var joined = Data()
+        for file in files { joined += try Data(contentsOf: URL(fileURLWithPath: folder + "/" + file)) }
+        let reference = folder + "/reference-video.mp4"
+        try joined.write(to: URL(fileURLWithPath: reference))
+        return try await videoFrames(reference)
+    }
+
+    static func videoFrames(_ source: String) async throws -> [String] {
+        let result = try await Tool.run(
+            "ffmpeg",
+            ["-hide_banner", "-v", "error", "-i", source, "-map", "0:v:0", "-f", "framemd5", "-"]
+        )
+        #expect(result.status == 0, "ffmpeg \(source): \(result.stderr)")
+        return result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { String($0) }
+    }
+
+    @Test(arguments: DASHThroughServeTests.Shape.allCases.filter { $0 != .absoluteBase })
+    func eachShapeIsDownloadedAndPlaysFromDiskAndThroughServeOffline(shape: DASHThroughServeTests.Shape) async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try await DASHThroughServeTests.make(shape, in: folder)
+        let result = try await setup.download("dash/manifest.mpd")
+        #expect(result.status == 0, "\(shape): \(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let package = setup.library + "/" + id
+        let expected = try await Self.referenceFrames(shape, folder: folder)
+        let fromDisk = try await Self.videoFrames(package + "/manifest.mpd")
+        #expect(
+            fromDisk.count == 80 && fromDisk == expected,
+            "\(shape): \(fromDisk.count) frames, \(expected.count) expected"
+        )
+
+        _ = try await setup.origin.end(with: SIGKILL)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
+        let served = try await Self.videoFrames(proxy.url("offline/\(id)/manifest.mpd"))
+        #expect(served == fromDisk, "\(shape): \(served.count) frames through serve with the origin stopped")
+        let assets = try await setup.assets()
+        #expect(assets.first?.state == "complete" && assets.first?.path.hasSuffix("/manifest.mpd") == true)
+    }
+
+    @Test func aProtectedRepresentationIsRefusedNamingItsSystem() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let mpd = """
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT8S">
+              <Period><AdaptationSet mimeType="video/mp4">
+                <ContentProtection schemeIdUri="urn:mpeg:dash:mp4protection:2011" value="cenc"/>
+                <ContentProtection schemeIdUri="urn:uuid:edef8ba9-79d6-4ace-a3c8-27dcd51d21ed"/>
+                <SegmentTemplate timescale="1" duration="2" media="$Number$.m4s" initialization="init.mp4"/>
+                <Representation id="v" bandwidth="1000" width="320" height="240"/>
+              </AdaptationSet></Period>
+            </MPD>
+            """
+        try mpd.write(toFile: setup.workspace.originDirectory + "/drm.mpd", atomically: true, encoding: .utf8)
+        let result = try await setup.download("drm.mpd")
+        #expect(result.status == 1)
+        #expect(
+            result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("Widevine"),
+            "\(result.stderr)"
+        )
+        let requested = try await setup.origin.stats().requests.map(\.path)
+        #expect(requested == ["/drm.mpd"], "\(requested)")
+    }
+}
