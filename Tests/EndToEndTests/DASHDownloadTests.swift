@@ -79,4 +79,69 @@ import Testing
         let requested = try await setup.origin.stats().requests.map(\.path)
         #expect(requested == ["/drm.mpd"], "\(requested)")
     }
+
+    /// The top-level boxes of an MP4 file: type and byte range.
+    static func boxes(_ path: String) throws -> [(type: String, range: ClosedRange<Int>)] {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        var boxes: [(String, ClosedRange<Int>)] = []
+        var position = 0
+        while position + 8 <= bytes.count {
+            let size = bytes[position..<position + 4].reduce(0) { $0 << 8 | Int($1) }
+            guard size >= 8 else { break }
+            boxes.append(
+                (String(decoding: bytes[position + 4..<position + 8], as: UTF8.self), position...(position + size - 1))
+            )
+            position += size
+        }
+        return boxes
+    }
+
+    /// An on-demand MPD: one file per representation with a global `sidx` (ffmpeg's mp4 muxer,
+    /// `-movflags +global_sidx`), addressed by `SegmentBase` `indexRange`: the package holds each
+    /// subsegment once, and plays frame for frame as the file.
+    @Test func anOnDemandRepresentationIsDownloadedByItsSidx() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/od"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let made = try await Tool.run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=8",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "20", "-movflags",
+                "+frag_keyframe+global_sidx+empty_moov+default_base_moof", "-frag_duration", "2000000",
+                folder + "/v.mp4",
+            ]
+        )
+        #expect(made.status == 0, "\(made.stderr)")
+        let boxes = try Self.boxes(folder + "/v.mp4")
+        let moov = try #require(boxes.first { $0.type == "moov" })
+        let sidx = try #require(boxes.first { $0.type == "sidx" })
+        let mpd = """
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT8S"
+                 profiles="urn:mpeg:dash:profile:isoff-on-demand:2011">
+              <Period><AdaptationSet mimeType="video/mp4" contentType="video">
+                <Representation id="v" bandwidth="200000" width="320" height="240" codecs="avc1.f4000b">
+                  <BaseURL>v.mp4</BaseURL>
+                  <SegmentBase indexRange="\(sidx.range.lowerBound)-\(sidx.range.upperBound)">
+                    <Initialization range="0-\(moov.range.upperBound)"/>
+                  </SegmentBase>
+                </Representation>
+              </AdaptationSet></Period>
+            </MPD>
+            """
+        try mpd.write(toFile: folder + "/manifest.mpd", atomically: true, encoding: .utf8)
+        let result = try await setup.download("od/manifest.mpd")
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let segments = try FileManager.default.contentsOfDirectory(atPath: setup.library + "/\(id)/video")
+            .filter { $0.hasSuffix(".m4s") }
+        #expect(segments.count == boxes.filter { $0.type == "moof" }.count, "\(segments)")
+        let fromDisk = try await Self.videoFrames(setup.library + "/\(id)/manifest.mpd")
+        let expected = try await Self.videoFrames(folder + "/v.mp4")
+        #expect(fromDisk.count == 80 && fromDisk == expected, "\(fromDisk.count) frames, \(expected.count) expected")
+        // Each byte of the file came once: the index, then each subsegment.
+        let stats = try await setup.origin.settledStats()
+        #expect(stats.duplicateBytes == 0, "the origin sent \(stats.duplicateBytes) bytes twice")
+    }
 }

@@ -34,7 +34,42 @@ struct DASHPackagePlanner: PackagePlanner {
         let chosen = try Self.choose(from: all, criteria: criteria, url: url)
         let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: chosen.map { "dash:" + $0.id })
         if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
-        return try Self.plan(chosen, id: id, url: url, estimate: options)
+        var indexes: [SegmentIndex] = []
+        for representation in chosen {
+            do {
+                indexes.append(try await segments(of: representation))
+            } catch let error as ManifestParseError {
+                throw OfflineError(
+                    .playlist,
+                    "\(url.absoluteString), representation \(representation.id): \(error.message)"
+                )
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                throw OfflineError(
+                    .segment,
+                    "cannot read the index of representation \(representation.id): \(ItemFetcher.reason(for: error))"
+                )
+            }
+        }
+        return try Self.plan(Array(zip(chosen, indexes)), id: id, url: url)
+    }
+
+    /// The segments of `representation`; for a `SegmentBase`, read from the `sidx` box its
+    /// `indexRange` names (fetched through the streaming cache, where it stays for the download).
+    private func segments(of representation: DASHRepresentation) async throws -> SegmentIndex {
+        var index = try SegmentIndex(representation)
+        guard let sidx = index.sidx, let range = sidx.range else { return index }
+        guard range.count <= 1 << 20 else {
+            throw ManifestParseError("its indexRange is \(range.count) bytes: more than a sidx box needs")
+        }
+        let resource = try await engine.open(sidx.url, originHeaders: options.headers)
+        var bytes: [UInt8] = []
+        for try await chunk in resource.read(from: range.lowerBound, length: Int64(range.count)) { bytes += chunk }
+        let box = try SegmentIndexBox(bytes: bytes, boxOffset: range.lowerBound)
+        index.media = box.references.map { SegmentReference(url: sidx.url, range: $0.range, duration: $0.duration) }
+        index.sidx = nil
+        return index
     }
 
     func manifest(of id: String, adding criteria: MediaSelectionCriteria) async throws -> AssetManifest {
@@ -121,28 +156,16 @@ struct DASHPackagePlanner: PackagePlanner {
     /// The manifest of the package of `chosen`: each representation's initialization and media
     /// segments as files of its folder (`video/init.mp4`, `video/00001.m4s`, …) and the MPD.
     static func plan(
-        _ chosen: [DASHRepresentation],
+        _ planned: [(DASHRepresentation, SegmentIndex)],
         id: String,
-        url: URL,
-        estimate options: OfflineDownloadOptions
+        url: URL
     ) throws(OfflineError) -> AssetManifest {
+        let chosen = planned.map(\.0)
         var renditions: [PackageRendition] = []
         var items: [PackageItem] = []
         var representations: [LocalMPD.Entry] = []
         var folders: Set<String> = []
-        for (index, representation) in chosen.enumerated() {
-            let segments: SegmentIndex
-            do {
-                segments = try SegmentIndex(representation)
-            } catch {
-                throw OfflineError(.playlist, "\(url.absoluteString): \(error.message)")
-            }
-            guard segments.sidx == nil else {
-                throw OfflineError(
-                    .playlist,
-                    "representation \(representation.id) is one file indexed by its sidx (SegmentBase): not downloaded yet"
-                )
-            }
+        for (index, (representation, segments)) in planned.enumerated() {
             let kind: PackageRendition.Kind = representation.contentType == "video" ? .video : .audio
             var folder =
                 kind == .video
