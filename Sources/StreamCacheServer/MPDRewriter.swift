@@ -16,10 +16,7 @@ enum MPDRewriter: ManifestFormat {
     static let plainType = "application/dash+xml"
 
     static func typeNames(_ contentType: String?) -> Bool? {
-        var type = (contentType ?? "").prefix { $0 != ";" }
-        while let first = type.first, first == " " || first == "\t" { type = type.dropFirst() }
-        while let last = type.last, last == " " || last == "\t" { type = type.dropLast() }
-        switch type.lowercased() {
+        switch ManifestFormats.mediaType(contentType) {
         case "application/dash+xml": return true
         case "", "application/octet-stream", "text/plain", "binary/octet-stream", "application/xml", "text/xml":
             return nil

@@ -20,12 +20,7 @@ enum PlaylistRewriter: ManifestFormat {
     /// Whether `contentType` makes a resource a playlist, or `nil` for a generic type (or none),
     /// which leaves it to the path.
     static func typeNames(_ contentType: String?) -> Bool? {
-        // The media type before any parameters, without the spaces around it (no Foundation:
-        // this runs on the event loop for each first touch of a segment).
-        var type = (contentType ?? "").prefix { $0 != ";" }
-        while let first = type.first, first == " " || first == "\t" { type = type.dropFirst() }
-        while let last = type.last, last == " " || last == "\t" { type = type.dropLast() }
-        switch type.lowercased() {
+        switch ManifestFormats.mediaType(contentType) {
         case "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl":
             return true
         case "", "application/octet-stream", "text/plain", "binary/octet-stream":

@@ -22,13 +22,9 @@ import Testing
         return try await videoFrames(reference)
     }
 
+    /// The first video stream's frames.
     static func videoFrames(_ source: String) async throws -> [String] {
-        let result = try await Tool.run(
-            "ffmpeg",
-            ["-hide_banner", "-v", "error", "-i", source, "-map", "0:v:0", "-f", "framemd5", "-"]
-        )
-        #expect(result.status == 0, "ffmpeg \(source): \(result.stderr)")
-        return result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { String($0) }
+        try await DASHThroughServeTests.frames(source, map: "0:v:0")
     }
 
     @Test(arguments: DASHThroughServeTests.Shape.allCases.filter { $0 != .absoluteBase })

@@ -42,11 +42,12 @@ import Testing
         #expect(made.status == 0, "\(made.stderr)")
     }
 
-    /// What ffmpeg decodes from `url`: one line per frame of every stream.
-    static func frames(_ url: String) async throws -> [String] {
+    /// What ffmpeg decodes from `url`: one line per frame of the streams `map` picks (every one
+    /// by default).
+    static func frames(_ url: String, map: String = "0") async throws -> [String] {
         let result = try await Tool.run(
             "ffmpeg",
-            ["-hide_banner", "-v", "error", "-i", url, "-map", "0", "-f", "framemd5", "-"]
+            ["-hide_banner", "-v", "error", "-i", url, "-map", map, "-f", "framemd5", "-"]
         )
         #expect(result.status == 0, "ffmpeg \(url): \(result.stderr)")
         return result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { String($0) }
