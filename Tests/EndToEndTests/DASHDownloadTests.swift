@@ -140,4 +140,57 @@ import Testing
         let stats = try await setup.origin.settledStats()
         #expect(stats.duplicateBytes == 0, "the origin sent \(stats.duplicateBytes) bytes twice")
     }
+
+    /// Killed with `kill -9` halfway, then run again: the package is whole, and no segment that
+    /// was finished is fetched again.
+    @Test func aKilledDownloadRunAgainFetchesNoFinishedSegmentAgain() async throws {
+        // 30 KB/s per connection and 50 ms per response: the download takes several seconds.
+        let setup = try await OfflineSetup(originArguments: ["--rate", "30K", "--latency", "50"])
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try await DASHThroughServeTests.make(.number, in: folder)
+        let arguments = ["hls", "download", setup.origin.url("dash/manifest.mpd")]
+        let (process, _, _) = try CLI.start(arguments, cacheDir: setup.workspace.cacheDirectory)
+        let library = setup.library
+        // Killed once two segments are in the package.
+        let killed = try await onOwnThread { () -> Bool in
+            let deadline = Date().addingTimeInterval(30)
+            while Date() < deadline, process.isRunning {
+                let ids = (try? FileManager.default.contentsOfDirectory(atPath: library)) ?? []
+                let done = ids.filter { $0.count == 16 }.flatMap { id in
+                    ((try? FileManager.default.contentsOfDirectory(atPath: library + "/\(id)/video")) ?? [])
+                        .filter { $0.hasSuffix(".m4s") }
+                }
+                if done.count >= 2 {
+                    kill(process.processIdentifier, SIGKILL)
+                    return true
+                }
+                usleep(10_000)
+            }
+            return false
+        }
+        try await onOwnThread { process.waitUntilExit() }
+        try #require(killed, "the download ended before it could be killed")
+        let before = try await setup.origin.settledStats()
+        // The package's finished segments, by the origin path each came from (`video/00002.m4s`
+        // is the muxer's `chunk-stream0-00002.m4s`, `audio-und/…` its `chunk-stream1-…`).
+        let id = try #require(try FileManager.default.contentsOfDirectory(atPath: library).first { $0.count == 16 })
+        var finished: Set<String> = []
+        for (folderName, stream) in [("video", 0), ("audio-und", 1)] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: library + "/\(id)/\(folderName)")) ?? []
+            for name in names where name.hasSuffix(".m4s") {
+                finished.insert("/dash/chunk-stream\(stream)-\(name.dropLast(4)).m4s")
+            }
+        }
+        #expect(finished.count >= 2, "\(finished)")
+        let result = try await CLI.run(arguments, cacheDir: setup.workspace.cacheDirectory)
+        #expect(result.status == 0, "\(result.stderr)")
+        let after = try await setup.origin.settledStats()
+        let again = after.requests.dropFirst(before.requests.count)
+            .filter { finished.contains($0.path) && $0.status != 304 }
+        #expect(again.isEmpty, "fetched again: \(again.map(\.path))")
+        #expect(result.output.split(separator: "\n").last.map { String($0) } == id)
+        let frames = try await Self.videoFrames(library + "/\(id)/manifest.mpd")
+        #expect(frames.count == 80)
+    }
 }
