@@ -105,7 +105,7 @@ struct DASHPackagePlanner: PackagePlanner {
             }
         if let video {
             chosen.append(video)
-        } else if !videos.isEmpty || all.contains(where: { $0.contentType == "video" }) {
+        } else if all.contains(where: { $0.contentType == "video" }) {
             throw OfflineError(
                 .noMatchingVariant,
                 "no video representation of \(url.absoluteString) fits the selection"

@@ -20,6 +20,8 @@ actor LiveRecorder {
     private var tracks: [TrackRecording] = []
     /// The segments each track has taken and not listed yet, in order.
     private var pending: [[Pending]] = []
+    /// The bytes of each track's playlist as last written, by track.
+    private var playlistBytes: [Int: Int] = [:]
     /// The index in the manifest of each item, by path.
     private var itemIndex: [String: Int]
     /// The first segment of a new recording, in the first track's numbering.
@@ -350,6 +352,7 @@ actor LiveRecorder {
             guard let playlist = RecordedPlaylist(text: text) else {
                 throw OfflineError(.storage, "the recorded playlist \(path) cannot be read")
             }
+            playlistBytes[index] = text.utf8.count
             return TrackRecording(
                 url: url,
                 playlist: playlist,
@@ -360,7 +363,8 @@ actor LiveRecorder {
                     decrypting: decrypting,
                     naming: .recorded(epoch: 0)
                 ),
-                lost: manifest.recording?.tracks[safe: index] ?? RecordingState.Track()
+                lost: manifest.recording.flatMap { $0.tracks.indices.contains(index) ? $0.tracks[index] : nil }
+                    ?? RecordingState.Track()
             )
         }
         let entry = folder + "/" + manifest.mainPlaylist
@@ -374,14 +378,16 @@ actor LiveRecorder {
     }
 
     private func writePlaylist(of index: Int, ended: Bool = false) throws {
-        let text = tracks[index].playlist.text(ended: ended)
-        try PackageFile.writeAtomically(Data(text.utf8), to: folder + "/" + manifest.renditions[index].playlistPath)
+        let text = Data(tracks[index].playlist.text(ended: ended).utf8)
+        try PackageFile.writeAtomically(text, to: folder + "/" + manifest.renditions[index].playlistPath)
+        playlistBytes[index] = text.count
     }
 
     /// What finishing writes at most: the manifest and each playlist, twice over (each is
     /// written beside its name, then renamed).
     private var finishingBytes: Int64 {
-        let playlists = tracks.reduce(0) { $0 + $1.playlist.text(ended: true).utf8.count }
+        // The playlists as last written, with room for the few bytes ending them adds.
+        let playlists = playlistBytes.values.reduce(0) { $0 + $1 + 64 }
         let attributes = try? FileManager.default.attributesOfItem(atPath: folder + "/" + AssetManifest.fileName)
         let manifestSize = (attributes?[.size] as? Int) ?? 0
         return Int64(2 * (playlists + manifestSize))
@@ -468,11 +474,5 @@ actor LiveRecorder {
             lostSeconds: tracks.first?.lost.lostSeconds ?? 0,
             lostSegments: tracks.map(\.lost.lostSegments).reduce(0, +)
         )
-    }
-}
-
-extension Array {
-    subscript(safe index: Int) -> Element? {
-        indices.contains(index) ? self[index] : nil
     }
 }
