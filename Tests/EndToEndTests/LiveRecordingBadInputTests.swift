@@ -103,7 +103,7 @@ import Testing
         (["--duration", "0"], "invalid --duration"),
         (["--duration", "soon"], "invalid --duration"),
         (["--until", "25:00"], "invalid --until"),
-        (["--until", LiveRecordingBadInputTests.anHourAgo()], "invalid --until"),
+        (["--until", LiveRecordingBadInputTests.aTimePassedToday()], "invalid --until"),
     ])
     func optionsThatCannotBeMetAreRefusedInOneLine(arguments: [String], message: String) async throws {
         let workspace = Workspace()
@@ -116,10 +116,13 @@ import Testing
         #expect(result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(message), "\(result.stderr)")
     }
 
-    /// `HH:MM` an hour ago, local time: passed today, and more than 12 hours away tomorrow.
-    static func anHourAgo() -> String {
-        let components = Calendar.current.dateComponents([.hour, .minute], from: Date().addingTimeInterval(-3600))
-        return String(format: "%02d:%02d", components.hour ?? 0, components.minute ?? 0)
+    /// `HH:MM:SS` local time an hour ago, or today's midnight when that was yesterday: a time
+    /// that has passed today and is more than 12 hours away tomorrow, whenever the test runs.
+    static func aTimePassedToday() -> String {
+        let now = Date()
+        let passed = max(Calendar.current.startOfDay(for: now), now.addingTimeInterval(-3600))
+        let components = Calendar.current.dateComponents([.hour, .minute, .second], from: passed)
+        return String(format: "%02d:%02d:%02d", components.hour ?? 0, components.minute ?? 0, components.second ?? 0)
     }
 }
 
