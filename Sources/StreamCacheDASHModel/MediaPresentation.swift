@@ -37,6 +37,20 @@ public struct MediaPresentation: Hashable, Sendable {
     /// `type="dynamic"`: a live presentation, whose MPD the origin updates.
     public var isDynamic: Bool { root.attributes["type"] == "dynamic" }
 
+    /// When a dynamic presentation's first segment becomes available (`availabilityStartTime`,
+    /// an `xs:dateTime`), if the MPD gives a valid one.
+    public var availabilityStart: Date? {
+        guard let text = root.attributes["availabilityStartTime"]?.trimmingCharacters(in: .whitespaces) else {
+            return nil
+        }
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions = [.withInternetDateTime]
+        // A time with no zone is UTC, as DASH players read it.
+        return formatter.date(from: text) ?? formatter.date(from: text + "Z")
+    }
+
     /// The MPD with every URL it names mapped by `transform`, which gets the URL as the player
     /// would resolve it (against the `BaseURL`s in force, and at the top against `documentURL`).
     ///

@@ -28,6 +28,10 @@ public struct DASHRepresentation: Hashable, Sendable {
     public var addressing: XMLNode?
     /// Seconds its period lasts, when the MPD says.
     public var periodDuration: Double?
+
+    /// The most bits per second a representation is taken to need (a terabit): a larger
+    /// `bandwidth` is read as this, so that sums of bandwidths stay within `Int64`.
+    public static let maximumBandwidth: Int64 = 1_000_000_000_000
 }
 
 extension MediaPresentation {
@@ -64,7 +68,9 @@ extension MediaPresentation {
                             contentType: contentType == "application" ? "text" : contentType,
                             mimeType: mimeType,
                             codecs: attribute("codecs"),
-                            bandwidth: representation.attributes["bandwidth"].flatMap { Int64($0) } ?? 0,
+                            bandwidth: representation.attributes["bandwidth"].flatMap { Int64($0) }.map {
+                                min(max($0, 0), DASHRepresentation.maximumBandwidth)
+                            } ?? 0,
                             width: attribute("width").flatMap { Int($0) },
                             height: attribute("height").flatMap { Int($0) },
                             frameRate: attribute("frameRate"),
@@ -136,7 +142,8 @@ extension MediaPresentation {
     }
 }
 
-/// `xs:duration` as MPDs write it (`PT1H2M3.5S`, `P1DT2H`): seconds.
+/// `xs:duration` as MPDs write it (`PT1H2M3.5S`, `P1DT2H`): seconds, up to
+/// `ManifestNumber.maximumSeconds`.
 public enum ISODuration {
     public static func seconds(_ text: String) -> Double? {
         var rest = Substring(text.trimmingCharacters(in: .whitespaces))
@@ -164,6 +171,7 @@ public enum ISODuration {
                 }
             }
         }
-        return number.isEmpty ? total : nil
+        guard number.isEmpty, total.isFinite, total <= ManifestNumber.maximumSeconds else { return nil }
+        return total
     }
 }

@@ -68,9 +68,11 @@ public struct SegmentIndex: Hashable, Sendable {
         _ node: XMLNode,
         of representation: DASHRepresentation
     ) throws(ManifestParseError) -> SegmentIndex {
-        let timescale = Double(node.attributes["timescale"].flatMap { Int64($0) } ?? 1)
-        let startNumber = node.attributes["startNumber"].flatMap { Int64($0) } ?? 1
-        let offset = node.attributes["presentationTimeOffset"].flatMap { Int64($0) } ?? 0
+        let name = "SegmentTemplate of representation \(representation.id)"
+        let timescale = try ManifestNumber.timescale(node, name)
+        let startNumber = try ManifestNumber.whole(node.attributes["startNumber"], "startNumber", of: name) ?? 1
+        let offset =
+            try ManifestNumber.whole(node.attributes["presentationTimeOffset"], "presentationTimeOffset", of: name) ?? 0
         func url(_ template: String, number: Int64?, time: Int64?) throws(ManifestParseError) -> URL {
             let text = try TemplateURL.expand(template, representation: representation, number: number, time: time)
             guard let url = MediaPresentation.resolve(text, against: representation.baseURL) else {
@@ -91,24 +93,28 @@ public struct SegmentIndex: Hashable, Sendable {
             var time: Int64 = 0
             var number = startNumber
             let entries = timeline.elements("S")
-            let end = representation.periodDuration.map { Int64($0 * timescale) + offset }
+            let end = try representation.periodDuration.map { seconds throws(ManifestParseError) in
+                try ManifestNumber.sum(try ManifestNumber.units(seconds, timescale, of: name), offset, of: name)
+            }
             for (position, entry) in entries.enumerated() {
-                if let t = entry.attributes["t"].flatMap({ Int64($0) }) { time = t }
-                guard let duration = entry.attributes["d"].flatMap({ Int64($0) }), duration > 0 else {
-                    throw ManifestParseError(
-                        "S element \(position + 1) of representation \(representation.id) has no valid d"
-                    )
+                let element = "S element \(position + 1) of representation \(representation.id)"
+                if let t = try ManifestNumber.whole(entry.attributes["t"], "t", of: element) { time = t }
+                guard let duration = try ManifestNumber.whole(entry.attributes["d"], "d", of: element), duration > 0,
+                    Double(duration) / timescale <= ManifestNumber.maximumSeconds
+                else {
+                    throw ManifestParseError("\(element) has no valid d")
                 }
                 var repeats = entry.attributes["r"].flatMap { Int64($0) } ?? 0
                 if repeats < 0 {
                     // Until the next S's start, or the end of the period.
-                    let until = entries.dropFirst(position + 1).first?.attributes["t"].flatMap { Int64($0) } ?? end
-                    guard let until else {
-                        throw ManifestParseError(
-                            "S element \(position + 1) of representation \(representation.id) repeats to an end the MPD does not give"
-                        )
+                    let next = try entries.dropFirst(position + 1).first.flatMap { next throws(ManifestParseError) in
+                        try ManifestNumber.whole(next.attributes["t"], "t", of: "S element \(position + 2)")
                     }
-                    repeats = max(0, (until - time + duration - 1) / duration - 1)
+                    guard let until = next ?? end else {
+                        throw ManifestParseError("\(element) repeats to an end the MPD does not give")
+                    }
+                    let span = until - time  // both within 0...2^62: no overflow
+                    repeats = span > 0 ? (span - 1) / duration : 0
                 }
                 guard repeats < Int64(maximumSegments) - Int64(index.media.count) else {
                     throw ManifestParseError(
@@ -122,16 +128,15 @@ public struct SegmentIndex: Hashable, Sendable {
                             duration: Double(duration) / timescale
                         )
                     )
-                    time += duration
-                    number += 1
+                    time = try ManifestNumber.sum(time, duration, of: element)
+                    number = try ManifestNumber.sum(number, 1, of: element)
                 }
             }
             return index
         }
-        guard let duration = node.attributes["duration"].flatMap({ Int64($0) }), duration > 0 else {
-            throw ManifestParseError(
-                "SegmentTemplate of representation \(representation.id) has neither a SegmentTimeline nor a duration"
-            )
+        guard let duration = try ManifestNumber.whole(node.attributes["duration"], "duration", of: name), duration > 0
+        else {
+            throw ManifestParseError("\(name) has neither a SegmentTimeline nor a duration")
         }
         guard let periodDuration = representation.periodDuration, periodDuration > 0 else {
             throw ManifestParseError(
@@ -139,24 +144,19 @@ public struct SegmentIndex: Hashable, Sendable {
             )
         }
         let seconds = Double(duration) / timescale
-        let count = Int((periodDuration / seconds).rounded(.up))
-        guard count <= maximumSegments else {
+        let segments = (periodDuration / seconds).rounded(.up)
+        guard segments <= Double(maximumSegments) else {
             throw ManifestParseError(
-                "representation \(representation.id) would have \(count) segments, more than \(maximumSegments)"
+                "representation \(representation.id) would have \(segments < 1e18 ? String(Int64(segments)) : "endless") segments, more than \(maximumSegments)"
             )
         }
+        let count = Int(segments)
+        var time = offset
         for position in 0..<count {
             let last = position == count - 1 ? periodDuration - seconds * Double(position) : seconds
-            index.media.append(
-                SegmentReference(
-                    url: try url(
-                        media,
-                        number: startNumber + Int64(position),
-                        time: offset + Int64(position) * duration
-                    ),
-                    duration: last
-                )
-            )
+            let number = try ManifestNumber.sum(startNumber, Int64(position), of: name)
+            index.media.append(SegmentReference(url: try url(media, number: number, time: time), duration: last))
+            time = try ManifestNumber.sum(time, duration, of: name)
         }
         return index
     }
@@ -165,8 +165,12 @@ public struct SegmentIndex: Hashable, Sendable {
         _ node: XMLNode,
         of representation: DASHRepresentation
     ) throws(ManifestParseError) -> SegmentIndex {
-        let timescale = Double(node.attributes["timescale"].flatMap { Int64($0) } ?? 1)
-        let duration = node.attributes["duration"].flatMap { Double($0) }.map { $0 / timescale } ?? 0
+        let name = "SegmentList of representation \(representation.id)"
+        let timescale = try ManifestNumber.timescale(node, name)
+        let duration =
+            try ManifestNumber.whole(node.attributes["duration"], "duration", of: name).map {
+                Double($0) / timescale
+            } ?? 0
         func reference(
             _ source: String?,
             _ range: String?,
@@ -203,10 +207,12 @@ public struct SegmentIndex: Hashable, Sendable {
         return index
     }
 
-    /// `first-last` as a closed range; `nil` for anything else.
+    /// `first-last` as a closed range within `0...ManifestNumber.maximumWhole`; `nil` for anything
+    /// else.
     static func range(_ text: String) -> ClosedRange<Int64>? {
         let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first >= 0, last >= first
+        guard parts.count == 2, let first = Int64(parts[0]), let last = Int64(parts[1]), first >= 0, last >= first,
+            last <= ManifestNumber.maximumWhole
         else {
             return nil
         }
@@ -270,5 +276,51 @@ enum TemplateURL {
             out += String(repeating: "0", count: max(0, width - value.count)) + value
         }
         return out + rest
+    }
+}
+
+/// Whole numbers an MPD gives (times, numbers, timescales), bounded where they are read so that
+/// what is worked out from them stays within `Int64`: a value out of bounds, or a sum past them,
+/// is an error naming the element, never a wrapped or trapped number.
+enum ManifestNumber {
+    /// The largest time, number or offset taken: 2^62, so that the sum of two never overflows.
+    static let maximumWhole: Int64 = 1 << 62
+    /// The longest period or segment taken, in seconds (about 31 years).
+    static let maximumSeconds = 1e9
+
+    /// `text` as a whole number in `0...maximumWhole`, `nil` when there is none.
+    static func whole(_ text: String?, _ attribute: String, of element: String) throws(ManifestParseError) -> Int64? {
+        guard let text else { return nil }
+        guard let value = Int64(text), (0...maximumWhole).contains(value) else {
+            throw ManifestParseError("\(element) has an invalid \(attribute) \(text.prefix(40))")
+        }
+        return value
+    }
+
+    /// The `timescale` of `node`: 1 when it gives none, up to 2^32 (an `unsignedInt`).
+    static func timescale(_ node: XMLNode, _ element: String) throws(ManifestParseError) -> Double {
+        guard let value = try whole(node.attributes["timescale"], "timescale", of: element) else { return 1 }
+        guard (1...Int64(UInt32.max)).contains(value) else {
+            throw ManifestParseError("\(element) has an invalid timescale \(value)")
+        }
+        return Double(value)
+    }
+
+    /// `a + b`, both read by ``whole(_:_:of:)`` or worked out from such numbers.
+    static func sum(_ a: Int64, _ b: Int64, of element: String) throws(ManifestParseError) -> Int64 {
+        let (total, overflow) = a.addingReportingOverflow(b)
+        guard !overflow, total <= maximumWhole else {
+            throw ManifestParseError("\(element) counts past \(maximumWhole)")
+        }
+        return total
+    }
+
+    /// `seconds` in units of `timescale`.
+    static func units(_ seconds: Double, _ timescale: Double, of element: String) throws(ManifestParseError) -> Int64 {
+        let units = (seconds * timescale).rounded()
+        guard units.isFinite, units >= 0, units <= Double(maximumWhole) else {
+            throw ManifestParseError("\(element) lasts longer than its timescale can count")
+        }
+        return Int64(units)
     }
 }

@@ -41,7 +41,9 @@ public struct SegmentIndexBox: Hashable, Sendable {
         guard Int(count) <= SegmentIndex.maximumSegments else {
             throw ManifestParseError("the sidx box lists \(count) subsegments")
         }
-        var position = boxOffset + Int64(size) + Int64(clamping: firstOffset)
+        let (start, overflow) = (boxOffset + Int64(size)).addingReportingOverflow(Int64(clamping: firstOffset))
+        guard !overflow else { throw ManifestParseError("the sidx box's first offset is past what a file can hold") }
+        var position = start
         var references: [Reference] = []
         for number in 0..<Int(count) {
             guard let sizeWord = reader.uint32(), let duration = reader.uint32(), reader.uint32() != nil else {

@@ -24,10 +24,12 @@ enum DASHDescription {
     static func text(of presentation: MediaPresentation, url: URL) -> String {
         let entries = entries(presentation, url: url)
         let periods = Set(entries.map(\.representation.period)).count
-        var lines = [
-            "DASH MPD, \(presentation.isDynamic ? "dynamic (live)" : "static"), \(periods) period(s)",
-            "representations: \(entries.count)",
-        ]
+        var lines = ["DASH MPD, \(presentation.isDynamic ? "dynamic (live)" : "static"), \(periods) period(s)"]
+        if presentation.isDynamic, let start = presentation.availabilityStart {
+            let time = ISO8601DateFormatter().string(from: start)
+            lines.append("available from \(time)" + (start > Date() ? " (not yet: it has not begun)" : ""))
+        }
+        lines.append("representations: \(entries.count)")
         for entry in entries {
             let representation = entry.representation
             var parts = [representation.contentType, representation.id, Bitrate.text(representation.bandwidth)]
@@ -45,6 +47,7 @@ enum DASHDescription {
             case .success(let index):
                 let seconds = index.media.reduce(0) { $0 + $1.duration }
                 parts.append("\(index.media.count) segments, \(String(format: "%.1f", seconds)) s")
+            case .failure where presentation.isDynamic: parts.append("segments made as it goes (live)")
             case .failure(let error): parts.append("segments: \(error.message)")
             }
             if periods > 1 { parts.insert("period \(representation.period + 1)", at: 0) }
@@ -81,6 +84,12 @@ enum DASHDescription {
             }
             return object
         }
-        return ["kind": "dash", "dynamic": presentation.isDynamic, "representations": representations]
+        var object: [String: Any] = [
+            "kind": "dash", "dynamic": presentation.isDynamic, "representations": representations,
+        ]
+        if let start = presentation.availabilityStart {
+            object["availabilityStartTime"] = ISO8601DateFormatter().string(from: start)
+        }
+        return object
     }
 }

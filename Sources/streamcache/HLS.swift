@@ -5,8 +5,8 @@ extension StreamCacheCommand {
     struct HLS: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "hls",
-            abstract: "Download HLS assets for offline playback, list and delete them, inspect playlists.",
-            subcommands: [HLSDownload.self, HLSList.self, HLSRemove.self, HLSInspect.self]
+            abstract: "Offline packages (HLS and DASH): download, list and delete them; inspect playlists and MPDs.",
+            subcommands: [OfflineDownload.self, HLSList.self, HLSRemove.self, HLSInspect.self]
         )
     }
 }

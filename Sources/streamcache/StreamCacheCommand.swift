@@ -14,8 +14,8 @@ struct StreamCacheCommand: AsyncParsableCommand {
         abstract: "A persistent byte-range cache for streaming media: each byte is downloaded once.",
         version: "0.1.0",
         subcommands: [
-            Serve.self, Get.self, Export.self, List.self, Remove.self, Pin.self, Unpin.self, Config.self, HLS.self,
-            Verify.self, Origin.self, Drain.self,
+            Serve.self, Get.self, Export.self, OfflineDownload.self, List.self, Remove.self, Pin.self, Unpin.self,
+            Config.self, HLS.self, Verify.self, Origin.self, Drain.self,
         ]
     )
 

@@ -2,7 +2,7 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-/// `hls download` of a DASH MPD: a package whose `manifest.mpd` plays from disk frame for frame
+/// `streamcache download` (and `hls download`) of a DASH MPD: a package whose `manifest.mpd` plays from disk frame for frame
 /// as the chosen representations' own files, and through `serve` with the origin stopped; DRM is
 /// refused in one line, naming the system.
 @Suite(.timeLimit(.minutes(3))) struct DASHDownloadTests {
@@ -33,7 +33,7 @@ import Testing
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory + "/dash"
         try await DASHThroughServeTests.make(shape, in: folder)
-        let result = try await setup.download("dash/manifest.mpd")
+        let result = try await setup.download("dash/manifest.mpd", [], command: ["download"])
         #expect(result.status == 0, "\(shape): \(result.stderr)")
         let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
         let package = setup.library + "/" + id
@@ -66,7 +66,7 @@ import Testing
             </MPD>
             """
         try mpd.write(toFile: setup.workspace.originDirectory + "/drm.mpd", atomically: true, encoding: .utf8)
-        let result = try await setup.download("drm.mpd")
+        let result = try await setup.download("drm.mpd", [], command: ["download"])
         #expect(result.status == 1)
         #expect(
             result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("Widevine"),
@@ -74,6 +74,60 @@ import Testing
         )
         let requested = try await setup.origin.stats().requests.map(\.path)
         #expect(requested == ["/drm.mpd"], "\(requested)")
+    }
+
+    /// A `$Number$` template whose `startNumber` is past the segments the origin has: the first
+    /// segment's 404 is said in one line naming it, asked for once, and the package is kept as
+    /// failed, not complete.
+    @Test func aNumberThatStartsPastTheEndFailsOnItsFirstSegment() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try await DASHThroughServeTests.make(.number, in: folder)
+        let mpd = try String(contentsOfFile: folder + "/manifest.mpd", encoding: .utf8)
+        #expect(mpd.contains("startNumber=\"1\""))
+        try mpd.replacingOccurrences(of: "startNumber=\"1\"", with: "startNumber=\"1000\"")
+            .write(toFile: folder + "/past.mpd", atomically: true, encoding: .utf8)
+        let result = try await setup.download("dash/past.mpd", [], command: ["download"])
+        #expect(result.status != 0)
+        let lines = result.stderr.split(separator: "\n").filter { $0.contains("error") }
+        #expect(lines.count == 1 && lines[0].contains("01000.m4s") && lines[0].contains("404"), "\(result.stderr)")
+        let requested = try await setup.origin.stats().requests.map(\.path).filter { $0.hasSuffix(".m4s") }
+        #expect(requested.count == Set(requested).count, "a 404 asked again: \(requested)")
+        let assets = try await setup.assets()
+        #expect(assets.map(\.state) == ["failed"])
+    }
+
+    /// A dynamic MPD whose `availabilityStartTime` is years away: `hls inspect` says it has not
+    /// begun; a download is refused in one line before any segment is asked for.
+    @Test func aLiveMPDThatHasNotBegunIsShownAndNotDownloaded() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let mpd = """
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="dynamic" availabilityStartTime="2100-01-01T00:00:00Z"
+                 minimumUpdatePeriod="PT2S" timeShiftBufferDepth="PT30S">
+              <Period start="PT0S"><AdaptationSet mimeType="video/mp4">
+                <SegmentTemplate timescale="1" duration="2" media="$Number$.m4s" initialization="init.mp4"/>
+                <Representation id="v" bandwidth="1000" width="320" height="240"/>
+              </AdaptationSet></Period>
+            </MPD>
+            """
+        try mpd.write(toFile: setup.workspace.originDirectory + "/future.mpd", atomically: true, encoding: .utf8)
+        let inspected = try await CLI.run(
+            ["hls", "inspect", setup.origin.url("future.mpd")],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(inspected.status == 0, "\(inspected.stderr)")
+        #expect(inspected.output.contains("available from 2100-01-01T00:00:00Z (not yet"), "\(inspected.output)")
+        #expect(inspected.output.contains("segments made as it goes (live)"), "\(inspected.output)")
+        let result = try await setup.download("future.mpd", [], command: ["download"])
+        #expect(result.status == 1)
+        #expect(
+            result.stderr.split(separator: "\n").count == 1 && result.stderr.contains("live (dynamic) MPD"),
+            "\(result.stderr)"
+        )
+        let requested = try await setup.origin.stats().requests.map(\.path)
+        #expect(Set(requested) == ["/future.mpd"], "\(requested)")
     }
 
     /// The top-level boxes of an MP4 file: type and byte range.
@@ -149,7 +203,7 @@ import Testing
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory + "/dash"
         try await DASHThroughServeTests.make(.number, in: folder)
-        let arguments = ["hls", "download", setup.origin.url("dash/manifest.mpd")]
+        let arguments = ["download", setup.origin.url("dash/manifest.mpd")]
         let (process, _, _) = try CLI.start(arguments, cacheDir: setup.workspace.cacheDirectory)
         let library = setup.library
         // Killed once two segments are in the package.

@@ -151,16 +151,18 @@ struct OfflineSetup {
         try await download(playlist, arguments, timeout: timeout)
     }
 
-    /// `streamcache hls download ORIGIN/PLAYLIST ARGS…`.
+    /// `streamcache hls download ORIGIN/PLAYLIST ARGS…`, or with `command` `["download"]`,
+    /// `streamcache download …`.
     func download(
         _ playlist: String,
         _ arguments: [String],
+        command: [String] = ["hls", "download"],
         timeout: Duration = .seconds(120)
     ) async throws
         -> ProcessResult
     {
         try await CLI.run(
-            ["hls", "download", origin.url(playlist)] + arguments,
+            command + [origin.url(playlist)] + arguments,
             cacheDir: workspace.cacheDirectory,
             timeout: timeout
         )

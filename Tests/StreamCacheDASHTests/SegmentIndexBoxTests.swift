@@ -23,6 +23,21 @@ import Testing
         #expect(box.references.map(\.duration) == [2, 1.5])
     }
 
+    /// A version 1 box's 64-bit first offset, past what a file can hold, read at the largest
+    /// offset an MPD's range may give.
+    @Test func aFirstOffsetPastAnyFileIsRefused() {
+        var bytes = Self.box(references: [(100, 1)])
+        bytes[8] = 1  // version 1: 64-bit earliest presentation time and first offset
+        let header = Array(bytes[0..<20]), rest = Array(bytes[28...])
+        bytes = header + [0, 0, 0, 0] + [0, 0, 0, 0] + [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xF0] + rest
+        bytes[3] = UInt8(bytes.count)
+        #expect {
+            _ = try SegmentIndexBox(bytes: bytes, boxOffset: 1 << 62)
+        } throws: { error in
+            "\(error)".contains("past what a file can hold")
+        }
+    }
+
     @Test(arguments: [
         (Array("notabox!".utf8), "does not hold a sidx box"),
         (SegmentIndexBoxTests.box(count: 60000, references: [(1, 1)]), "cut short"),

@@ -136,6 +136,74 @@ import Testing
         }
     }
 
+    /// Every number an MPD gives that the segments are worked out from, at and past the edges of
+    /// `Int64`: each is refused naming the element, none wraps or stops the process.
+    @Test(arguments: [
+        (
+            "<SegmentTemplate media=\"$Number$.m4s\" duration=\"1\" startNumber=\"9223372036854775807\"/>",
+            "invalid startNumber"
+        ),
+        ("<SegmentTemplate media=\"$Number$.m4s\" duration=\"1\" startNumber=\"4611686018427387900\"/>", "counts past"),
+        (
+            "<SegmentTemplate media=\"$Time$.m4s\" duration=\"1\" presentationTimeOffset=\"4611686018427387900\"/>",
+            "counts past"
+        ),
+        ("<SegmentTemplate media=\"$Number$.m4s\" duration=\"1\" timescale=\"0\"/>", "invalid timescale"),
+        ("<SegmentTemplate media=\"$Number$.m4s\" duration=\"1\" timescale=\"-1000\"/>", "invalid timescale"),
+        ("<SegmentTemplate media=\"$Number$.m4s\" duration=\"1\" timescale=\"99999999999\"/>", "invalid timescale"),
+        (
+            "<SegmentTemplate media=\"$Time$.m4s\"><SegmentTimeline><S t=\"9223372036854775800\" d=\"1\"/></SegmentTimeline></SegmentTemplate>",
+            "invalid t"
+        ),
+        (
+            "<SegmentTemplate media=\"$Time$.m4s\"><SegmentTimeline><S t=\"4611686018427387900\" d=\"2\" r=\"5\"/></SegmentTimeline></SegmentTemplate>",
+            "counts past"
+        ),
+        (
+            "<SegmentTemplate media=\"$Time$.m4s\"><SegmentTimeline><S d=\"4611686018427387904\"/></SegmentTimeline></SegmentTemplate>",
+            "has no valid d"
+        ),
+        (
+            "<SegmentTemplate media=\"$Time$.m4s\" timescale=\"4294967295\"><SegmentTimeline><S d=\"1\" r=\"-1\"/></SegmentTimeline></SegmentTemplate>",
+            "more than 500000 segments"
+        ),
+        (
+            "<SegmentList duration=\"1\" timescale=\"0\"><SegmentURL media=\"a.m4s\"/></SegmentList>",
+            "invalid timescale"
+        ),
+    ])
+    func numbersPastWhatCanBeCountedAreRefused(template: String, message: String) {
+        #expect {
+            _ = try Self.segments(template + "<Representation id=\"r\" bandwidth=\"9223372036854775807\"/>")
+        } throws: { error in
+            "\(error)".contains(message)
+        }
+    }
+
+    @Test func aDurationTooLongToCountIsNoDuration() throws {
+        let nines = String(repeating: "9", count: 400)
+        #expect(ISODuration.seconds("PT\(nines)S") == nil)
+        #expect(ISODuration.seconds("P99999999999Y") == nil)
+        #expect {
+            _ = try Self.segments(
+                "<SegmentTemplate media=\"$Number$.m4s\" duration=\"1\"/><Representation id=\"r\" bandwidth=\"1\"/>",
+                duration: "PT\(nines)S"
+            )
+        } throws: { error in
+            "\(error)".contains("no duration to count its segments by")
+        }
+    }
+
+    @Test func aBandwidthPastATerabitIsReadAsOne() throws {
+        let text = """
+            <MPD type="static" mediaPresentationDuration="PT8S"><Period><AdaptationSet mimeType="video/mp4">
+            <Representation id="a" bandwidth="9223372036854775807"/><Representation id="b" bandwidth="-5"/>
+            </AdaptationSet></Period></MPD>
+            """
+        let representations = try MediaPresentation(parsing: Array(text.utf8)).representations(documentURL: Self.url)
+        #expect(representations.map(\.bandwidth) == [DASHRepresentation.maximumBandwidth, 0])
+    }
+
     @Test func durationsReadAsMPDsWriteThem() {
         #expect(ISODuration.seconds("PT1H2M3.5S") == 3723.5)
         #expect(ISODuration.seconds("PT0H12M14.000S") == 734)

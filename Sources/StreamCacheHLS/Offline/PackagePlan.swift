@@ -120,7 +120,9 @@ struct PackagePlan: Sendable {
     /// where known.
     static func entryPoint(to rendition: PackageRendition, bytes: Int64?) -> String {
         var bandwidth: Int64 = 1_000_000
-        if let bytes, rendition.duration > 0 { bandwidth = max(1, Int64(Double(bytes) * 8 / rendition.duration)) }
+        if let bytes, rendition.duration > 0 {
+            bandwidth = Int64(min(max(1, Double(bytes) * 8 / rendition.duration), 1e15))
+        }
         return "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=\(bandwidth)\n\(rendition.playlistPath)\n"
     }
 

@@ -4,21 +4,25 @@ import StreamCache
 import StreamCacheHLS
 
 extension StreamCacheCommand {
-    /// `streamcache hls download URL`: an HLS asset for offline playback.
-    struct HLSDownload: AsyncParsableCommand {
+    /// `streamcache download URL` (and `streamcache hls download URL`): an HLS or DASH stream
+    /// for offline playback.
+    struct OfflineDownload: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "download",
-            abstract: "Download an HLS asset for offline playback (resumes when run again).",
+            abstract: "Download an HLS or DASH stream for offline playback (resumes when run again).",
             discussion: """
                 Chooses one variant (the highest bandwidth unless told), its audio and any subtitles, and \
                 downloads them into a package folder that plays from disk. On success the last line on stdout \
-                is the asset id; `streamcache serve` plays it at /offline/ID/master.m3u8. Stopped or killed, \
-                the same command resumes where it was. A live or EVENT playlist is recorded until it ends, \
-                --duration or --until, or Ctrl-C, then kept as VOD; meanwhile `serve` plays what it has.
+                is the asset id; `streamcache serve` plays it at /offline/ID/master.m3u8 (HLS) or \
+                /offline/ID/manifest.mpd (DASH). Stopped or killed, the same command resumes where it was. \
+                A live or EVENT HLS playlist is recorded until it ends, --duration or --until, or Ctrl-C, \
+                then kept as VOD; meanwhile `serve` plays what it has.
                 """
         )
 
-        @Argument(help: "The URL of the multivariant (or media) playlist, or the id of an asset to resume.")
+        @Argument(
+            help: "The URL of an HLS playlist (multivariant or media) or a DASH MPD, or the id of an asset to resume."
+        )
         var url: String
 
         @Option(name: .long, help: "Choose the best variant at or below this many bits per second (e.g. 2M).")
