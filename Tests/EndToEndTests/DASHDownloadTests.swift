@@ -76,6 +76,67 @@ import Testing
         #expect(requested == ["/drm.mpd"], "\(requested)")
     }
 
+    /// Text by language, as for HLS subtitles: `--subtitles fr` downloads the French WebVTT
+    /// representation (one whole file) and lists it in the package's MPD, which ffprobe reads
+    /// with its video and audio; a
+    /// language none has is refused in one line before any segment is asked for.
+    @Test func subtitlesAreChosenByLanguage() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try await DASHThroughServeTests.make(.timeline, in: folder)
+        let english = "WEBVTT\n\n00:00.000 --> 00:04.000\nHello\n\n00:04.000 --> 00:08.000\nAgain\n"
+        let french = english.replacingOccurrences(of: "Hello", with: "Bonjour")
+        try english.write(toFile: folder + "/subs-en.vtt", atomically: true, encoding: .utf8)
+        try french.write(toFile: folder + "/subs-fr.vtt", atomically: true, encoding: .utf8)
+        let sets = ["en", "fr"].map { language in
+            """
+            <AdaptationSet contentType="text" mimeType="text/vtt" lang="\(language)">
+            <Representation id="sub-\(language)" bandwidth="256"><BaseURL>subs-\(language).vtt</BaseURL></Representation>
+            </AdaptationSet>
+            """
+        }
+        let mpd = try String(contentsOfFile: folder + "/manifest.mpd", encoding: .utf8)
+        try mpd.replacingOccurrences(of: "</Period>", with: sets.joined() + "</Period>")
+            .write(toFile: folder + "/subs.mpd", atomically: true, encoding: .utf8)
+
+        let refused = try await setup.download("dash/subs.mpd", ["--subtitles", "de"], command: ["download"])
+        #expect(refused.status == 1)
+        #expect(
+            refused.stderr.split(separator: "\n").count == 1
+                && refused.stderr.contains("no subtitles in de; there is en, fr"),
+            "\(refused.stderr)"
+        )
+        let requested = try await setup.origin.stats().requests.map(\.path)
+        #expect(requested == ["/dash/subs.mpd"], "\(requested)")
+
+        let result = try await setup.download("dash/subs.mpd", ["--subtitles", "fr"], command: ["download"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let package = setup.library + "/" + id
+        #expect(try String(contentsOfFile: package + "/subtitles-fr/media.vtt", encoding: .utf8) == french)
+        #expect(!FileManager.default.fileExists(atPath: package + "/subtitles-en"))
+        let local = try String(contentsOfFile: package + "/manifest.mpd", encoding: .utf8)
+        #expect(
+            local.contains("<BaseURL>subtitles-fr/media.vtt</BaseURL>") && local.contains("lang=\"fr\""),
+            "\(local)"
+        )
+        // ffmpeg reads a .vtt named in an MPD only when told to (as for the origin's own MPD).
+        let probed = try await Tool.run(
+            "ffprobe",
+            [
+                "-v", "error", "-allowed_extensions", "ALL", "-show_entries", "stream=codec_name", "-of", "csv=p=0",
+                package + "/manifest.mpd",
+            ]
+        )
+        #expect(probed.status == 0, "\(probed.stderr)")
+        #expect(
+            Set(probed.output.split(separator: "\n").map(String.init)) == ["h264", "aac", "webvtt"],
+            "\(probed.output)"
+        )
+        #expect(try await setup.assets().first?.subtitles == ["fr"])
+    }
+
     /// A `$Number$` template whose `startNumber` is past the segments the origin has: the first
     /// segment's 404 is said in one line naming it, asked for once, and the package is kept as
     /// failed, not complete.

@@ -2,9 +2,10 @@ import Foundation
 import StreamCache
 import StreamCacheDASHModel
 
-/// DASH packages: one video representation (by bandwidth and resolution, as for HLS variants)
-/// and audio by language from a static MPD, each representation's segments as files of its
-/// folder, and `manifest.mpd`, an MPD of those representations pointing at them.
+/// DASH packages: one video representation (by bandwidth and resolution, as for HLS variants),
+/// audio and text by language from a static MPD, each representation's segments (or its one
+/// whole file) as files of its folder, and `manifest.mpd`, an MPD of those representations
+/// pointing at them.
 struct DASHPackagePlanner: PackagePlanner {
     let library: OfflineLibrary
     let engine: CacheEngine
@@ -79,7 +80,8 @@ struct DASHPackagePlanner: PackagePlanner {
         )
     }
 
-    /// The video representation `criteria` choose and the audio ones of the languages they ask for.
+    /// The video representation `criteria` choose and the audio and text ones of the languages
+    /// they ask for.
     ///
     /// - Throws: ``OfflineError`` `drm` naming the protection system of a chosen representation,
     ///   `noMatchingVariant` when no video representation fits.
@@ -111,34 +113,10 @@ struct DASHPackagePlanner: PackagePlanner {
                 "no video representation of \(url.absoluteString) fits the selection"
             )
         }
-        let audios = all.filter { $0.contentType == "audio" }
-        // The best of each language.
-        var bestByLanguage: [String: DASHRepresentation] = [:]
-        var languages: [String] = []
-        for audio in audios {
-            let language = audio.language ?? "und"
-            if bestByLanguage[language] == nil { languages.append(language) }
-            if (bestByLanguage[language]?.bandwidth ?? -1) < audio.bandwidth { bestByLanguage[language] = audio }
-        }
-        switch criteria.audio {
-        case .none: break
-        case .default:
-            let main = audios.first { $0.roles.contains("main") }?.language ?? languages.first
-            if let main, let audio = bestByLanguage[main] { chosen.append(audio) }
-        case .all: chosen += languages.compactMap { bestByLanguage[$0] }
-        case .only(let wanted):
-            for language in wanted {
-                guard let match = languages.first(where: { $0.lowercased().hasPrefix(language.lowercased()) }) else {
-                    throw OfflineError(
-                        .noMatchingRendition,
-                        "no audio in \(language); there is "
-                            + (languages.isEmpty ? "none" : languages.joined(separator: ", "))
-                    )
-                }
-                if let audio = bestByLanguage[match], !chosen.contains(audio) { chosen.append(audio) }
-            }
-        }
-        guard !chosen.isEmpty else {
+        chosen += try byLanguage(all.filter { $0.contentType == "audio" }, criteria.audio, what: "audio")
+        let hasMedia = !chosen.isEmpty
+        chosen += try byLanguage(all.filter { $0.contentType == "text" }, criteria.subtitles, what: "subtitles")
+        guard hasMedia else {
             throw OfflineError(.noMatchingVariant, "\(url.absoluteString) lists no video or audio representation")
         }
         for representation in chosen {
@@ -151,6 +129,53 @@ struct DASHPackagePlanner: PackagePlanner {
             }
         }
         return chosen
+    }
+
+    /// The best (highest bandwidth) representation of each language of `representations` that
+    /// `languages` ask for: the `main` one's (else the first listed) for `default`.
+    ///
+    /// - Throws: ``OfflineError`` `noMatchingRendition` for a language asked for that none has.
+    private static func byLanguage(
+        _ representations: [DASHRepresentation],
+        _ languages: MediaSelectionCriteria.Languages,
+        what: String
+    ) throws(OfflineError) -> [DASHRepresentation] {
+        var best: [String: DASHRepresentation] = [:]
+        var listed: [String] = []
+        for representation in representations {
+            let language = representation.language ?? "und"
+            if best[language] == nil { listed.append(language) }
+            if (best[language]?.bandwidth ?? -1) < representation.bandwidth { best[language] = representation }
+        }
+        switch languages {
+        case .none: return []
+        case .default:
+            let main = representations.first { $0.roles.contains("main") }?.language ?? listed.first
+            return main.flatMap { best[$0] }.map { [$0] } ?? []
+        case .all: return listed.compactMap { best[$0] }
+        case .only(let wanted):
+            var chosen: [DASHRepresentation] = []
+            for language in wanted {
+                guard let match = listed.first(where: { $0.lowercased().hasPrefix(language.lowercased()) }) else {
+                    throw OfflineError(
+                        .noMatchingRendition,
+                        "no \(what) in \(language); there is "
+                            + (listed.isEmpty ? "none" : listed.joined(separator: ", "))
+                    )
+                }
+                if let representation = best[match], !chosen.contains(representation) { chosen.append(representation) }
+            }
+            return chosen
+        }
+    }
+
+    /// The file name of a representation that is one whole file (no segment addressing): `media`
+    /// with the extension of its URL's path when that is a short word (`subtitles.vtt`), never
+    /// anything else of the URL.
+    static func wholeFileName(_ representation: DASHRepresentation) -> String {
+        let ext = representation.baseURL.pathExtension.lowercased()
+        let safe = (1...8).contains(ext.count) && ext.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) }
+        return "media" + (safe ? "." + ext : "")
     }
 
     /// The manifest of the package of `chosen`: each representation's initialization and media
@@ -166,13 +191,20 @@ struct DASHPackagePlanner: PackagePlanner {
         var representations: [LocalMPD.Entry] = []
         var folders: Set<String> = []
         for (index, (representation, segments)) in planned.enumerated() {
-            let kind: PackageRendition.Kind = representation.contentType == "video" ? .video : .audio
+            let kind: PackageRendition.Kind =
+                switch representation.contentType {
+                case "video": .video
+                case "text": .subtitles
+                default: .audio
+                }
+            let language = (representation.language ?? "und").lowercased()
+                .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }.prefix(35)
             var folder =
-                kind == .video
-                ? "video"
-                : "audio-"
-                    + (representation.language ?? "und").lowercased()
-                    .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
+                switch kind {
+                case .video: "video"
+                case .audio: "audio-\(language)"
+                case .subtitles: "subtitles-\(language)"
+                }
             if folders.contains(folder) { folder += "-\(index)" }
             folders.insert(folder)
             for reference in [segments.initialization].compactMap({ $0 }) + segments.media {
@@ -187,15 +219,17 @@ struct DASHPackagePlanner: PackagePlanner {
             if let initialization = segments.initialization {
                 items.append(item(.initialization, folder + "/init.mp4", initialization, index, time))
             }
+            let wholeFile = representation.addressing == nil ? wholeFileName(representation) : nil
             for (position, segment) in segments.media.enumerated() {
-                items.append(item(.segment, folder + String(format: "/%05d.m4s", position + 1), segment, index, time))
+                let path = wholeFile.map { folder + "/" + $0 } ?? folder + String(format: "/%05d.m4s", position + 1)
+                items.append(item(.segment, path, segment, index, time))
                 time += segment.duration
             }
             renditions.append(
                 PackageRendition(
                     kind: kind,
                     folder: folder,
-                    language: kind == .audio ? representation.language : nil,
+                    language: kind == .video ? nil : representation.language,
                     url: url.absoluteString + "#" + representation.id,
                     duration: time
                 )
@@ -205,7 +239,8 @@ struct DASHPackagePlanner: PackagePlanner {
                     representation: representation,
                     folder: folder,
                     durations: segments.media.map(\.duration),
-                    hasInitialization: segments.initialization != nil
+                    hasInitialization: segments.initialization != nil,
+                    wholeFile: wholeFile
                 )
             )
         }
@@ -227,7 +262,7 @@ struct DASHPackagePlanner: PackagePlanner {
                 )
             },
             audio: chosen.filter { $0.contentType == "audio" }.map { $0.language ?? "und" },
-            subtitles: [],
+            subtitles: chosen.filter { $0.contentType == "text" }.map { $0.language ?? "und" },
             renditions: renditions,
             items: items,
             estimatedBytes: estimatedBytes(chosen, seconds: renditions.map(\.duration).max() ?? 0)
@@ -274,6 +309,8 @@ enum LocalMPD {
         let folder: String
         let durations: [Double]
         let hasInitialization: Bool
+        /// The name of its one file, for a representation that is one whole file (no segments).
+        let wholeFile: String?
     }
 
     static func text(_ entries: [Entry]) -> String {
@@ -290,6 +327,12 @@ enum LocalMPD {
             element.attributes["width"] = representation.width.map(String.init)
             element.attributes["height"] = representation.height.map(String.init)
             element.attributes["frameRate"] = representation.frameRate
+            if let wholeFile = entry.wholeFile {
+                element.children.append(.element(XMLNode(name: "BaseURL", children: [.text(folder + "/" + wholeFile)])))
+                set.children.append(.element(element))
+                period.children.append(.element(set))
+                continue
+            }
             element.children.append(.element(XMLNode(name: "BaseURL", children: [.text(folder + "/")])))
             var timeline = XMLNode(name: "SegmentTimeline")
             var end = 0.0
