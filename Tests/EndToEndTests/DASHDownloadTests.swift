@@ -78,8 +78,8 @@ import Testing
 
     /// Text by language, as for HLS subtitles: `--subtitles fr` downloads the French WebVTT
     /// representation (one whole file) and lists it in the package's MPD, which ffprobe reads
-    /// with its video and audio; a
-    /// language none has is refused in one line before any segment is asked for.
+    /// with its video and audio; a language none has is refused in one line before any segment
+    /// is asked for.
     @Test func subtitlesAreChosenByLanguage() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
