@@ -116,8 +116,7 @@ public final class HTTPOriginClient: OriginClient {
 
     static func translate(_ error: Error, url: URL) -> Error {
         if error is CancellationError || error is StreamCacheError { return error }
-        let host = url.host ?? url.absoluteString
-        let hostAndPort = url.port.map { "\(host):\($0)" } ?? host
+        let host = url.originName
         if let error = error as? HTTPClientError {
             switch error {
             case .cancelled: return CancellationError()
@@ -140,13 +139,13 @@ public final class HTTPOriginClient: OriginClient {
         if let error = error as? NIOConnectionError {
             guard let failure = error.connectionErrors.first?.error else {
                 // No address to connect to: the name did not resolve.
-                var unresolved = StreamCacheError(.originUnreachable, "cannot resolve host \(host)")
+                var unresolved = StreamCacheError(.originUnreachable, "cannot resolve host \(url.host ?? host)")
                 unresolved.cause = .hostNotFound
                 return unresolved
             }
             // The first address's failure says why, as an IOError does (refused, no route).
             if failure is IOError { return translate(failure, url: url) }
-            var unreachable = StreamCacheError(.originUnreachable, "cannot connect to \(hostAndPort): \(failure)")
+            var unreachable = StreamCacheError(.originUnreachable, "cannot connect to \(host): \(failure)")
             unreachable.cause = .cannotConnect
             return unreachable
         }
@@ -154,7 +153,7 @@ public final class HTTPOriginClient: OriginClient {
             let refused = error.errnoCode == ECONNREFUSED
             var unreachable = StreamCacheError(
                 .originUnreachable,
-                "cannot connect to \(hostAndPort): "
+                "cannot connect to \(host): "
                     + (refused ? "connection refused" : String(cString: strerror(error.errnoCode)))
             )
             unreachable.cause = refused ? .connectionRefused : .cannotConnect

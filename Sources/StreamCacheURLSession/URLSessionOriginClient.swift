@@ -175,7 +175,7 @@ private final class Transfer: @unchecked Sendable {
             } else {
                 head.resume(
                     throwing: failure
-                        ?? StreamCacheError(.originUnreachable, "origin \(url.host ?? "") sent no response")
+                        ?? StreamCacheError(.originUnreachable, "origin \(url.originName) sent no response")
                 )
             }
         }
@@ -192,7 +192,7 @@ private final class Transfer: @unchecked Sendable {
                 } else if finished {
                     continuation.resume(
                         throwing: failure
-                            ?? StreamCacheError(.originUnreachable, "origin \(url.host ?? "") sent no response")
+                            ?? StreamCacheError(.originUnreachable, "origin \(url.originName) sent no response")
                     )
                 } else {
                     headWaiter = continuation
@@ -226,7 +226,7 @@ private final class Transfer: @unchecked Sendable {
     }
 
     private func translate(_ error: Error) -> Error {
-        let host = url.port.map { "\(url.host ?? ""):\($0)" } ?? (url.host ?? "")
+        let host = url.originName
         guard let urlError = error as? URLError else {
             return StreamCacheError(.originUnreachable, "origin \(host): \(error.localizedDescription)")
         }

@@ -97,13 +97,24 @@ enum ByteCount {
     static func format(_ bytes: Int64) -> String { ByteSize.text(bytes) }
 }
 
-/// Parsing an origin URL argument.
+/// Parsing an origin URL argument. A URL that cannot be one is a usage error (status 64).
 enum URLArgument {
     /// The URL a command is given; credentials in it are refused (the cache would keep them).
     static func parse(_ text: String) throws -> URL {
-        let url = try absolute(text)
-        try CacheEngine.validate(url)
-        return url
+        try asUsageError {
+            let url = try absolute(text)
+            try CacheEngine.validate(url)
+            return url
+        }
+    }
+
+    /// What `body` returns; a ``StreamCacheError`` it throws becomes a usage error.
+    private static func asUsageError<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as StreamCacheError {
+            throw CommandFailure(error.message, status: ExitStatus.usage)
+        }
     }
 
     /// `text` as a URL with a scheme, or one line saying what is missing.
@@ -120,9 +131,11 @@ enum URLArgument {
     /// The URL of a command that fetches it, with `user:password@` taken out of it and sent as
     /// `Authorization: Basic` to that origin (as curl does); the cache keeps the URL without them.
     static func parseFetching(_ text: String) throws -> (URL, [HeaderField]) {
-        let url = try absolute(text)
-        let (plain, authorization) = Credentials.split(url)
-        try CacheEngine.validate(plain)
-        return (plain, authorization.map { [$0] } ?? [])
+        try asUsageError {
+            let url = try absolute(text)
+            let (plain, authorization) = Credentials.split(url)
+            try CacheEngine.validate(plain)
+            return (plain, authorization.map { [$0] } ?? [])
+        }
     }
 }

@@ -1,4 +1,5 @@
 import StreamCache
+import StreamCacheHLS
 
 /// The exit status of a command that failed: curl's number where curl has one, so scripts
 /// written for curl read them alike (`docs/command-line.md` has the table).
@@ -11,6 +12,8 @@ enum ExitStatus {
     /// The output could not be written.
     static let writeError: Int32 = 23
     static let timeout: Int32 = 28
+    /// A usage error: an unknown command or option, a missing or invalid argument (EX_USAGE).
+    static let usage: Int32 = 64
 
     static func of(_ error: StreamCacheError) -> Int32 {
         switch error.kind {
@@ -18,7 +21,14 @@ enum ExitStatus {
         case .originUnreachable where error.cause != nil: cannotConnect
         case .originTimeout: timeout
         case .originStatus where (error.status ?? 0) >= 400: httpError
+        // curl -f exits 22 for the 416 a server answers a range past the end with.
+        case .rangeNotSatisfiable: httpError
         default: failure
         }
+    }
+
+    /// The status of the origin failure behind `error`, else 1.
+    static func of(_ error: OfflineError) -> Int32 {
+        error.cause.map(of) ?? failure
     }
 }

@@ -43,7 +43,10 @@ extension StreamCacheCommand {
                         && isDirectory.boolValue)
             else { return file }
             guard let name = RemoteFileName.of(url) else {
-                throw StreamCacheError(.storage, "\(file) is a folder and the URL names no file; give a file name")
+                throw CommandFailure(
+                    "\(file) is a folder and the URL names no file; give a file name",
+                    status: ExitStatus.usage
+                )
             }
             return LocalPath.appending(name, to: file)
         }

@@ -47,9 +47,10 @@ extension StreamCacheCommand {
             let specifier = try Self.parseRange(range)
             let path = remoteName ? try Self.remoteName(of: url) : output ?? "-"
             if output == nil, !remoteName, isatty(STDOUT_FILENO) == 1 {
-                throw StreamCacheError(
-                    .storage,
-                    "not writing binary data to a terminal; use -o FILE, or -o - to write it here anyway"
+                // curl exits 23 too, for the same refusal.
+                throw CommandFailure(
+                    "not writing binary data to a terminal; use -o FILE, or -o - to write it here anyway",
+                    status: ExitStatus.writeError
                 )
             }
             try OutputFile.check(path)
@@ -78,10 +79,7 @@ extension StreamCacheCommand {
             guard let specifiers = RangeSpecifier.parse("bytes=" + text), specifiers.count == 1,
                 specifiers[0] != .suffix(count: 0)
             else {
-                throw StreamCacheError(
-                    .invalidRange,
-                    "invalid --range '\(text)': expected A-B, A- or -N with 0 ≤ A ≤ B"
-                )
+                throw ValidationError("invalid --range '\(text)': expected A-B, A- or -N with 0 ≤ A ≤ B")
             }
             return specifiers[0]
         }

@@ -12,6 +12,8 @@ struct HLSDownloadReporter: Sendable {
     let dryRun: Bool
     let interactive: Bool
     private(set) var outcome = Outcome.none
+    /// What the download failed with, when it did.
+    private(set) var failure: OfflineError?
     private var completed: [String] = []
     private var started = ContinuousClock.now
     private var lastLine: ContinuousClock.Instant?
@@ -78,6 +80,7 @@ struct HLSDownloadReporter: Sendable {
             print(id)
         case .failed(let error):
             outcome = .failed
+            failure = error
             if json { return emit(["event": "failed", "error": error.message, "kind": error.kind.description]) }
             clearLine()
             Terminal.printError("streamcache: error: \(error.message)")

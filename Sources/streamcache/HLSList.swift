@@ -7,7 +7,7 @@ extension StreamCacheCommand {
     struct HLSList: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ls",
-            abstract: "List the offline assets: state, progress, size on disk, selection."
+            abstract: "List the offline assets: id, state, progress, size on disk, length, selection, title and path."
         )
 
         @Flag(name: .long, help: "Print a JSON array.")
@@ -29,27 +29,40 @@ extension StreamCacheCommand {
                 print("no offline assets in \(library.offlineLibrary.directory)")
                 return
             }
+            var rows = [["ID", "STATE", "DONE", "SIZE", "LENGTH", "SELECTION", "TITLE", "PATH"]]
+            var notes: [[String]] = [[]]
             for asset in assets {
-                let variant = asset.variant.map { variant in
-                    [variant.resolution, Bitrate.text(variant.bandwidth)].compactMap { $0 }.joined(separator: " ")
-                }
-                let renditions =
-                    (asset.audio.isEmpty ? "" : "  audio \(asset.audio.joined(separator: ","))")
-                    + (asset.subtitles.isEmpty ? "" : "  subtitles \(asset.subtitles.joined(separator: ","))")
-                print(
-                    "\(asset.id)  \(asset.state.rawValue)  \(String(format: "%.0f%%", asset.progress * 100))  "
-                        + "\(ByteCount.format(asset.bytes))  \(HLSDownloadReporter.mediaDuration(asset.duration))"
-                        + (variant.map { "  \($0)" } ?? "") + renditions
-                )
-                print("    \(asset.url)")
-                print("    \(asset.path)")
-                if let failure = asset.failure { print("    failed: \(failure)") }
-                if let recording = asset.recording { print("    " + Self.describe(recording)) }
+                rows.append([
+                    asset.id, asset.state.rawValue, String(format: "%.0f%%", asset.progress * 100),
+                    ByteCount.format(asset.bytes), HLSDownloadReporter.mediaDuration(asset.duration),
+                    Self.selection(asset), AssetTitle.of(asset), asset.path,
+                ])
+                var lines: [String] = []
+                if let failure = asset.failure { lines.append("failed: \(failure)") }
+                if let recording = asset.recording { lines.append(Self.describe(recording)) }
                 let alone = library.offlineLibrary.filesHeldAlone(asset.id)
                 if asset.state == .complete, alone > 0 {
-                    print("    \(alone) file(s) held by the package alone, not shared with the cache")
+                    lines.append("\(alone) file(s) held by the package alone, not shared with the cache")
                 }
+                notes.append(lines)
             }
+            for (row, lines) in zip(TextColumns.lines(rows), notes) {
+                print(row)
+                for line in lines { print("    " + line) }
+            }
+        }
+
+        /// `1280x720 2.1 Mbit/s, audio en,de, subtitles en`.
+        static func selection(_ asset: OfflineAsset) -> String {
+            var parts: [String] = []
+            if let variant = asset.variant {
+                parts.append(
+                    [variant.resolution, Bitrate.text(variant.bandwidth)].compactMap { $0 }.joined(separator: " ")
+                )
+            }
+            if !asset.audio.isEmpty { parts.append("audio " + asset.audio.joined(separator: ",")) }
+            if !asset.subtitles.isEmpty { parts.append("subtitles " + asset.subtitles.joined(separator: ",")) }
+            return parts.joined(separator: ", ")
         }
 
         static func object(_ asset: OfflineAsset) -> [String: Any] {
@@ -107,7 +120,7 @@ extension StreamCacheCommand {
             abstract: "Delete offline assets and free their disk."
         )
 
-        @Argument(help: "Ids of the assets to delete (see 'streamcache hls ls').")
+        @Argument(help: "Ids of the assets to delete, or their first 4 characters or more (see 'streamcache hls ls').")
         var ids: [String] = []
 
         @Flag(name: .long, help: "Delete every asset.")
@@ -132,8 +145,9 @@ extension StreamCacheCommand {
             let ids = all ? offline.assets().map(\.id) : ids
             var failures: [String] = []
             var released: [URL] = []
-            for id in ids {
+            for given in ids {
                 do {
+                    let id = try offline.id(named: given) ?? given
                     let urls = offline.urlsOnlyIn(id)
                     try offline.remove(id)
                     released += urls

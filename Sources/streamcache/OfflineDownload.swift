@@ -21,7 +21,8 @@ extension StreamCacheCommand {
         )
 
         @Argument(
-            help: "The URL of an HLS playlist (multivariant or media) or a DASH MPD, or the id of an asset to resume."
+            help:
+                "The URL of an HLS playlist (multivariant or media) or a DASH MPD, or the id (or its first 4+ characters) of an asset to resume."
         )
         var url: String
 
@@ -158,19 +159,19 @@ extension StreamCacheCommand {
 
         func run() async throws {
             let offline = library.offlineLibrary
-            let resumed = offline.asset(url)?.id
+            let resumed = try offline.id(named: url)
             if resumed == nil, !self.url.contains("://"), !self.url.contains("/"), !self.url.contains(".") {
                 // Neither a URL nor an asset of the library: say both.
-                throw OfflineError(
-                    .unknownAsset,
-                    "no asset \(self.url) in the library, and it is not a URL (see streamcache hls ls)"
+                throw CommandFailure(
+                    "no asset \(self.url) in the library, and it is not a URL (see streamcache hls ls)",
+                    status: ExitStatus.usage
                 )
             }
             let url = resumed == nil ? try URLArgument.parse(url) : nil
             let criteria = try criteria()
             let options = try downloadOptions()
             let reporter = HLSDownloadReporter(json: json, dryRun: dryRun)
-            let outcome: HLSDownloadReporter.Outcome
+            let outcome: (HLSDownloadReporter.Outcome, OfflineError?)
             do {
                 // A live recording ends at the first signal with the package finished; anything
                 // else stops, to resume.
@@ -204,16 +205,16 @@ extension StreamCacheCommand {
                             reporter.report(event)
                         }
                         try Task.checkCancellation()
-                        return reporter.outcome
+                        return (reporter.outcome, reporter.failure)
                     }
                 }
             } catch let interrupted as Interrupted {
                 reporter.interrupted()
                 throw ExitCode(interrupted.exitCode)
             }
-            switch outcome {
+            switch outcome.0 {
             case .finished, .dryRun: return
-            case .failed, .none: throw ExitCode.failure
+            case .failed, .none: throw ExitCode(outcome.1.map(ExitStatus.of) ?? ExitStatus.failure)
             }
         }
     }

@@ -15,7 +15,7 @@ struct OriginHeaderOptions: ParsableArguments {
     func fields() throws -> [HeaderField] {
         try header.map { line in
             guard let field = HeaderField(parsing: line) else {
-                throw StreamCacheError(.invalidURL, "invalid --header '\(line)': expected 'Name: value'")
+                throw CommandFailure("invalid --header '\(line)': expected 'Name: value'", status: ExitStatus.usage)
             }
             return field
         }

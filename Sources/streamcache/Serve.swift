@@ -127,8 +127,16 @@ extension StreamCacheCommand {
                         .storage,
                         "port \(port) is in use on \(host); choose another with --port (0 picks a free one)"
                     )
+                } catch let error as IOError where error.errnoCode == EADDRNOTAVAIL {
+                    throw CommandFailure(
+                        "cannot serve on \(host): not an address of this machine",
+                        status: ExitStatus.usage
+                    )
                 } catch is SocketAddressError.UnknownHost {
-                    throw StreamCacheError(.storage, "cannot serve on \(host): not a name or address of this machine")
+                    throw CommandFailure(
+                        "cannot serve on \(host): not a name or address of this machine",
+                        status: ExitStatus.usage
+                    )
                 } catch {
                     throw StreamCacheError(.storage, "cannot serve on \(host):\(port): \(error)")
                 }

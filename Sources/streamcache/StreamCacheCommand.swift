@@ -24,6 +24,10 @@ struct StreamCacheCommand: AsyncParsableCommand {
     static func main() async {
         signal(SIGPIPE, SIG_IGN)
         TransferMemory.keepBuffersForReuse()
+        if let unknown = CommandSuggestion.unknownCommand(in: Array(CommandLine.arguments.dropFirst())) {
+            Terminal.printError("streamcache: error: \(unknown)")
+            Self.exit(withError: ExitCode(ExitStatus.usage))
+        }
         do {
             var command = try parseAsRoot()
             if var asyncCommand = command as? AsyncParsableCommand {
@@ -46,7 +50,7 @@ struct StreamCacheCommand: AsyncParsableCommand {
         switch error {
         case let error as StreamCacheError: (line, status) = (error.message, ExitStatus.of(error))
         case let error as OutputError: (line, status) = (error.message, ExitStatus.writeError)
-        case let error as OfflineError: (line, status) = (error.message, ExitStatus.failure)
+        case let error as OfflineError: (line, status) = (error.message, ExitStatus.of(error))
         case let error as CommandFailure: (line, status) = (error.message, error.status)
         case is CancellationError: (line, status) = ("cancelled", ExitStatus.failure)
         case is ExitCode: return error

@@ -504,7 +504,7 @@ extension HostileWorldRoundThree {
             let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
             let reply = try await Curl.fetch(proxy.url(origin.url("old.bin")), headers: ["Range: bytes=0-999"])
             #expect(reply.status == 206)
-            try await onOwnThread { usleep(3_000_000) }
+            _ = try await onOwnThread { usleep(3_000_000) }
             struct Listed: Decodable { let url: String }
             let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
             let urls = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources.map(\.url)
@@ -538,7 +538,7 @@ extension HostileWorldRoundThree {
                     ]
                 )
             }
-            try await onOwnThread { usleep(1_000_000) }
+            _ = try await onOwnThread { usleep(1_000_000) }
             try disk.fill()
             let freeBefore = disk.freeBytes
             let removed = try await CLI.run(["rm", "--all"], cacheDir: disk.path)

@@ -145,7 +145,7 @@ import Testing
         let id = try await LiveRecordingTests.listed(3, in: library, by: process)
         let asset = try #require(id, "the recording listed no three segments")
         let filler = Int(disk.freeBytes) - 300_000
-        FileManager.default.createFile(atPath: disk.path + "/filler", contents: Data(count: max(0, filler)))
+        _ = FileManager.default.createFile(atPath: disk.path + "/filler", contents: Data(count: max(0, filler)))
         try await onOwnThread { process.waitUntilExit() }
         let stderr = try await errors.text()
         #expect(process.terminationStatus == 1, "\(stderr)")

@@ -18,7 +18,7 @@ public enum OriginAnswer: Hashable, Sendable {
     ///   for a response that does not carry what was asked (wrong start, overlong range, bad totals).
     public static func judge(_ head: OriginResponseHead, first: Int64, last: Int64?) throws -> OriginAnswer {
         let info = head.contentInfo
-        let host = head.url.host ?? head.url.absoluteString
+        let host = head.url.originName
         if head.status == 200 || head.status == 206, let encoding = head["Content-Encoding"],
             !encoding.split(separator: ",").allSatisfy({ $0.trimming(" \t").lowercased() == "identity" })
         {

@@ -36,7 +36,7 @@ struct RedirectingOrigin: Sendable {
         }
         throw StreamCacheError(
             .tooManyRedirects,
-            "origin \(first.host ?? first.absoluteString): more than \(configuration.maxRedirects) redirects"
+            "origin \(first.originName): more than \(configuration.maxRedirects) redirects"
         )
     }
 
@@ -63,7 +63,7 @@ struct RedirectingOrigin: Sendable {
         } catch let error as StreamCacheError {
             throw StreamCacheError(
                 .refusedURL,
-                "origin \(first.host ?? "") redirected to a URL that is not fetched: \(error.message)"
+                "origin \(first.originName) redirected to a URL that is not fetched: \(error.message)"
             )
         }
     }

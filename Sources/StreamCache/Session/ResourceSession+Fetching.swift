@@ -73,7 +73,7 @@ extension ResourceSession {
                 // would get the same, so the fetch fails; readers retry a bounded number of times.
                 throw StreamCacheError(
                     .originProtocolViolation,
-                    "origin \(head.url.host ?? "") answered 304 Not Modified to a range request"
+                    "origin \(head.url.originName) answered 304 Not Modified to a range request"
                 )
             }
             var rest: ArraySlice<UInt8> = []

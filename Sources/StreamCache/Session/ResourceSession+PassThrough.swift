@@ -47,7 +47,7 @@ extension ResourceSession {
                     // Nothing conditional was asked for bytes: a 304 is no answer to this.
                     throw StreamCacheError(
                         .originProtocolViolation,
-                        "origin \(head.url.host ?? "") answered 304 Not Modified to a range request"
+                        "origin \(head.url.originName) answered 304 Not Modified to a range request"
                     )
                 }
                 var remaining = end.map { $0 - position } ?? Int64.max

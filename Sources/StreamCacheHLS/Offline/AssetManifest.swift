@@ -77,6 +77,9 @@ enum AssetID {
         return String(repeating: "0", count: 16 - hex.count) + hex
     }
 
+    /// The fewest characters of an id that name an asset where an id does.
+    static let shortestPrefix = 4
+
     /// Whether `text` could be an id (and so is safe as a folder name).
     static func isValid(_ text: String) -> Bool {
         text.count == 16 && text.allSatisfy { $0.isHexDigit && !$0.isUppercase }

@@ -49,7 +49,8 @@ struct DASHPackagePlanner: PackagePlanner {
             } catch {
                 throw OfflineError(
                     .segment,
-                    "cannot read the index of representation \(representation.id): \(ItemFetcher.reason(for: error))"
+                    "cannot read the index of representation \(representation.id): \(ItemFetcher.reason(for: error))",
+                    cause: error
                 )
             }
         }

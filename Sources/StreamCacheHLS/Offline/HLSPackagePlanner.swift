@@ -164,7 +164,17 @@ struct HLSPackagePlanner: PackagePlanner {
                 recording: media.contains { !$0.playlist.endList }
             )
         )
-        return manifest(id: id, url: url, plan: plan, selection: selection, sources: [url] + urls)
+        var manifest = manifest(id: id, url: url, plan: plan, selection: selection, sources: [url] + urls)
+        manifest.title = Self.title(of: playlist)
+        return manifest
+    }
+
+    /// The title the multivariant playlist gives (`EXT-X-SESSION-DATA` `com.apple.hls.title`),
+    /// one line of at most 200 characters.
+    static func title(of playlist: MultivariantPlaylist) -> String? {
+        let value = playlist.sessionData.first { $0["DATA-ID"] == "com.apple.hls.title" }?["VALUE"]
+        let line = value?.split(whereSeparator: \.isNewline).first.map { String($0.prefix(200)) }
+        return line?.trimmingCharacters(in: .whitespaces).isEmpty == false ? line : nil
     }
 
     /// `plan` with its size estimated from the lengths of a sample of its files, learnt through

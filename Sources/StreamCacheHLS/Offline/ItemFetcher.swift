@@ -135,7 +135,8 @@ struct ItemFetcher: Sendable {
         return OfflineError(
             .segment,
             "cannot fetch \(what) \(item.url) (\(item.path))"
-                + (attempts > 1 ? " after \(attempts) attempts" : "") + ": \(reason(for: error))"
+                + (attempts > 1 ? " after \(attempts) attempts" : "") + ": \(reason(for: error))",
+            cause: error
         )
     }
 }

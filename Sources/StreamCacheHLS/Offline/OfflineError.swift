@@ -1,3 +1,5 @@
+import StreamCache
+
 /// Why an offline download or a library operation could not go on, as one line for a user.
 ///
 /// Compare by kind: `error.kind == .live`.
@@ -43,11 +45,15 @@ public struct OfflineError: Error, Hashable, Sendable, CustomStringConvertible {
     public let kind: Kind
     /// A one-line explanation for a user.
     public let message: String
+    /// What the origin or the streaming cache failed with, when that is the cause (a playlist
+    /// or segment the origin answered 404 for, a host that does not resolve).
+    public let cause: StreamCacheError?
 
-    /// Creates an error of `kind` with a one-line `message`.
-    public init(_ kind: Kind, _ message: String) {
+    /// Creates an error of `kind` with a one-line `message`, and the `cause` behind it.
+    public init(_ kind: Kind, _ message: String, cause: (any Error)? = nil) {
         self.kind = kind
         self.message = message
+        self.cause = cause as? StreamCacheError
     }
 
     public var description: String { message }

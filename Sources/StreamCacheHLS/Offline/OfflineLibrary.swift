@@ -134,6 +134,26 @@ public struct OfflineLibrary: Sendable {
         return names.filter(AssetID.isValid).compactMap { asset($0) }.sorted { $0.created < $1.created }
     }
 
+    /// The id of the asset `text` names: its id, or a prefix of 4 characters or more that one
+    /// asset's id starts with; `nil` when none does.
+    ///
+    /// - Throws: ``OfflineError`` `unknownAsset` naming each asset a prefix matches, when it
+    ///   matches more than one.
+    public func id(named text: String) throws(OfflineError) -> String? {
+        let text = text.lowercased()
+        if AssetID.isValid(text) { return asset(text) == nil ? nil : text }
+        guard text.count >= AssetID.shortestPrefix, text.allSatisfy(\.isHexDigit) else { return nil }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        let matches = names.filter { AssetID.isValid($0) && $0.hasPrefix(text) && asset($0) != nil }.sorted()
+        guard matches.count <= 1 else {
+            throw OfflineError(
+                .unknownAsset,
+                "\(text) names \(matches.count) assets (\(matches.joined(separator: ", "))): give more of the id"
+            )
+        }
+        return matches.first
+    }
+
     /// The assets whose download has not finished, to resume.
     public func unfinished() -> [OfflineAsset] {
         assets().filter { $0.state != .complete }

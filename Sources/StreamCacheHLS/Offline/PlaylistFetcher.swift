@@ -49,7 +49,8 @@ struct PlaylistFetcher: Sendable {
                 else {
                     throw OfflineError(
                         .playlist,
-                        "cannot fetch playlist \(url.absoluteString): \(ItemFetcher.reason(for: error))"
+                        "cannot fetch playlist \(url.absoluteString): \(ItemFetcher.reason(for: error))",
+                        cause: error
                     )
                 }
                 try await Task.sleep(for: pause)
