@@ -105,7 +105,7 @@ import Testing
             (["serve", "--port", "\(busy.port)"], "port \(busy.port) is in use"),
             (
                 ["gte", "http://127.0.0.1:1/a"],
-                "unexpected arguments: 'gte', 'http://127.0.0.1:1/a' (see 'streamcache --help')"
+                "unknown command 'gte'; did you mean 'get'? (see 'streamcache --help')"
             ),
             (["get", "example.com/a.mp3"], "add http:// or https://"),
             (["ls", "--cache-dir", workspace.originDirectory + "/file"], "is a file, not a directory"),
