@@ -1,19 +1,34 @@
 import ArgumentParser
 import Foundation
 import StreamCache
+import StreamCacheHLS
 
 extension StreamCacheCommand {
     struct Export: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Write the complete resource to a file, fetching only the bytes not cached yet.",
-            discussion: "FILE may be a folder: the file is then named after the URL, as curl -O and wget do."
+            abstract: "Write a complete resource, or an offline package as one playable file.",
+            discussion: """
+                For a URL: the resource's bytes, fetching only those not cached yet; FILE may be a folder, \
+                and the file is then named after the URL, as curl -O and wget do. For the id of an offline \
+                package (or its first 4+ characters): the package muxed by ffmpeg without re-encoding into \
+                FILE, .mp4, .m4a, .mkv or .ts by extension, or a template such as '%(title)s.%(ext)s'.
+                """
         )
 
-        @Argument(help: "The http(s) URL of the resource.")
+        @Argument(help: "The http(s) URL of the resource, or the id of an offline package.")
         var url: String
 
         @Argument(help: "The file (or folder) to write.")
         var file: String
+
+        @Option(name: .long, help: "The offline library folder, for a package id (default as for 'hls ls').")
+        var library: String?
+
+        @Flag(name: .long, help: "For a package: replace a file that is there.")
+        var force = false
+
+        @Flag(name: .long, help: "For a package: show the ffmpeg command.")
+        var verbose = false
 
         @OptionGroup var transfer: TransferOptions
 
@@ -22,6 +37,12 @@ extension StreamCacheCommand {
         @OptionGroup var cache: CacheOptions
 
         func run() async throws {
+            if !url.contains("://") {
+                let offline = HLSLibraryOptions.library(library, cache: cache)
+                if let id = try offline.id(named: url), let asset = offline.asset(id) {
+                    return try await Self.export(asset, to: file, force: force, verbose: verbose)
+                }
+            }
             let (url, credentials) = try URLArgument.parseFetching(url)
             let output = try Self.outputPath(file, url: url)
             try OutputFile.check(output)
@@ -32,6 +53,16 @@ extension StreamCacheCommand {
                 output: output,
                 progress: Progress.make(label: "export", forced: transfer.progress)
             ).run(cache: cache, timeout: transfer.timeoutDuration)
+        }
+
+        /// The package `asset` as one file, when it is complete.
+        static func export(_ asset: OfflineAsset, to file: String, force: Bool, verbose: Bool) async throws {
+            guard asset.state == .complete else {
+                throw CommandFailure(
+                    "package \(asset.id) is \(asset.state.rawValue): finish it first (streamcache download \(asset.id))"
+                )
+            }
+            try await SingleFileOutput(file, argument: "FILE", force: force, verbose: verbose).write(asset)
         }
 
         /// `file`, or the URL's last path segment inside it when it is a folder.

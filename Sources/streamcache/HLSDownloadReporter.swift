@@ -14,6 +14,8 @@ struct HLSDownloadReporter: Sendable {
     private(set) var outcome = Outcome.none
     /// What the download failed with, when it did.
     private(set) var failure: OfflineError?
+    /// The asset, once it is finished.
+    private(set) var finishedID: String?
     private var completed: [String] = []
     private var started = ContinuousClock.now
     private var lastLine: ContinuousClock.Instant?
@@ -74,6 +76,7 @@ struct HLSDownloadReporter: Sendable {
             }
         case .finished(let id, let path):
             outcome = .finished
+            finishedID = id
             if json { return emit(["event": "finished", "id": id, "path": path, "completed": completed]) }
             clearLine()
             Terminal.printError("done in \(Progress.duration(seconds)): \(path)")

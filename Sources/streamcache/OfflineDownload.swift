@@ -74,6 +74,28 @@ extension StreamCacheCommand {
         )
         var fromStart = false
 
+        @Option(
+            name: [.customShort("o"), .customLong("output")],
+            help: ArgumentHelp(
+                "Also write one file, muxed by ffmpeg without re-encoding: .mp4, .m4a, .mkv or .ts by extension.",
+                discussion: "A template such as '%(title)s.%(ext)s' (fields: title, id, height, ext).",
+                valueName: "file"
+            )
+        )
+        var output: String?
+
+        @Flag(
+            name: .long,
+            help: "With -o: keep only the file; the package is deleted (its bytes stay cached, unpinned)."
+        )
+        var noPackage = false
+
+        @Flag(name: .long, help: "With -o: replace a file that is there.")
+        var force = false
+
+        @Flag(name: .long, help: "Show the ffmpeg command -o runs.")
+        var verbose = false
+
         @OptionGroup var transfer: TransferOptions
 
         @OptionGroup var originHeaders: OriginHeaderOptions
@@ -87,6 +109,14 @@ extension StreamCacheCommand {
             _ = try criteria()
             guard (1...64).contains(jobs) else { throw ValidationError("invalid --jobs \(jobs): expected 1 to 64") }
             _ = try recordingOptions()
+            if let output {
+                do {
+                    _ = try OutputTemplate(output)
+                } catch let failure as CommandFailure {
+                    throw ValidationError(failure.message)
+                }
+            }
+            guard output != nil || !noPackage else { throw ValidationError("--no-package goes with -o FILE") }
         }
 
         /// `--duration`, `--until` and `--from-start`.
@@ -168,10 +198,12 @@ extension StreamCacheCommand {
                 )
             }
             let url = resumed == nil ? try URLArgument.parse(url) : nil
+            // ffmpeg and the output's folder are checked before any byte is fetched.
+            let single = try output.map { try SingleFileOutput($0, force: force, verbose: verbose) }
             let criteria = try criteria()
             let options = try downloadOptions()
             let reporter = HLSDownloadReporter(json: json, dryRun: dryRun)
-            let outcome: (HLSDownloadReporter.Outcome, OfflineError?)
+            let outcome: HLSDownloadReporter
             do {
                 // A live recording ends at the first signal with the package finished; anything
                 // else stops, to resume.
@@ -205,16 +237,31 @@ extension StreamCacheCommand {
                             reporter.report(event)
                         }
                         try Task.checkCancellation()
-                        return (reporter.outcome, reporter.failure)
+                        return reporter
                     }
                 }
             } catch let interrupted as Interrupted {
                 reporter.interrupted()
                 throw ExitCode(interrupted.exitCode)
             }
-            switch outcome.0 {
-            case .finished, .dryRun: return
-            case .failed, .none: throw ExitCode(outcome.1.map(ExitStatus.of) ?? ExitStatus.failure)
+            switch outcome.outcome {
+            case .dryRun: return
+            case .finished:
+                guard let single, let id = outcome.finishedID, let asset = offline.asset(id) else { return }
+                try await single.write(asset)
+                if noPackage { try await Self.removePackage(id, library: library) }
+            case .failed, .none: throw ExitCode(outcome.failure.map(ExitStatus.of) ?? ExitStatus.failure)
+            }
+        }
+
+        /// Deletes the package `id`, its files left in the streaming cache unpinned.
+        static func removePackage(_ id: String, library: HLSLibraryOptions) async throws {
+            let offline = library.offlineLibrary
+            let urls = offline.urlsOnlyIn(id)
+            try offline.remove(id)
+            guard !urls.isEmpty, library.cache.directory.hasIndex else { return }
+            try await library.cache.withEngine(evicts: false) { engine in
+                for url in urls { _ = try? await engine.setPinned(false, url) }
             }
         }
     }

@@ -50,10 +50,13 @@ enum CLI {
         _ arguments: [String],
         cacheDir: String?,
         in folder: String? = nil,
+        path: String? = nil,
         timeout: Duration = .seconds(120)
     ) async throws -> Result {
         let process = command(arguments, cacheDir: cacheDir)
         if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
+        // `PATH` for the tools the command runs (ffmpeg), when a test gives its own.
+        if let path { process.environment?["PATH"] = path }
         return try await process.runToCompletion(timeout: timeout)
     }
 

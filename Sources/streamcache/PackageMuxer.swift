@@ -1,0 +1,126 @@
+import Foundation
+import StreamCache
+import StreamCacheHLS
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One file from an offline package: its video, audio and subtitles muxed by ffmpeg without
+/// re-encoding (stream copy), AES-128 segments kept encrypted decrypted with the package's keys.
+/// The container follows the file's extension: MP4 (subtitles as `mov_text`), M4A (audio only),
+/// Matroska, MPEG-TS (no subtitles).
+struct PackageMuxer {
+    /// The ffmpeg it runs.
+    let ffmpeg: String
+
+    /// ffmpeg, found on `PATH`.
+    ///
+    /// - Throws: ``CommandFailure`` saying how to install it, when it is not there.
+    static func find(environment: [String: String] = ProcessInfo.processInfo.environment) throws -> PackageMuxer {
+        let folders = (environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":")
+        for folder in folders where !folder.isEmpty {
+            let candidate = String(folder) + "/ffmpeg"
+            if access(candidate, X_OK) == 0 { return PackageMuxer(ffmpeg: candidate) }
+        }
+        throw CommandFailure(
+            "-o needs ffmpeg to write one file, and it is not on PATH: install it (apt-get install ffmpeg, "
+                + "brew install ffmpeg), or leave out -o to keep the package only"
+        )
+    }
+
+    /// ffmpeg's arguments for writing the package whose entry point is `entryPoint` to
+    /// `temporary`, a file in the container `container` names (an extension of
+    /// ``OutputTemplate/extensions``), with the WebVTT files `subtitles` as subtitle streams.
+    static func arguments(
+        entryPoint: String,
+        subtitles: [WebVTTJoin.Track],
+        temporary: String,
+        container: String
+    ) -> [String] {
+        var arguments = [
+            "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+            // The package's own files and keys only: segments may be named .m4s, .vtt or .key.
+            "-allowed_extensions", "ALL", "-protocol_whitelist", "file,crypto,data",
+            "-i", entryPoint,
+        ]
+        for track in subtitles { arguments += ["-i", track.path] }
+        var maps: [String]
+        let format: String
+        switch container {
+        case "m4a": (maps, format) = (["-map", "0:a"], "mp4")
+        case "ts": (maps, format) = (["-map", "0:v?", "-map", "0:a?"], "mpegts")
+        default:
+            maps = ["-map", "0:v?", "-map", "0:a?", "-map", "0:s?"]
+            for (index, track) in subtitles.enumerated() {
+                maps += ["-map", "\(index + 1):s"]
+                if let language = track.language { maps += ["-metadata:s:s:\(index)", "language=\(language)"] }
+            }
+            format = container == "mkv" ? "matroska" : "mp4"
+        }
+        arguments += maps + ["-c", "copy"]
+        if format == "mp4", container != "m4a" { arguments += ["-c:s", "mov_text"] }
+        return arguments + ["-f", format, temporary]
+    }
+
+    /// Writes `asset` to `path` (beside it first, then renamed: a failed run leaves no file).
+    ///
+    /// - Throws: ``CommandFailure`` with ffmpeg's last line when it fails; the package is kept.
+    func write(_ asset: OfflineAsset, to path: String, verbose: Bool) async throws {
+        let container = (path as NSString).pathExtension.lowercased()
+        let folder = LocalPath.folder(of: path)
+        let temporary = LocalPath.appending(".\(LocalPath.lastComponent(of: path)).\(getpid()).partial", to: folder)
+        let subtitles =
+            ["mp4", "mkv"].contains(container)
+            ? try WebVTTJoin.tracks(entryPoint: asset.path, into: folder, name: LocalPath.lastComponent(of: path)) : []
+        defer { for track in subtitles { unlink(track.path) } }
+        let arguments = Self.arguments(
+            entryPoint: asset.path,
+            subtitles: subtitles,
+            temporary: temporary,
+            container: container
+        )
+        if verbose { Terminal.printError(([ffmpeg] + arguments).map(Self.quoted).joined(separator: " ")) }
+        Terminal.printError("writing \(path) with ffmpeg")
+        let (status, errors) = try await Self.run(ffmpeg, arguments)
+        guard status == 0 else {
+            unlink(temporary)
+            let last = errors.split(separator: "\n").last.map(String.init) ?? "exit status \(status)"
+            throw CommandFailure(
+                "ffmpeg could not write \(path) (\(last.prefix(300))); the package is kept at \(asset.path): "
+                    + "streamcache export \(asset.id) FILE tries again"
+            )
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw OutputError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
+        Terminal.printError("wrote \(path)" + (bytes.map { " (\(ByteCount.format($0)))" } ?? ""))
+    }
+
+    /// Runs `executable` to its end: its status and what it wrote on stderr.
+    private static func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle.nullDevice
+        let pipe = Pipe()
+        process.standardError = pipe
+        try process.run()
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+            }
+        }
+    }
+
+    /// `text` as a shell word.
+    static func quoted(_ text: String) -> String {
+        let plain = text.allSatisfy { $0.isLetter || $0.isNumber || "-_./:,+=%@".contains($0) }
+        return plain && !text.isEmpty ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import StreamCache
+import StreamCacheHLS
+
+/// `-o FILE` of `download` and `export ID FILE`: a finished package written as one file by
+/// ``PackageMuxer``, its name from an ``OutputTemplate``.
+struct SingleFileOutput {
+    let template: OutputTemplate
+    let muxer: PackageMuxer
+    /// Replace a file that is there.
+    let force: Bool
+    /// Show the ffmpeg command.
+    let verbose: Bool
+
+    /// Checks what can be checked before any download: the template, ffmpeg on `PATH`, and the
+    /// folder the template names (when no field is in it).
+    ///
+    /// - Throws: ``CommandFailure`` (64 for the template, 1 without ffmpeg), ``OutputError``
+    ///   for a folder that is not there.
+    init(_ text: String, argument: String = "-o", force: Bool, verbose: Bool) throws {
+        template = try OutputTemplate(text, argument: argument)
+        muxer = try PackageMuxer.find()
+        self.force = force
+        self.verbose = verbose
+        let folder = LocalPath.folder(of: text)
+        if !folder.contains("%(") {
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
+            else { throw OutputError("cannot write \(text): folder \(folder) does not exist") }
+        }
+    }
+
+    /// Writes `asset` (complete) to the file the template names for it; returns its path.
+    ///
+    /// - Throws: ``OutputError`` for a file that is there (without `force`), a folder, a
+    ///   missing folder; ``CommandFailure`` when ffmpeg fails (the package is kept).
+    @discardableResult
+    func write(_ asset: OfflineAsset) async throws -> String {
+        let path = template.path(
+            OutputTemplate.Values(
+                title: AssetTitle.of(asset),
+                id: asset.id,
+                height: asset.variant?.resolution?.split(separator: "x").last.flatMap { Int($0) },
+                hasVideo: Self.hasVideo(asset),
+                hasSubtitles: !asset.subtitles.isEmpty
+            )
+        )
+        try OutputFile.check(path)
+        if !force, FileManager.default.fileExists(atPath: path) {
+            throw OutputError("\(path) exists; --force replaces it")
+        }
+        try await muxer.write(asset, to: path, verbose: verbose)
+        return path
+    }
+
+    /// Whether the package has video: a variant with a resolution or a video codec, or one
+    /// that says neither.
+    static func hasVideo(_ asset: OfflineAsset) -> Bool {
+        guard let variant = asset.variant else { return false }
+        guard variant.resolution == nil, let codecs = variant.codecs else { return true }
+        return ["avc", "hvc", "hev", "vp0", "vp8", "vp9", "av01", "dvh"].contains { codecs.contains($0) }
+    }
+}

@@ -1,0 +1,152 @@
+import Foundation
+import StreamCacheTesting
+import Testing
+
+/// `download URL -o FILE` and `export ID FILE`: one file that ffmpeg decodes frame for frame as
+/// the package, named from a template, in the container its extension says; the bad inputs each
+/// get one line and their status, and nothing is lost.
+@Suite(.timeLimit(.minutes(3))) struct SingleFileOutputTests {
+    /// The codec of each stream of `file`, and its video frames' checksums.
+    static func streams(_ file: String) async throws -> (codecs: [String], frames: [String]) {
+        // A package's playlist may name .vtt files, which ffmpeg reads only when told to.
+        let input = (file.hasSuffix(".m3u8") ? ["-allowed_extensions", "ALL"] : []) + ["-i", file]
+        let probed = try await Tool.run(
+            "ffprobe",
+            ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0"] + input
+        )
+        #expect(probed.status == 0, "\(probed.stderr)")
+        let frames = try await Tool.run("ffmpeg", ["-v", "error"] + input + ["-map", "0:v:0", "-f", "framemd5", "-"])
+        return (
+            probed.output.split(separator: "\n").map(String.init),
+            frames.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
+                $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+            }
+        )
+    }
+
+    @Test func aTemplateInAnEmptyFolderLeavesOneMP4NamedAfterTheTitle() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.multi, in: setup.workspace.originDirectory)
+        let master = setup.workspace.originDirectory + "/multi/master.m3u8"
+        let text = try String(contentsOfFile: master, encoding: .utf8)
+        try text.replacingOccurrences(
+            of: "#EXTM3U\n",
+            with: "#EXTM3U\n#EXT-X-SESSION-DATA:DATA-ID=\"com.apple.hls.title\",VALUE=\"Episode 12/13: ../The Pilot\"\n"
+        ).write(toFile: master, atomically: true, encoding: .utf8)
+        let folder = setup.workspace.outputDirectory
+        let result = try await CLI.run(
+            ["download", setup.origin.url("multi/master.m3u8"), "-o", "%(title)s.%(ext)s", "--audio", "all"],
+            cacheDir: setup.workspace.cacheDirectory,
+            in: folder
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map(String.init))
+        // The title's "/" cannot make a folder; nothing is written outside the folder.
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["Episode 12_13: .._The Pilot.mp4"])
+        let written = try await Self.streams(folder + "/Episode 12_13: .._The Pilot.mp4")
+        #expect(written.codecs == ["h264", "aac", "aac"], "\(written.codecs)")
+        let package = try await Self.streams(setup.library + "/\(id)/master.m3u8")
+        #expect(written.frames.count == 60 && written.frames == package.frames)
+        let assets = try await setup.assets()
+        #expect(assets.map(\.state) == ["complete"], "the package is kept")
+    }
+
+    @Test func anMKVKeepsTheSubtitlesAndExportWritesThePackageAgain() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.multi, in: setup.workspace.originDirectory)
+        let folder = setup.workspace.outputDirectory
+        let result = try await setup.download("multi/master.m3u8", ["-o", folder + "/x.mkv", "--subtitles", "all"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map(String.init))
+        #expect(try await Self.streams(folder + "/x.mkv").codecs == ["h264", "aac", "webvtt"])
+
+        // Again from the package alone, by a prefix of its id, with the origin stopped.
+        try await setup.origin.stop()
+        let exported = try await CLI.run(
+            ["export", String(id.prefix(6)), folder + "/again-%(height)s.mp4"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let again = try await Self.streams(folder + "/again-120.mp4")
+        #expect(again.codecs == ["h264", "aac", "mov_text"], "\(again.codecs)")
+        #expect(again.frames == (try await Self.streams(folder + "/x.mkv")).frames)
+    }
+
+    @Test func anEncryptedPackageIsWrittenDecryptedAndNoPackageKeepsOnlyTheFile() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.aes, in: setup.workspace.originDirectory)
+        let reference = try await Self.streams(setup.origin.url("aes/index.m3u8"))
+        let output = setup.workspace.outputDirectory + "/show.ts"
+        let result = try await setup.download("aes/index.m3u8", ["-o", output, "--keep-encryption", "--no-package"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let written = try await Self.streams(output)
+        #expect(written.frames.count == 60 && written.frames == reference.frames)
+        #expect(try await setup.assets().isEmpty, "--no-package kept the package")
+    }
+
+    /// Each bad `-o`: one line, its status, before any segment is fetched.
+    @Test(arguments: [
+        (["-o", "no/such/folder/x.mp4"], Int32(23), "does not exist"),
+        (["-o", "x"], 64, "has no extension"),
+        (["-o", "x.avi"], 64, "'.avi' is not a container"),
+        (["-o", "%(uploader)s.mp4"], 64, "unknown field %(uploader)s"),
+        (["--no-package"], 64, "--no-package goes with -o"),
+    ])
+    func aBadOutputIsRefusedBeforeAnySegment(arguments: [String], status: Int32, says: String) async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        let result = try await CLI.run(
+            ["download", setup.origin.url("ts/index.m3u8")] + arguments,
+            cacheDir: setup.workspace.cacheDirectory,
+            in: setup.workspace.outputDirectory
+        )
+        #expect(result.status == status, "\(result.stderr)")
+        #expect(
+            result.stderr.split(separator: "\n").count == 1 && result.stderr.contains(says),
+            "\(result.stderr)"
+        )
+        let requested = try await setup.origin.stats().requests.map(\.path)
+        #expect(!requested.contains { $0.hasSuffix(".ts") }, "\(requested)")
+    }
+
+    /// Without ffmpeg the command says so before the download; with an ffmpeg that fails mid-mux
+    /// the package is kept, the line says where, and no partial file is left; an existing file
+    /// is not replaced without `--force`.
+    @Test func ffmpegMissingOrFailingAndAFileThatIsThere() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        let folder = setup.workspace.outputDirectory
+        let tools = setup.workspace.originDirectory + "/tools"
+        try FileManager.default.createDirectory(atPath: tools, withIntermediateDirectories: true)
+        let arguments = ["download", setup.origin.url("ts/index.m3u8"), "-o", "out.mp4"]
+
+        let missing = try await CLI.run(arguments, cacheDir: setup.workspace.cacheDirectory, in: folder, path: tools)
+        #expect(missing.status == 1)
+        #expect(missing.stderr.split(separator: "\n").count == 1 && missing.stderr.contains("apt-get install ffmpeg"))
+        #expect(try await setup.origin.stats().requests.isEmpty)
+
+        // An ffmpeg that writes half a file and fails.
+        try "#!/bin/sh\nfor last; do :; done\nhead -c 1000 /dev/zero > \"$last\"\necho 'disk on fire' >&2\nexit 1\n"
+            .write(toFile: tools + "/ffmpeg", atomically: true, encoding: .utf8)
+        chmod(tools + "/ffmpeg", 0o755)
+        let failing = try await CLI.run(arguments, cacheDir: setup.workspace.cacheDirectory, in: folder, path: tools)
+        #expect(failing.status == 1)
+        let errors = failing.stderr.split(separator: "\n").filter { $0.hasPrefix("streamcache: error:") }
+        #expect(errors.count == 1 && errors[0].contains("disk on fire") && errors[0].contains("the package is kept"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "a partial file was left")
+        #expect(try await setup.assets().map(\.state) == ["complete"])
+
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: folder + "/out.mp4"))
+        let there = try await CLI.run(arguments, cacheDir: setup.workspace.cacheDirectory, in: folder)
+        #expect(there.status == 23 && there.stderr.contains("exists; --force replaces it"), "\(there.stderr)")
+        #expect(try String(contentsOfFile: folder + "/out.mp4", encoding: .utf8) == "mine")
+        let forced = try await CLI.run(arguments + ["--force"], cacheDir: setup.workspace.cacheDirectory, in: folder)
+        #expect(forced.status == 0, "\(forced.stderr)")
+        #expect(try await Self.streams(folder + "/out.mp4").frames.count == 60)
+    }
+}
