@@ -28,10 +28,13 @@ struct CacheOptions: ParsableArguments {
     ///
     /// - Parameters:
     ///   - timeout: how long the origin may take to accept a connection and between bytes.
+    ///   - bytesPerSecond: the most the origin's bodies may bring in, all requests together
+    ///     (`--limit-rate`).
     ///   - evicts: whether the engine keeps the cache within its stored budget (`rm` does not).
     func withEngine<Result>(
         configure: (inout CacheConfiguration) -> Void = { _ in },
         timeout: Duration? = nil,
+        bytesPerSecond: Int64? = nil,
         evicts: Bool = true,
         _ body: (CacheEngine) async throws -> Result
     ) async throws -> Result {
@@ -50,7 +53,7 @@ struct CacheOptions: ParsableArguments {
         do {
             let engine = try CacheEngine(
                 directory: directory,
-                origin: client,
+                origin: bytesPerSecond.map { RateLimitedOrigin(client, bytesPerSecond: $0) } ?? client,
                 configuration: configuration,
                 logger: logger
             )

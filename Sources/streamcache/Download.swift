@@ -6,7 +6,8 @@ import StreamCache
 /// progress, a clean end on SIGINT/SIGTERM and on a closed pipe.
 struct Download {
     let url: URL
-    let headers: [HeaderField]
+    /// Request headers and cookies for the origin (never stored).
+    let headers: OriginHeaders
     /// What to write: `A-B`, `A-` or the last N bytes.
     let range: RangeSpecifier
     /// The output path, `-` for stdout.
@@ -17,9 +18,9 @@ struct Download {
     ///
     /// - Throws: ``StreamCacheError`` for a failure (one line for the user); `ExitCode` 130 or
     ///   143 after SIGINT or SIGTERM, the partial file removed.
-    func run(cache: CacheOptions, timeout: Duration?) async throws {
+    func run(cache: CacheOptions, transfer options: TransferOptions) async throws {
         do {
-            try await Interrupted.run { try await transfer(cache: cache, timeout: timeout) }
+            try await Interrupted.run { try await transfer(cache: cache, options: options) }
         } catch let interrupted as Interrupted {
             progress?.clear()
             Terminal.printError("interrupted; " + (await keptMessage(cache: cache)))
@@ -30,11 +31,18 @@ struct Download {
         }
     }
 
-    private func transfer(cache: CacheOptions, timeout: Duration?) async throws {
-        try await cache.withEngine(timeout: timeout) { engine in
+    private func transfer(cache: CacheOptions, options: TransferOptions) async throws {
+        try await cache.withEngine(
+            configure: { configuration in
+                if let attempts = options.attempts { configuration.maxAttempts = attempts }
+            },
+            timeout: options.timeoutDuration,
+            bytesPerSecond: try options.bytesPerSecond()
+        ) { engine in
             progress?.waiting(for: url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } ?? "the origin")
             let (offset, length) = try await resolve(range, engine: engine)
-            let stream = try await engine.read(url, offset: offset, length: length, headers: headers)
+            try CacheEngine.validateRange(offset: offset, length: length)
+            let stream = try await engine.open(url, originHeaders: headers).read(from: offset, length: length)
             let file = try OutputFile(path: output)
             var progress = progress
             var written: Int64 = 0
@@ -85,7 +93,7 @@ extension Download {
         case .from(let first, let last):
             return (first, last.map { $0 - first + 1 })
         case .suffix(let count):
-            guard let total = try await engine.contentInfo(url, headers: headers).length else {
+            guard let total = try await engine.open(url, originHeaders: headers).info().length else {
                 throw StreamCacheError(
                     .rangeNotSatisfiable,
                     "the origin does not say the length, so -\(count) has no start"

@@ -48,11 +48,11 @@ extension StreamCacheCommand {
             try OutputFile.check(output)
             try await Download(
                 url: url,
-                headers: try originHeaders.fields() + credentials,
+                headers: try originHeaders.originHeaders(extra: credentials),
                 range: .from(first: 0, last: nil),
                 output: output,
-                progress: Progress.make(label: "export", forced: transfer.progress)
-            ).run(cache: cache, timeout: transfer.timeoutDuration)
+                progress: transfer.silent ? nil : Progress.make(label: "export", forced: transfer.progress)
+            ).run(cache: cache, transfer: transfer)
         }
 
         /// The package `asset` as one file, when it is complete.

@@ -31,6 +31,12 @@ extension StreamCacheCommand {
         )
         var remoteName = false
 
+        @Flag(
+            name: [.customShort("I"), .long],
+            help: "Print the response's fields (stored, or fetched with two bytes of the body), as curl -I does."
+        )
+        var head = false
+
         @OptionGroup var transfer: TransferOptions
 
         @OptionGroup var originHeaders: OriginHeaderOptions
@@ -40,10 +46,14 @@ extension StreamCacheCommand {
         func validate() throws {
             _ = try Self.parseRange(range)
             if remoteName && output != nil { throw ValidationError("give either -o FILE or -O, not both") }
+            if head && (remoteName || output != nil || range != nil) {
+                throw ValidationError("-I prints the fields only: it takes no -o, -O or --range")
+            }
         }
 
         func run() async throws {
             let (url, credentials) = try URLArgument.parseFetching(url)
+            if head { return try await printFields(url, headers: try originHeaders.originHeaders(extra: credentials)) }
             let specifier = try Self.parseRange(range)
             let path = remoteName ? try Self.remoteName(of: url) : output ?? "-"
             if output == nil, !remoteName, isatty(STDOUT_FILENO) == 1 {
@@ -56,11 +66,11 @@ extension StreamCacheCommand {
             try OutputFile.check(path)
             try await Download(
                 url: url,
-                headers: try originHeaders.fields() + credentials,
+                headers: try originHeaders.originHeaders(extra: credentials),
                 range: specifier,
                 output: path,
-                progress: path == "-" ? nil : Progress.make(label: "get", forced: transfer.progress)
-            ).run(cache: cache, timeout: transfer.timeoutDuration)
+                progress: path == "-" || transfer.silent ? nil : Progress.make(label: "get", forced: transfer.progress)
+            ).run(cache: cache, transfer: transfer)
         }
 
         /// The file `-O` writes: the URL's last path segment as written, in the current folder.
@@ -71,6 +81,32 @@ extension StreamCacheCommand {
                 )
             }
             return name
+        }
+
+        /// `-I`: what the cache knows of `url`'s response (asking the origin for two bytes when it
+        /// knows nothing, or its copy is due for revalidation), as header lines.
+        private func printFields(_ url: URL, headers: OriginHeaders) async throws {
+            try await cache.withEngine(
+                configure: { if let attempts = transfer.attempts { $0.maxAttempts = attempts } },
+                timeout: transfer.timeoutDuration,
+                bytesPerSecond: try transfer.bytesPerSecond()
+            ) { engine in
+                let info = try await engine.open(url, originHeaders: headers).info()
+                var lines = ["HTTP/1.1 200 OK"]
+                var named: Set<String> = []
+                func add(_ name: String, _ value: String?) {
+                    guard let value, named.insert(name.lowercased()).inserted else { return }
+                    lines.append("\(name): \(value)")
+                }
+                add("Content-Length", info.length.map(String.init))
+                add("Content-Type", info.contentType)
+                add("ETag", info.etag)
+                add("Last-Modified", info.lastModified)
+                add("Accept-Ranges", info.byteRangeAccess ? "bytes" : "none")
+                for field in info.stored.fields { add(field.name, field.value) }
+                // Lines end in CRLF as HTTP writes them; the fields are shown as `print` shows text.
+                for line in lines + [""] { print(line, terminator: "\r\n") }
+            }
         }
 
         /// Parses `A-B` (inclusive), `A-` or `-N` (the last N bytes); `nil`: the whole resource.

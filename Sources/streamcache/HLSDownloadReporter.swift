@@ -11,6 +11,8 @@ struct HLSDownloadReporter: Sendable {
     let json: Bool
     let dryRun: Bool
     let interactive: Bool
+    /// `--silent`: errors only.
+    let silent: Bool
     private(set) var outcome = Outcome.none
     /// What the download failed with, when it did.
     private(set) var failure: OfflineError?
@@ -22,9 +24,10 @@ struct HLSDownloadReporter: Sendable {
     private var fractionAtStart: Double?
 
     /// Progress shows on stderr whether it is a terminal or not (plain lines then).
-    init(json: Bool, dryRun: Bool) {
+    init(json: Bool, dryRun: Bool, silent: Bool = false) {
         self.json = json
         self.dryRun = dryRun
+        self.silent = silent
         interactive = Terminal.stderrIsTerminal
     }
 
@@ -35,7 +38,7 @@ struct HLSDownloadReporter: Sendable {
             if json { return emit(["event": "selection"].merging(Self.object(selection)) { $1 }) }
             let lines = Self.describe(selection)
             for line in lines {
-                if dryRun { print(line) } else { Terminal.printError(line) }
+                if dryRun { print(line) } else { note(line) }
             }
             started = .now
         case .progress(let progress):
@@ -72,14 +75,14 @@ struct HLSDownloadReporter: Sendable {
                 emit(["event": "completed", "rendition": name, "completed": completed])
             } else {
                 clearLine()
-                Terminal.printError("\(name): every file on disk")
+                note("\(name): every file on disk")
             }
         case .finished(let id, let path):
             outcome = .finished
             finishedID = id
             if json { return emit(["event": "finished", "id": id, "path": path, "completed": completed]) }
             clearLine()
-            Terminal.printError("done in \(Progress.duration(seconds)): \(path)")
+            note("done in \(Progress.duration(seconds)): \(path)")
             print(id)
         case .failed(let error):
             outcome = .failed
@@ -117,10 +120,10 @@ struct HLSDownloadReporter: Sendable {
             }
         }
         let line = parts.joined(separator: "  ")
-        if interactive {
+        if interactive, !silent {
             FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
         } else {
-            Terminal.printError(line)
+            note(line)
         }
     }
 
@@ -132,11 +135,16 @@ struct HLSDownloadReporter: Sendable {
         if recording.lostSegments > 0 {
             line += "  \(recording.lostSegments) lost (\(Self.mediaDuration(recording.lostSeconds)))"
         }
-        if interactive {
+        if interactive, !silent {
             FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
         } else {
-            Terminal.printError(line)
+            note(line)
         }
+    }
+
+    /// A line on stderr that is not an error: none with `--silent`.
+    private func note(_ line: String) {
+        if !silent { Terminal.printError(line) }
     }
 
     private func clearLine() {

@@ -168,8 +168,9 @@ extension StreamCacheCommand {
             options.jobs = jobs
             options.dryRun = dryRun
             options.keepsEncryption = keepEncryption
-            options.headers = OriginHeaders(fields: try originHeaders.fields())
+            options.headers = try originHeaders.originHeaders()
             options.recording = try recordingOptions()
+            if let attempts = transfer.attempts { options.maxAttempts = attempts }
             return options
         }
 
@@ -199,10 +200,12 @@ extension StreamCacheCommand {
             }
             let url = resumed == nil ? try URLArgument.parse(url) : nil
             // ffmpeg and the output's folder are checked before any byte is fetched.
-            let single = try output.map { try SingleFileOutput($0, force: force, verbose: verbose) }
+            let single = try output.map {
+                try SingleFileOutput($0, force: force, verbose: verbose, silent: transfer.silent)
+            }
             let criteria = try criteria()
             let options = try downloadOptions()
-            let reporter = HLSDownloadReporter(json: json, dryRun: dryRun)
+            let reporter = HLSDownloadReporter(json: json, dryRun: dryRun, silent: transfer.silent)
             let outcome: HLSDownloadReporter
             do {
                 // A live recording ends at the first signal with the package finished; anything
@@ -224,7 +227,8 @@ extension StreamCacheCommand {
                             // origin's latency.
                             configuration.firstFetchSpan = configuration.maxFetchSpan
                         },
-                        timeout: transfer.timeoutDuration
+                        timeout: transfer.timeoutDuration,
+                        bytesPerSecond: try transfer.bytesPerSecond()
                     ) { engine in
                         var reporter = reporter
                         let events =

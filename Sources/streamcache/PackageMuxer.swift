@@ -66,7 +66,7 @@ struct PackageMuxer {
     /// Writes `asset` to `path` (beside it first, then renamed: a failed run leaves no file).
     ///
     /// - Throws: ``CommandFailure`` with ffmpeg's last line when it fails; the package is kept.
-    func write(_ asset: OfflineAsset, to path: String, verbose: Bool) async throws {
+    func write(_ asset: OfflineAsset, to path: String, verbose: Bool, silent: Bool) async throws {
         let container = (path as NSString).pathExtension.lowercased()
         let folder = LocalPath.folder(of: path)
         let temporary = LocalPath.appending(".\(LocalPath.lastComponent(of: path)).\(getpid()).partial", to: folder)
@@ -81,7 +81,7 @@ struct PackageMuxer {
             container: container
         )
         if verbose { Terminal.printError(([ffmpeg] + arguments).map(Self.quoted).joined(separator: " ")) }
-        Terminal.printError("writing \(path) with ffmpeg")
+        if !silent { Terminal.printError("writing \(path) with ffmpeg") }
         let (status, errors) = try await Self.run(ffmpeg, arguments)
         guard status == 0 else {
             unlink(temporary)
@@ -96,7 +96,7 @@ struct PackageMuxer {
             throw OutputError("cannot write \(path): \(String(cString: strerror(errno)))")
         }
         let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
-        Terminal.printError("wrote \(path)" + (bytes.map { " (\(ByteCount.format($0)))" } ?? ""))
+        if !silent { Terminal.printError("wrote \(path)" + (bytes.map { " (\(ByteCount.format($0)))" } ?? "")) }
     }
 
     /// Runs `executable` to its end: its status and what it wrote on stderr.

@@ -41,6 +41,29 @@ extension StreamCacheCommand {
         var header: [String] = []
 
         @Option(
+            name: [.customShort("b"), .long],
+            help: ArgumentHelp(
+                "A Netscape cookie file (as curl -b and yt-dlp --cookies read); each cookie goes to the origins it names.",
+                valueName: "file"
+            )
+        )
+        var cookie: [String] = []
+
+        /// The cookies of the `-b` files. A `name=value` list names no origin, so `serve` takes
+        /// none.
+        func cookies() throws -> [OriginCookie] {
+            try cookie.flatMap { text in
+                guard !text.contains("=") else {
+                    throw CommandFailure(
+                        "serve takes cookies from a Netscape cookie file (-b FILE), where each names its domain",
+                        status: ExitStatus.usage
+                    )
+                }
+                return try OriginHeaderOptions.cookies(text)
+            }
+        }
+
+        @Option(
             name: .long,
             help:
                 "A web page origin allowed to use the proxy, e.g. https://player.example (repeatable; others get 403)."
@@ -64,10 +87,23 @@ extension StreamCacheCommand {
         )
         var library: String?
 
+        @Option(
+            name: .long,
+            help: ArgumentHelp(
+                "Fetch from origins no faster than this many bytes per second in all (500k, 2M).",
+                valueName: "rate"
+            )
+        )
+        var limitRate: String?
+
         @OptionGroup var cache: CacheOptions
+
+        /// `--limit-rate` in bytes per second.
+        func bytesPerSecond() throws -> Int64? { try TransferRate.option(limitRate) }
 
         func validate() throws {
             guard (0...65535).contains(port) else { throw ValidationError("invalid port \(port)") }
+            _ = try bytesPerSecond()
             guard idleTimeout > 0, idleTimeout <= 86400 else {
                 throw ValidationError("invalid --idle-timeout \(idleTimeout): expected seconds between 0 and 86400")
             }
@@ -83,7 +119,10 @@ extension StreamCacheCommand {
             var configuration = ProxyConfiguration()
             configuration.host = host
             configuration.port = port
-            configuration.originHeaders = OriginHeaders(header.compactMap(OriginHeaders.Rule.init(parsing:)))
+            configuration.originHeaders = OriginHeaders(
+                header.compactMap(OriginHeaders.Rule.init(parsing:)),
+                cookies: try cookies()
+            )
             configuration.allowedOrigins = allowOrigin
             configuration.offlineLibrary = HLSLibraryOptions.library(library, cache: cache)
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
@@ -109,10 +148,13 @@ extension StreamCacheCommand {
             }
             defer { trimmer.cancel() }
             let listener = ListenerAuthority.Bound()
-            try await cache.withEngine(configure: {
-                $0.refuseURL = listener.refusal(of:)
-                $0.retriesErrorStatuses = false
-            }) { engine in
+            try await cache.withEngine(
+                configure: {
+                    $0.refuseURL = listener.refusal(of:)
+                    $0.retriesErrorStatuses = false
+                },
+                bytesPerSecond: try bytesPerSecond()
+            ) { engine in
                 let server = ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: cache.logger)
                 do {
                     try await server.run { host, port in

@@ -11,17 +11,20 @@ struct SingleFileOutput {
     let force: Bool
     /// Show the ffmpeg command.
     let verbose: Bool
+    /// Say nothing but errors.
+    let silent: Bool
 
     /// Checks what can be checked before any download: the template, ffmpeg on `PATH`, and the
     /// folder the template names (when no field is in it).
     ///
     /// - Throws: ``CommandFailure`` (64 for the template, 1 without ffmpeg), ``OutputError``
     ///   for a folder that is not there.
-    init(_ text: String, argument: String = "-o", force: Bool, verbose: Bool) throws {
+    init(_ text: String, argument: String = "-o", force: Bool, verbose: Bool, silent: Bool = false) throws {
         template = try OutputTemplate(text, argument: argument)
         muxer = try PackageMuxer.find()
         self.force = force
         self.verbose = verbose
+        self.silent = silent
         let folder = LocalPath.folder(of: text)
         if !folder.contains("%(") {
             var isDirectory: ObjCBool = false
@@ -49,7 +52,7 @@ struct SingleFileOutput {
         if !force, FileManager.default.fileExists(atPath: path) {
             throw OutputError("\(path) exists; --force replaces it")
         }
-        try await muxer.write(asset, to: path, verbose: verbose)
+        try await muxer.write(asset, to: path, verbose: verbose, silent: silent)
         return path
     }
 

@@ -33,22 +33,30 @@ public struct OriginHeaders: Sendable, Hashable {
     }
 
     public var rules: [Rule]
+    /// Cookies (`-b`), each sent where it matches, as one `Cookie` field.
+    public var cookies: [OriginCookie]
 
-    public init(_ rules: [Rule] = []) {
+    public init(_ rules: [Rule] = [], cookies: [OriginCookie] = []) {
         self.rules = rules
+        self.cookies = cookies
     }
 
     /// `fields` for the first origin only.
-    public init(fields: [HeaderField]) {
-        self.init(fields.map { Rule(host: nil, field: $0) })
+    public init(fields: [HeaderField], cookies: [OriginCookie] = []) {
+        self.init(fields.map { Rule(host: nil, field: $0) }, cookies: cookies)
     }
 
     /// The headers to send to `url` on a read that began at `first`.
     public func fields(for url: URL, firstURL first: URL) -> [HeaderField] {
-        guard !rules.isEmpty else { return [] }
+        guard !rules.isEmpty || !cookies.isEmpty else { return [] }
         let host = url.host?.lowercased()
         let sameOrigin = Self.origin(of: url) == Self.origin(of: first)
-        return rules.filter { rule in rule.host.map { $0 == host } ?? sameOrigin }.map(\.field)
+        var fields = rules.filter { rule in rule.host.map { $0 == host } ?? sameOrigin }.map(\.field)
+        let sent = cookies.filter { $0.matches(url, sameOrigin: sameOrigin) }
+        if !sent.isEmpty {
+            fields.append(HeaderField("Cookie", sent.map { "\($0.name)=\($0.value)" }.joined(separator: "; ")))
+        }
+        return fields
     }
 
     /// Scheme, host and port (the scheme's default when absent), as RFC 6454 compares origins.
