@@ -85,6 +85,16 @@ struct ProxyResponder: Sendable {
             return response
         }
         let path = request.path ?? ""
+        if path == "/" {
+            exchange.status = .ok
+            var response = await RootPage.response(
+                authority: request.authority,
+                engine: engine,
+                library: offline.library
+            )
+            if request.method == .head { response.body = .empty }
+            return response
+        }
         if path.hasPrefix(OfflineFiles.prefix) {
             return try await offline.respond(to: path, exchange: &exchange)
         }

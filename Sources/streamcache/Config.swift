@@ -68,7 +68,8 @@ extension StreamCacheCommand {
             }
             if let maxSize { settings.maxSize = maxSize }
             if changed || maxSize != nil { try settings.save(to: cache.directory) }
-            if maxSize != nil {
+            if let maxSize {
+                Warning.checkBudget(maxSize)
                 // Enforce the new budget now, and say what it cost.
                 let (evicted, cut, freed) = try await cache.withEngine { engine in
                     let before = try await engine.index.allResources()

@@ -48,6 +48,9 @@ struct Download {
             var written: Int64 = 0
             var chunks = stream.makeAsyncIterator()
             while let chunk = try await chunks.nextChunk() {
+                if written == 0 {
+                    Warning.checkFits(url, length: await stream.currentInfo().length, budget: engine.budget)
+                }
                 try file.write(chunk)
                 written += Int64(chunk.count)
                 if progress != nil {

@@ -35,7 +35,7 @@ extension StreamCacheCommand {
                 rows.append([
                     asset.id, asset.state.rawValue, String(format: "%.0f%%", asset.progress * 100),
                     ByteCount.format(asset.bytes), HLSDownloadReporter.mediaDuration(asset.duration),
-                    Self.selection(asset), AssetTitle.of(asset), asset.path,
+                    Self.selection(asset), asset.displayTitle, asset.path,
                 ])
                 var lines: [String] = []
                 if let failure = asset.failure { lines.append("failed: \(failure)") }

@@ -115,6 +115,21 @@ extension StreamCacheCommand {
             }
         }
 
+        /// Checks the cache directory's budget every second, and keeps `engine` to it when
+        /// `streamcache config --max-size` (or another `serve`) changes it.
+        static func followBudget(of directory: CacheDirectory, engine: CacheEngine) -> Task<Void, Never> {
+            Task {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    guard let budget = try? CacheSettings.load(from: directory).effectiveMaxSize,
+                        budget != engine.budget
+                    else { continue }
+                    await engine.changeBudget(to: budget)
+                    Warning.checkBudget(budget)
+                }
+            }
+        }
+
         func run() async throws {
             var configuration = ProxyConfiguration()
             configuration.host = host
@@ -136,6 +151,7 @@ extension StreamCacheCommand {
                 var settings = try CacheSettings.load(from: cache.directory)
                 settings.maxSize = maxSize
                 try settings.save(to: cache.directory)
+                Warning.checkBudget(maxSize)
             }
             DescriptorLimit.raiseToHard()
             // Owned by this command: returns freed memory to the system while serving (glibc keeps
@@ -155,6 +171,8 @@ extension StreamCacheCommand {
                 },
                 bytesPerSecond: try bytesPerSecond()
             ) { engine in
+                let budgets = Self.followBudget(of: cache.directory, engine: engine)
+                defer { budgets.cancel() }
                 let server = ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: cache.logger)
                 do {
                     try await server.run { host, port in

@@ -41,7 +41,7 @@ struct SingleFileOutput {
     func write(_ asset: OfflineAsset) async throws -> String {
         let path = template.path(
             OutputTemplate.Values(
-                title: AssetTitle.of(asset),
+                title: asset.displayTitle,
                 id: asset.id,
                 height: asset.variant?.resolution?.split(separator: "x").last.flatMap { Int($0) },
                 hasVideo: Self.hasVideo(asset),

@@ -69,8 +69,20 @@ public actor CacheEngine {
             logger: logger,
             reserve: DiskReserve(path: directory.dataDirectory, reserve: configuration.diskReserve),
             mark: try ProcessMark(folder: directory.ownersDirectory),
-            accessTimes: AccessTimes { [chores] in chores.post(.accessTimesNoted) }
+            accessTimes: AccessTimes { [chores] in chores.post(.accessTimesNoted) },
+            budget: Locked(configuration.maxSize)
         )
+    }
+
+    /// The byte budget the engine keeps the cache within: ``CacheConfiguration/maxSize`` until
+    /// ``changeBudget(to:)``.
+    public nonisolated var budget: Int64 { environment.budget.value }
+
+    /// Keeps the cache within `bytes` from now on (a budget changed while the engine runs, as
+    /// `streamcache config --max-size` does for a running `serve`), evicting at once if it is over.
+    public func changeBudget(to bytes: Int64) async {
+        environment.budget.withLock { $0 = max(0, bytes) }
+        await evictIfNeeded()
     }
 
     /// Checks that `url` is an absolute http(s) URL with a host and a valid port.
@@ -482,7 +494,7 @@ public actor CacheEngine {
     /// Resources open in this or another process, and pinned ones, are kept. A resource that is
     /// alone over the budget is cut down to the budget (its first bytes are kept).
     public func evictIfNeeded() async {
-        await evict(downTo: configuration.maxSize)
+        await evict(downTo: budget)
     }
 
     /// Removes least recently used resources until the cache holds at most `budget` bytes.

@@ -202,7 +202,7 @@ extension ResourceSession {
             let holds = !endsFetch && machine.waitsForReader(id, now: now) == true
             guard !pieces.isEmpty else { return (endsFetch, holds, nil) }
             let count = pieces.reduce(0) { $0 + $1.count }
-            let budget = environment.configuration.maxSize
+            let budget = environment.budget.value
             if machine.written.count + Int64(count) > budget {
                 // One resource never takes more than the whole budget (an endless stream): its
                 // readers go on uncached, as on a full disk.

@@ -18,6 +18,8 @@ struct SessionEnvironment: Sendable {
     let mark: ProcessMark
     /// When resources were opened, until the engine writes it to the index.
     let accessTimes: AccessTimes
+    /// The byte budget: the configuration's, until the engine is given another.
+    let budget: Locked<Int64>
     /// How this engine's fetches claim bytes and judge other engines' claims.
     var claimRules: CacheIndex.ClaimRules {
         CacheIndex.ClaimRules(

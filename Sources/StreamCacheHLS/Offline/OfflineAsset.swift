@@ -40,7 +40,7 @@ public struct OfflineAsset: Codable, Sendable, Hashable {
     public var created: String
     /// Why its last download failed.
     public var failure: String?
-    /// The title the app gave it.
+    /// The title the app gave it, or its playlist gives (`EXT-X-SESSION-DATA` `com.apple.hls.title`).
     public var title: String?
     /// Its artwork, an absolute path in the package folder, when the app gave one.
     public var artworkPath: String?
