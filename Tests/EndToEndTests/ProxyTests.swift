@@ -126,7 +126,7 @@ import Testing
             ("GET /\(origin) HTTP/1.1\r\n\(host)\r\nRange: bytes=99999999999999999999-\r\n\r\n", "416"),
             ("GET /\(origin)%0d%0aInjected:%20yes HTTP/1.1\r\n\(host)\r\n\r\n", "404"),
             ("GET /../../../etc/passwd HTTP/1.1\r\n\(host)\r\n\r\n", "400"),
-            ("GET / HTTP/1.1\r\n\(host)\r\n\r\n", "404"),
+            ("GET / HTTP/1.1\r\n\(host)\r\n\r\n", "200"),  // the page that says how to use it
         ]
         for (request, status) in requests {
             let reply = try await RawSocket.exchange(
