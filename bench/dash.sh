@@ -24,18 +24,7 @@ size_mib=${1:-256}
 jobs=4
 source bench/lib.sh
 
-venv=/tmp/streamcache-bench-venv
-if [ ! -x "$venv/bin/yt-dlp" ]; then
-    if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-        [ "$(id -u)" = 0 ] || { echo "dash.sh: python3 has no venv: apt-get install python3-venv" >&2; exit 1; }
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv > /dev/null
-    fi
-    echo "installing yt-dlp into $venv ..." >&2
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check yt-dlp requests
-fi
-ytdlp=$venv/bin/yt-dlp
+ytdlp_venv
 
 # 16 Mbit/s CBR video and the fragmented MP4 overhead come to about 2,010,000 bytes per second.
 asset=/tmp/streamcache-bench-dash-asset-$size_mib
@@ -67,10 +56,6 @@ mkdir -p "$work/origin"
 ln -s "$asset" "$work/origin/asset"
 port=$(start_listener origin "$bin" origin "$work/origin" --rate 4M --latency 100)
 url="http://127.0.0.1:$port/asset/manifest.mpd"
-origin_stats() {
-    curl -sf "http://127.0.0.1:$port/_origin/stats" \
-        | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["bodyBytes"], len(s["requests"]))'
-}
 
 echo "streamcache download (DASH) benchmark: $(nproc) cores, $(date -u +%Y-%m-%d)"
 echo "asset: 720p $(mib "$bytes") MiB in $segments segments of 4 s, with 360p and audio ($generated)"
@@ -78,25 +63,7 @@ echo "origin: 4 MiB/s per connection, 100 ms per response; $jobs connections nee
     "$(awk -v b="$bytes" -v n="$segments" -v j="$jobs" 'BEGIN { printf "%.1f", (b / 4194304 + n * 0.1) / j }') s for the 720p video"
 echo "peer: yt-dlp $("$ytdlp" --version) (python $("$venv/bin/python" -c 'import platform; print(platform.python_version())'))"
 
-# bench NAME DIR COMMAND... : as in hls.sh; appends "NAME|wall|cpu|rss|written|origin-bytes|
-# requests|status" to $work/results.
-bench() {
-    local name=$1 dir=$2 result status=ok b0 r0 b1 r1 wall cpu rss
-    shift 2
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    read -r b0 r0 < <(origin_stats)
-    echo "  running $name ..." >&2
-    result=$(measure "$@" 2> "$dir.err")
-    if [ "$(wc -l <<< "$result")" != 1 ]; then
-        status=failed
-        echo "  $name failed; the end of its stderr:" >&2
-        tail -5 "$dir.err" | sed 's/^/    /' >&2
-    fi
-    read -r wall cpu rss < <(tail -1 <<< "$result")
-    read -r b1 r1 < <(origin_stats)
-    echo "$name|$wall|$cpu|$rss|$(du -sb "$dir" | cut -f1)|$((b1 - b0))|$((r1 - r0))|$status" >> "$work/results"
-}
+bench() { download_case "$port" "$@"; }
 
 : > "$work/results"
 bench "yt-dlp -N $jobs (video+audio, merged)" "$work/ytdlp" \

@@ -26,19 +26,7 @@ size_mib=${1:-1024}
 jobs=4
 source bench/lib.sh
 
-# The venv with yt-dlp, made once.
-venv=/tmp/streamcache-bench-venv
-if [ ! -x "$venv/bin/yt-dlp" ]; then
-    if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
-        [ "$(id -u)" = 0 ] || { echo "hls.sh: python3 has no venv: apt-get install python3-venv" >&2; exit 1; }
-        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv > /dev/null
-    fi
-    echo "installing yt-dlp into $venv ..." >&2
-    rm -rf "$venv"
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q --disable-pip-version-check yt-dlp requests
-fi
-ytdlp=$venv/bin/yt-dlp
+ytdlp_venv
 
 # The asset, generated once per size. 16 Mbit/s CBR video, 128 kbit/s AAC and the MPEG-TS
 # overhead come to about 2,059,000 bytes per second of the 720p variant (measured).
@@ -79,11 +67,6 @@ mkdir -p "$work/origin"
 ln -s "$asset" "$work/origin/asset"
 port=$(start_listener origin "$bin" origin "$work/origin" --rate 4M --latency 100)
 url="http://127.0.0.1:$port/asset/master.m3u8"
-# origin_stats : prints the origin's body bytes and requests so far.
-origin_stats() {
-    curl -sf "http://127.0.0.1:$port/_origin/stats" \
-        | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["bodyBytes"], len(s["requests"]))'
-}
 
 echo "streamcache hls download benchmark: $(nproc) cores, $(date -u +%Y-%m-%d)"
 echo "asset: 720p $(mib "$bytes") MiB in $segments segments of 4 s, 360p $(mib "$low_bytes") MiB ($generated)"
@@ -92,27 +75,7 @@ echo "origin: 4 MiB/s per connection, 100 ms per response; one connection needs 
     "$jobs at once $(awk -v b="$bytes" -v n="$segments" -v j="$jobs" 'BEGIN { printf "%.0f", (b / 4194304 + n * 0.1) / j }') s"
 echo "peers: ffmpeg $(ffmpeg -version | awk 'NR == 1 { print $3 }'), yt-dlp $("$ytdlp" --version) (python $("$venv/bin/python" -c 'import platform; print(platform.python_version())'))"
 
-# bench NAME DIR COMMAND... : runs COMMAND (writing into the fresh folder DIR) under `measure`,
-# its stderr in DIR.err (shown if it fails); appends "NAME|wall|cpu|rss|written|origin-bytes|
-# requests|status" to $work/results.
-bench() {
-    local name=$1 dir=$2 result status=ok b0 r0 b1 r1 wall cpu rss
-    shift 2
-    rm -rf "$dir"
-    mkdir -p "$dir"
-    read -r b0 r0 < <(origin_stats)
-    echo "  running $name ..." >&2
-    result=$(measure "$@" 2> "$dir.err")
-    # GNU time writes "Command exited with non-zero status N" before the figures on failure.
-    if [ "$(wc -l <<< "$result")" != 1 ]; then
-        status=failed
-        echo "  $name failed; the end of its stderr:" >&2
-        tail -5 "$dir.err" | sed 's/^/    /' >&2
-    fi
-    read -r wall cpu rss < <(tail -1 <<< "$result")
-    read -r b1 r1 < <(origin_stats)
-    echo "$name|$wall|$cpu|$rss|$(du -sb "$dir" | cut -f1)|$((b1 - b0))|$((r1 - r0))|$status" >> "$work/results"
-}
+bench() { download_case "$port" "$@"; }
 
 : > "$work/results"
 bench "ffmpeg -c copy (top variant)" "$work/ffmpeg" \

@@ -240,3 +240,48 @@ ab_summary() {
             printf "median CPU %s per %s: old %.3f, new %.3f, ratio %.2f\n", unit, what, co, cn, co / cn
         }' "$work/results"
 }
+
+# ytdlp_venv : yt-dlp (with requests, as in its release binaries) in /tmp/streamcache-bench-venv,
+# installed from PyPI on first use; sets $venv and $ytdlp.
+ytdlp_venv() {
+    venv=/tmp/streamcache-bench-venv
+    if [ ! -x "$venv/bin/yt-dlp" ]; then
+        if ! python3 -c 'import ensurepip, venv' 2>/dev/null; then
+            [ "$(id -u)" = 0 ] || { echo "python3 has no venv: apt-get install python3-venv" >&2; exit 1; }
+            apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-venv > /dev/null
+        fi
+        echo "installing yt-dlp into $venv ..." >&2
+        rm -rf "$venv"
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q --disable-pip-version-check yt-dlp requests
+    fi
+    ytdlp=$venv/bin/yt-dlp
+}
+
+# origin_stats PORT : prints the body bytes and requests `streamcache origin` on PORT has sent so far.
+origin_stats() {
+    curl -sf "http://127.0.0.1:$1/_origin/stats" \
+        | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["bodyBytes"], len(s["requests"]))'
+}
+
+# download_case ORIGIN-PORT NAME DIR COMMAND... : runs COMMAND (writing into the fresh folder DIR)
+# under `measure`, its stderr in DIR.err (shown if it fails); appends "NAME|wall|cpu|rss|written|
+# origin-bytes|requests|status" to $work/results.
+download_case() {
+    local port=$1 name=$2 dir=$3 result status=ok b0 r0 b1 r1 wall cpu rss
+    shift 3
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    read -r b0 r0 < <(origin_stats "$port")
+    echo "  running $name ..." >&2
+    result=$(measure "$@" 2> "$dir.err")
+    # GNU time writes "Command exited with non-zero status N" before the figures on failure.
+    if [ "$(wc -l <<< "$result")" != 1 ]; then
+        status=failed
+        echo "  $name failed; the end of its stderr:" >&2
+        tail -5 "$dir.err" | sed 's/^/    /' >&2
+    fi
+    read -r wall cpu rss < <(tail -1 <<< "$result")
+    read -r b1 r1 < <(origin_stats "$port")
+    echo "$name|$wall|$cpu|$rss|$(du -sb "$dir" | cut -f1)|$((b1 - b0))|$((r1 - r0))|$status" >> "$work/results"
+}

@@ -24,11 +24,7 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "The offline library folder, for a package id (default as for 'hls ls').")
         var library: String?
 
-        @Flag(name: .long, help: "For a package: replace a file that is there.")
-        var force = false
-
-        @Flag(name: .long, help: "For a package: show the ffmpeg command.")
-        var verbose = false
+        @OptionGroup var singleFile: SingleFileOptions
 
         @OptionGroup var transfer: TransferOptions
 
@@ -40,7 +36,7 @@ extension StreamCacheCommand {
             if !url.contains("://") {
                 let offline = HLSLibraryOptions.library(library, cache: cache)
                 if let id = try offline.id(named: url), let asset = offline.asset(id) {
-                    return try await Self.export(asset, to: file, force: force, verbose: verbose)
+                    return try await Self.export(asset, to: file, options: singleFile, silent: transfer.silent)
                 }
             }
             let (url, credentials) = try URLArgument.parseFetching(url)
@@ -56,13 +52,24 @@ extension StreamCacheCommand {
         }
 
         /// The package `asset` as one file, when it is complete.
-        static func export(_ asset: OfflineAsset, to file: String, force: Bool, verbose: Bool) async throws {
+        static func export(
+            _ asset: OfflineAsset,
+            to file: String,
+            options: SingleFileOptions,
+            silent: Bool
+        ) async throws {
             guard asset.state == .complete else {
                 throw CommandFailure(
                     "package \(asset.id) is \(asset.state.rawValue): finish it first (streamcache download \(asset.id))"
                 )
             }
-            try await SingleFileOutput(file, argument: "FILE", force: force, verbose: verbose).write(asset)
+            try await SingleFileOutput(
+                file,
+                argument: "FILE",
+                force: options.force,
+                verbose: options.verbose,
+                silent: silent
+            ).write(asset)
         }
 
         /// `file`, or the URL's last path segment inside it when it is a folder.

@@ -90,11 +90,7 @@ extension StreamCacheCommand {
         )
         var noPackage = false
 
-        @Flag(name: .long, help: "With -o: replace a file that is there.")
-        var force = false
-
-        @Flag(name: .long, help: "Show the ffmpeg command -o runs.")
-        var verbose = false
+        @OptionGroup var singleFile: SingleFileOptions
 
         @OptionGroup var transfer: TransferOptions
 
@@ -201,7 +197,7 @@ extension StreamCacheCommand {
             let url = resumed == nil ? try URLArgument.parse(url) : nil
             // ffmpeg and the output's folder are checked before any byte is fetched.
             let single = try output.map {
-                try SingleFileOutput($0, force: force, verbose: verbose, silent: transfer.silent)
+                try SingleFileOutput($0, force: singleFile.force, verbose: singleFile.verbose, silent: transfer.silent)
             }
             let criteria = try criteria()
             let options = try downloadOptions()
