@@ -31,6 +31,19 @@ struct SingleFileOutput {
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
             else { throw OutputError("cannot write \(text): folder \(folder) does not exist") }
         }
+        // A name with no field is the file itself: a folder, or a file there, is said now.
+        if !text.contains("%(") { try Self.check(text, force: force) }
+    }
+
+    /// Whether `path` can be written: not a folder, in a folder that is there, and not a file
+    /// that is there unless `force`.
+    ///
+    /// - Throws: ``OutputError`` saying which.
+    private static func check(_ path: String, force: Bool) throws {
+        try OutputFile.check(path)
+        if !force, FileManager.default.fileExists(atPath: path) {
+            throw OutputError("\(path) exists; --force replaces it")
+        }
     }
 
     /// Writes `asset` (complete) to the file the template names for it; returns its path.
@@ -48,10 +61,7 @@ struct SingleFileOutput {
                 hasSubtitles: !asset.subtitles.isEmpty
             )
         )
-        try OutputFile.check(path)
-        if !force, FileManager.default.fileExists(atPath: path) {
-            throw OutputError("\(path) exists; --force replaces it")
-        }
+        try Self.check(path, force: force)
         try await muxer.write(asset, to: path, verbose: verbose, silent: silent)
         return path
     }

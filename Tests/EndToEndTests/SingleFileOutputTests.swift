@@ -141,12 +141,65 @@ import Testing
         #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty, "a partial file was left")
         #expect(try await setup.assets().map(\.state) == ["complete"])
 
+        // A file that is there, and a folder named as the file: said before any segment.
         try Data("mine".utf8).write(to: URL(fileURLWithPath: folder + "/out.mp4"))
+        try FileManager.default.createDirectory(atPath: folder + "/dir.mkv", withIntermediateDirectories: true)
+        let requestsBefore = try await setup.origin.stats().requests.count
         let there = try await CLI.run(arguments, cacheDir: setup.workspace.cacheDirectory, in: folder)
         #expect(there.status == 23 && there.stderr.contains("exists; --force replaces it"), "\(there.stderr)")
         #expect(try String(contentsOfFile: folder + "/out.mp4", encoding: .utf8) == "mine")
+        let intoFolder = try await CLI.run(
+            Array(arguments.dropLast()) + ["dir.mkv"],
+            cacheDir: setup.workspace.cacheDirectory,
+            in: folder
+        )
+        #expect(intoFolder.status == 23 && intoFolder.stderr.contains("is a directory"), "\(intoFolder.stderr)")
+        #expect(try await setup.origin.stats().requests.count == requestsBefore, "a refused -o fetched")
         let forced = try await CLI.run(arguments + ["--force"], cacheDir: setup.workspace.cacheDirectory, in: folder)
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(try await Self.streams(folder + "/out.mp4").frames.count == 60)
+    }
+}
+
+/// Any unique prefix of 4 characters or more names a package wherever an id does; one that
+/// names two is refused listing both, and nothing is removed.
+@Suite(.timeLimit(.minutes(2))) struct PackageIDPrefixTests {
+    @Test func aPrefixNamesOnePackageAndAPrefixOfTwoListsBoth() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        let result = try await setup.download("ts/index.m3u8")
+        let id = try #require(result.output.split(separator: "\n").last.map(String.init))
+        // A second package whose id shares the first 4 characters, and only those.
+        let fifth = id[id.index(id.startIndex, offsetBy: 4)] == "f" ? "0" : "f"
+        let other = id.prefix(4) + String(repeating: fifth, count: 12)
+        try FileManager.default.copyItem(atPath: setup.library + "/" + id, toPath: setup.library + "/" + other)
+        let manifest = setup.library + "/\(other)/asset.json"
+        try String(contentsOfFile: manifest, encoding: .utf8).replacingOccurrences(of: id, with: other)
+            .write(toFile: manifest, atomically: true, encoding: .utf8)
+
+        let ambiguous = try await CLI.run(
+            ["hls", "rm", String(id.prefix(4))],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(ambiguous.status == 1)
+        #expect(
+            ambiguous.stderr.split(separator: "\n").count == 1 && ambiguous.stderr.contains(id)
+                && ambiguous.stderr.contains(other) && ambiguous.stderr.contains("names 2 assets"),
+            "\(ambiguous.stderr)"
+        )
+        #expect(try await setup.assets().count == 2, "a package was removed")
+
+        let tooShort = try await CLI.run(["hls", "rm", String(id.prefix(3))], cacheDir: setup.workspace.cacheDirectory)
+        #expect(tooShort.status == 1 && tooShort.stderr.contains("no asset \(id.prefix(3))"), "\(tooShort.stderr)")
+
+        let exported = try await CLI.run(
+            ["export", String(id.prefix(5)), setup.workspace.outputDirectory + "/x.ts"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(exported.status == 0, "\(exported.stderr)")
+        let removed = try await CLI.run(["hls", "rm", String(id.prefix(6))], cacheDir: setup.workspace.cacheDirectory)
+        #expect(removed.status == 0 && removed.output == "removed \(id)\n", "\(removed.stderr)")
+        #expect(try await setup.assets().map(\.id) == [String(other)])
     }
 }
