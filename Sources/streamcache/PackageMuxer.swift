@@ -34,7 +34,7 @@ struct PackageMuxer {
     /// ``OutputTemplate/extensions``), with the WebVTT files `subtitles` as subtitle streams.
     static func arguments(
         entryPoint: String,
-        subtitles: [WebVTTJoin.Track],
+        subtitles: [SubtitleTracks.Track],
         temporary: String,
         container: String
     ) -> [String] {
@@ -51,7 +51,8 @@ struct PackageMuxer {
         case "m4a": (maps, format) = (["-map", "0:a"], "mp4")
         case "ts": (maps, format) = (["-map", "0:v?", "-map", "0:a?"], "mpegts")
         default:
-            maps = ["-map", "0:v?", "-map", "0:a?", "-map", "0:s?"]
+            // Subtitles come from their own inputs only (``SubtitleTracks``).
+            maps = ["-map", "0:v?", "-map", "0:a?"]
             for (index, track) in subtitles.enumerated() {
                 maps += ["-map", "\(index + 1):s"]
                 if let language = track.language { maps += ["-metadata:s:s:\(index)", "language=\(language)"] }
@@ -72,8 +73,8 @@ struct PackageMuxer {
         let temporary = LocalPath.appending(".\(LocalPath.lastComponent(of: path)).\(getpid()).partial", to: folder)
         let subtitles =
             ["mp4", "mkv"].contains(container)
-            ? try WebVTTJoin.tracks(entryPoint: asset.path, into: folder, name: LocalPath.lastComponent(of: path)) : []
-        defer { for track in subtitles { unlink(track.path) } }
+            ? try SubtitleTracks.of(entryPoint: asset.path, into: folder, name: LocalPath.lastComponent(of: path)) : []
+        defer { for track in subtitles where track.isJoined { unlink(track.path) } }
         let arguments = Self.arguments(
             entryPoint: asset.path,
             subtitles: subtitles,

@@ -76,7 +76,7 @@ import Testing
         #expect(requested == ["/drm.mpd"], "\(requested)")
     }
 
-    /// Text by language, as for HLS subtitles: `--subtitles fr` downloads the French WebVTT
+    /// Text by language, as for HLS subtitles: `--subtitles fr -o show.mkv` downloads the French WebVTT
     /// representation (one whole file) and lists it in the package's MPD, which ffprobe reads
     /// with its video and audio; a language none has is refused in one line before any segment
     /// is asked for.
@@ -110,7 +110,12 @@ import Testing
         let requested = try await setup.origin.stats().requests.map(\.path)
         #expect(requested == ["/dash/subs.mpd"], "\(requested)")
 
-        let result = try await setup.download("dash/subs.mpd", ["--subtitles", "fr"], command: ["download"])
+        let file = setup.workspace.outputDirectory + "/show.mkv"
+        let result = try await setup.download(
+            "dash/subs.mpd",
+            ["--subtitles", "fr", "-o", file],
+            command: ["download"]
+        )
         #expect(result.status == 0, "\(result.stderr)")
         let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
         let package = setup.library + "/" + id
@@ -135,6 +140,12 @@ import Testing
             "\(probed.output)"
         )
         #expect(try await setup.assets().first?.subtitles == ["fr"])
+        // One file as well: every frame, the audio and the French track.
+        let written = try await SingleFileOutputTests.streams(file)
+        #expect(
+            written.codecs == ["h264", "aac", "webvtt"] && written.frames.count == 80,
+            "\(written.codecs) \(written.frames.count)"
+        )
     }
 
     /// A `$Number$` template whose `startNumber` is past the segments the origin has: the first
