@@ -76,10 +76,10 @@ import Testing
         #expect(requested == ["/drm.mpd"], "\(requested)")
     }
 
-    /// Text by language, as for HLS subtitles: `--subtitles fr -o show.mkv` downloads the French WebVTT
-    /// representation (one whole file) and lists it in the package's MPD, which ffprobe reads
-    /// with its video and audio; a language none has is refused in one line before any segment
-    /// is asked for.
+    /// Text by language, as for HLS subtitles: `--subtitles fr -o show.mkv` downloads the French
+    /// WebVTT representation (one whole file), lists it in the package's MPD, which ffprobe reads
+    /// with its video and audio, and keeps it in the one file; a language none has is refused in
+    /// one line before any segment is asked for.
     @Test func subtitlesAreChosenByLanguage() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
