@@ -221,10 +221,10 @@ import Testing
     /// An on-demand MPD: one file per representation with a global `sidx` (ffmpeg's mp4 muxer,
     /// `-movflags +global_sidx`), addressed by `SegmentBase` `indexRange`: the package holds each
     /// subsegment once, and plays frame for frame as the file.
-    @Test func anOnDemandRepresentationIsDownloadedByItsSidx() async throws {
-        let setup = try await OfflineSetup()
-        defer { setup.remove() }
-        let folder = setup.workspace.originDirectory + "/od"
+    /// An on-demand presentation in `folder`: one fragmented MP4 with a global `sidx` (as
+    /// ffmpeg's mp4 muxer writes with `-movflags +global_sidx`), and `manifest.mpd` naming it by
+    /// a `SegmentBase` with its `indexRange`; returns the file's top-level boxes.
+    static func makeOnDemand(in folder: String) async throws -> [(type: String, range: ClosedRange<Int>)] {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let made = try await Tool.run(
             "ffmpeg",
@@ -253,6 +253,14 @@ import Testing
             </MPD>
             """
         try mpd.write(toFile: folder + "/manifest.mpd", atomically: true, encoding: .utf8)
+        return boxes
+    }
+
+    @Test func anOnDemandRepresentationIsDownloadedByItsSidx() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/od"
+        let boxes = try await Self.makeOnDemand(in: folder)
         let result = try await setup.download("od/manifest.mpd")
         #expect(result.status == 0, "\(result.stderr)")
         let id = try #require(result.output.split(separator: "\n").last.map { String($0) })

@@ -85,6 +85,26 @@ import Testing
         #expect(third == direct, "\(shape): \(third.count) frames with the origin stopped")
     }
 
+    /// An on-demand presentation (`SegmentBase` with an `indexRange` into one file with a global
+    /// `sidx`) through `serve` as the muxer's shapes: frame for frame as from the origin, a second
+    /// play at no body bytes, a third with the origin stopped.
+    @Test func anOnDemandPresentationPlaysAsFromTheOriginThenFromTheCacheAlone() async throws {
+        let setup = try await ProxySetup()
+        defer { setup.remove() }
+        _ = try await DASHDownloadTests.makeOnDemand(in: setup.workspace.originDirectory + "/od")
+        let direct = try await Self.frames(setup.origin.url("od/manifest.mpd"))
+        #expect(direct.count == 80)
+        let first = try await Self.frames(setup.url("od/manifest.mpd"))
+        #expect(first == direct, "\(first.count) frames through serve, \(direct.count) from the origin")
+        let before = try await setup.origin.settledStats()
+        #expect(try await Self.frames(setup.url("od/manifest.mpd")) == direct)
+        let after = try await setup.origin.settledStats()
+        let sent = after.requests.dropFirst(before.requests.count).reduce(Int64(0)) { $0 + $1.bodyBytes }
+        #expect(sent == 0, "the second play cost the origin \(sent) body bytes")
+        _ = try await setup.origin.end(with: SIGKILL)
+        #expect(try await Self.frames(setup.url("od/manifest.mpd")) == direct, "with the origin stopped")
+    }
+
     /// GStreamer's `dashdemux` plays the muxer's default shape through `serve`: every frame, and
     /// again from the cache alone with the origin stopped.
     @Test func gstreamerPlaysThroughServeAndFromTheCacheAlone() async throws {
