@@ -110,7 +110,7 @@ struct HLSDownloadReporter: Sendable {
         let isLast = progress.filesDone == progress.files
         if let lastLine, lastLine.duration(to: .now) < interval, !isLast { return }
         lastLine = .now
-        var parts = ["hls", String(format: "%3.0f%%", progress.fraction * 100), ByteCount.format(progress.bytes)]
+        var parts = ["download", String(format: "%3.0f%%", progress.fraction * 100), ByteCount.format(progress.bytes)]
         let elapsed = seconds
         if elapsed > 0.2 {
             parts.append(ByteCount.format(Int64(Double(progress.bytesThisRun) / elapsed)) + "/s")
