@@ -42,6 +42,9 @@ actor ResourceSession {
     private var isClosed = false
     /// When the session last looked for a version another process stored.
     var lastAdoptionCheck: ContinuousClock.Instant?
+    /// Whether the session has read other processes' claims from the index since it opened: a
+    /// span of the file is handed out only once it knows whether another process writes it.
+    var knowsOtherWriters = false
     /// When the session last said in the index that a reader waits for another process's
     /// whole-body stream (``sayWant(at:)``).
     private var lastWant: ContinuousClock.Instant?
@@ -249,8 +252,16 @@ actor ResourceSession {
                 }
                 // A file cut short: read again what is missing (each pass forgets bytes, so it ends).
                 if status?.holds(range) != true, await forgetMissingBytes() { continue }
-                if status != nil, !file.isTrustedNow() {
-                    // Changed by something else since this session left it: checked as read.
+                // A span of a file another process may be writing: first learn whether one is.
+                if preferringFile, !knowsOtherWriters, !machine.isWhollyRecorded {
+                    knowsOtherWriters = true
+                    await refresh(generation: machine.generation)
+                    continue
+                }
+                // Changed by something else since this session left it, or may be while the span
+                // is sent (another process's fetch writes the file; a server's watch of a span
+                // would end the answer at its first write): checked as read, and sent from memory.
+                if status != nil, machine.isWrittenElsewhere || !file.isTrustedNow() {
                     guard let span = try await checkedStep(range, fromOrigin: fromOrigin, originBytes: charged) else {
                         continue
                     }

@@ -64,6 +64,17 @@ extension ResourceStateMachine {
         foreignStream.map { $0 <= position } ?? false
     }
 
+    /// Whether every byte of the resource is recorded (its length known): nobody writes its file.
+    var isWhollyRecorded: Bool {
+        info.length.map { $0 == 0 || recorded.contains(ByteRange(0, $0)) } ?? false
+    }
+
+    /// Whether another process claims bytes of the resource, as the index said when last read:
+    /// its fetch may write the data file at any moment.
+    var isWrittenElsewhere: Bool {
+        !foreign.isEmpty || foreignStream != nil
+    }
+
     /// Whether byte `position` is another process's to fetch.
     func isForeign(_ position: Int64) -> Bool {
         foreign.contains(position) || awaitsForeignStream(at: position)
