@@ -162,7 +162,7 @@ import Testing
                 + ["hls", "download", setup.origin.url("ts/index.m3u8"), "--jobs", "1"]
         )
         #expect(terminal.status == 0, "\(terminal.output)")
-        let redrawn = terminal.output.split(separator: "\r").filter { $0.hasPrefix("hls ") }
+        let redrawn = terminal.output.split(separator: "\r").filter { $0.hasPrefix("download ") }
         #expect(redrawn.count >= 2, "\(terminal.output)")
         #expect(redrawn.contains { $0.contains("%") && $0.contains("/s") }, "\(terminal.output)")
         // Elsewhere: plain lines on stderr, and the id alone on stdout.
@@ -170,7 +170,7 @@ import Testing
         let plain = try await setup.download("ts/index.m3u8", "--jobs", "1")
         #expect(plain.status == 0)
         #expect(!plain.stderr.contains("\r"))
-        #expect(plain.stderr.split(separator: "\n").contains { $0.hasPrefix("hls ") && $0.contains("%") })
+        #expect(plain.stderr.split(separator: "\n").contains { $0.hasPrefix("download ") && $0.contains("%") })
         #expect(plain.output.split(separator: "\n").count == 1)
     }
 

@@ -42,9 +42,12 @@ actor ResourceSession {
     private var isClosed = false
     /// When the session last looked for a version another process stored.
     var lastAdoptionCheck: ContinuousClock.Instant?
-    /// Whether the session has read other processes' claims from the index since it opened: a
+    /// Whether the session has asked the index for other processes' claims since it opened: a
     /// span of the file is handed out only once it knows whether another process writes it.
-    var knowsOtherWriters = false
+    var askedForOtherWriters = false
+    /// Whether another process claimed bytes of the resource when the session asked; its fetch
+    /// may write the file for as long as the session lives.
+    var otherWriterSeen = false
     /// When the session last said in the index that a reader waits for another process's
     /// whole-body stream (``sayWant(at:)``).
     private var lastWant: ContinuousClock.Instant?
@@ -246,22 +249,28 @@ actor ResourceSession {
             case .cancelled:
                 throw CancellationError()
             case .deliver(let range, let fromOrigin):
+                // A span of a file another process may be writing: first learn whether one is
+                // (before the origin's bytes are charged to this step).
+                if preferringFile, !askedForOtherWriters, !machine.isWhollyRecorded {
+                    askedForOtherWriters = true
+                    let state = try? await index.sharedState(
+                        of: record.id,
+                        rules: environment.claimRules,
+                        withHead: false
+                    )
+                    otherWriterSeen = state.map { !$0.foreign.isEmpty || $0.foreignStream != nil } ?? false
+                    continue
+                }
                 let charged = machine.takeCharge(id)
                 if !preferringFile, let bytes = recent.bytes(startingAt: range, generation: machine.generation) {
                     return .memory(bytes, offset: range.lowerBound, fromOrigin: fromOrigin, originBytes: charged)
                 }
                 // A file cut short: read again what is missing (each pass forgets bytes, so it ends).
                 if status?.holds(range) != true, await forgetMissingBytes() { continue }
-                // A span of a file another process may be writing: first learn whether one is.
-                if preferringFile, !knowsOtherWriters, !machine.isWhollyRecorded {
-                    knowsOtherWriters = true
-                    await refresh(generation: machine.generation)
-                    continue
-                }
                 // Changed by something else since this session left it, or may be while the span
                 // is sent (another process's fetch writes the file; a server's watch of a span
                 // would end the answer at its first write): checked as read, and sent from memory.
-                if status != nil, machine.isWrittenElsewhere || !file.isTrustedNow() {
+                if status != nil, otherWriterSeen || machine.isWrittenElsewhere || !file.isTrustedNow() {
                     guard let span = try await checkedStep(range, fromOrigin: fromOrigin, originBytes: charged) else {
                         continue
                     }
