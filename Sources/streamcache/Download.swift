@@ -32,14 +32,8 @@ struct Download {
     }
 
     private func transfer(cache: CacheOptions, options: TransferOptions) async throws {
-        try await cache.withEngine(
-            configure: { configuration in
-                if let attempts = options.attempts { configuration.maxAttempts = attempts }
-            },
-            timeout: options.timeoutDuration,
-            bytesPerSecond: try options.bytesPerSecond()
-        ) { engine in
-            progress?.waiting(for: url.host.map { host in url.port.map { "\(host):\($0)" } ?? host } ?? "the origin")
+        try await cache.withEngine(transfer: options) { engine in
+            progress?.waiting(for: url.originName)
             let (offset, length) = try await resolve(range, engine: engine)
             try CacheEngine.validateRange(offset: offset, length: length)
             let stream = try await engine.open(url, originHeaders: headers).read(from: offset, length: length)

@@ -86,11 +86,7 @@ extension StreamCacheCommand {
         /// `-I`: what the cache knows of `url`'s response (asking the origin for two bytes when it
         /// knows nothing, or its copy is due for revalidation), as header lines.
         private func printFields(_ url: URL, headers: OriginHeaders) async throws {
-            try await cache.withEngine(
-                configure: { if let attempts = transfer.attempts { $0.maxAttempts = attempts } },
-                timeout: transfer.timeoutDuration,
-                bytesPerSecond: try transfer.bytesPerSecond()
-            ) { engine in
+            try await cache.withEngine(transfer: transfer) { engine in
                 let info = try await engine.open(url, originHeaders: headers).info()
                 var lines = ["HTTP/1.1 200 OK"]
                 var named: Set<String> = []

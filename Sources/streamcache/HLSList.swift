@@ -140,6 +140,22 @@ extension StreamCacheCommand {
             throw ValidationError(all ? "give either ids or --all, not both" : "give the ids to delete, or --all")
         }
 
+        /// The streaming cache holds the files of a removed package that no other package lists,
+        /// pinned (and shares those stored as sent with it): `urls` are deleted with it, or kept
+        /// unpinned within the cache's budget.
+        static func release(_ urls: [URL], keepCached: Bool, library: HLSLibraryOptions) async throws {
+            guard !urls.isEmpty, library.cache.directory.hasIndex else { return }
+            try await library.cache.withEngine(evicts: false) { engine in
+                for url in urls {
+                    if keepCached {
+                        _ = try? await engine.setPinned(false, url)
+                    } else {
+                        _ = try? await engine.remove(url)
+                    }
+                }
+            }
+        }
+
         func run() async throws {
             let offline = library.offlineLibrary
             let ids = all ? offline.assets().map(\.id) : ids
@@ -156,19 +172,7 @@ extension StreamCacheCommand {
                     failures.append(error.message)
                 }
             }
-            if !released.isEmpty, library.cache.directory.hasIndex {
-                // The streaming cache holds the files no other asset lists, pinned (and shares
-                // those stored as sent with the package): deleted with it, or kept unpinned.
-                try await library.cache.withEngine(evicts: false) { engine in
-                    for url in released {
-                        if keepCached {
-                            _ = try? await engine.setPinned(false, url)
-                        } else {
-                            _ = try? await engine.remove(url)
-                        }
-                    }
-                }
-            }
+            try await Self.release(released, keepCached: keepCached, library: library)
             if !failures.isEmpty { throw OfflineError(.unknownAsset, failures.joined(separator: "; ")) }
         }
     }

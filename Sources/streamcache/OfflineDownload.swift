@@ -259,10 +259,7 @@ extension StreamCacheCommand {
             let offline = library.offlineLibrary
             let urls = offline.urlsOnlyIn(id)
             try offline.remove(id)
-            guard !urls.isEmpty, library.cache.directory.hasIndex else { return }
-            try await library.cache.withEngine(evicts: false) { engine in
-                for url in urls { _ = try? await engine.setPinned(false, url) }
-            }
+            try await HLSRemove.release(urls, keepCached: true, library: library)
         }
     }
 }

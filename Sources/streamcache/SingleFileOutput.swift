@@ -26,13 +26,15 @@ struct SingleFileOutput {
         self.verbose = verbose
         self.silent = silent
         let folder = LocalPath.folder(of: text)
-        if !folder.contains("%(") {
+        if !text.contains("%(") {
+            // A name with no field is the file itself: its folder, a folder under its name, or a
+            // file there, is said now.
+            try Self.check(text, force: force)
+        } else if !folder.contains("%(") {
             var isDirectory: ObjCBool = false
             guard FileManager.default.fileExists(atPath: folder, isDirectory: &isDirectory), isDirectory.boolValue
             else { throw OutputError("cannot write \(text): folder \(folder) does not exist") }
         }
-        // A name with no field is the file itself: a folder, or a file there, is said now.
-        if !text.contains("%(") { try Self.check(text, force: force) }
     }
 
     /// Whether `path` can be written: not a folder, in a folder that is there, and not a file

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StreamCache
 
 /// Options of commands that download: progress, a timeout for a silent origin, a rate limit and
 /// how often to try, as curl's options of the same names.
@@ -45,6 +46,24 @@ struct TransferOptions: ParsableArguments {
 
     /// `--limit-rate` in bytes per second.
     func bytesPerSecond() throws -> Int64? { try TransferRate.option(limitRate) }
+}
+
+extension CacheOptions {
+    /// Runs `body` with an engine that fetches as `transfer` says: its timeout, its rate limit
+    /// and its attempts.
+    func withEngine<Result>(
+        transfer: TransferOptions,
+        _ body: (CacheEngine) async throws -> Result
+    ) async throws
+        -> Result
+    {
+        try await withEngine(
+            configure: { if let attempts = transfer.attempts { $0.maxAttempts = attempts } },
+            timeout: transfer.timeoutDuration,
+            bytesPerSecond: try transfer.bytesPerSecond(),
+            body
+        )
+    }
 }
 
 /// Rates as curl's `--limit-rate` takes them: bytes per second, `k`, `m` or `g` for 1024,
