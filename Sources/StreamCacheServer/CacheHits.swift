@@ -40,6 +40,9 @@ struct CacheHits: Sendable {
         let uri: String
         let url: URL
         let key: String
+        /// The digest of the values of the parameters the key leaves out
+        /// (``CacheConfiguration/tokenDigest(_:)``).
+        let tokenDigest: String?
         /// Whether the path names a playlist, judged when a generic content type (or none)
         /// first leaves it to the path.
         private var pathVerdict: Bool?
@@ -49,10 +52,11 @@ struct CacheHits: Sendable {
         /// encoded.
         private var representation: (judged: ResponseDecision.Representation, fields: ByteBuffer)?
 
-        init(uri: String, url: URL, key: String) {
+        init(uri: String, url: URL, key: String, tokenDigest: String?) {
             self.uri = uri
             self.url = url
             self.key = key
+            self.tokenDigest = tokenDigest
         }
 
         /// Whether the resource is a manifest (``ManifestFormats``), which the responder rewrites.
@@ -94,7 +98,12 @@ struct CacheHits: Sendable {
             let target = try? ProxyTarget(requestTarget: uri),
             (try? CacheEngine.validate(target.url, configuration: engine.configuration)) != nil
         else { return nil }
-        return Target(uri: uri, url: target.url, key: engine.configuration.cacheKey(target.url))
+        return Target(
+            uri: uri,
+            url: target.url,
+            key: engine.configuration.cacheKey(target.url),
+            tokenDigest: engine.configuration.tokenDigest(target.url)
+        )
     }
 
     /// The answer to `request` from a cache file, or `nil` for the responder to answer it.
@@ -114,7 +123,10 @@ struct CacheHits: Sendable {
             let resource = engine.publishedFile(key: key)
                 ?? (judged.isManifest(nil) ? nil : engine.sessionlessFile(key: key)),
             let length = resource.info.length,
-            length > 0, !judged.isManifest(resource.info.contentType)
+            length > 0, !judged.isManifest(resource.info.contentType),
+            // Bytes that came with other values of the parameters the key leaves out are proven
+            // by a read first.
+            resource.tokenDigest == judged.tokenDigest
         else { return nil }
         if resource.info.stored.variesOnRequestFields {
             // The variant of other values of the fields it varies on is not this request's

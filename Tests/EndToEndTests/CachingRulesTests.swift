@@ -264,10 +264,15 @@ final class ScriptedOrigin: Sendable {
 
     /// The requests for `/path` so far.
     func requests(_ path: String) async throws -> [Request] {
+        try await allRequests().filter { $0.path == "/" + path }
+    }
+
+    /// Every request so far, of every path.
+    func allRequests() async throws -> [Request] {
         let url = URL(string: base + "/_stats")!
         let data = try await onOwnThread { try Data(contentsOf: url) }
         struct Stats: Decodable { let requests: [Request] }
-        return try JSONDecoder().decode(Stats.self, from: data).requests.filter { $0.path == "/" + path }
+        return try JSONDecoder().decode(Stats.self, from: data).requests
     }
 
     /// The bytes of endless bodies sent so far.

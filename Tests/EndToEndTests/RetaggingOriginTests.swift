@@ -82,7 +82,8 @@ extension HostileWorldRoundThree {
                 #expect(second.status == 0, "\(second.stderr)")
                 let isTheFile = file == expected
                 #expect(isTheFile, "\(file?.count ?? 0) bytes, not the file")
-                #expect(sent <= 64 << 10, "the second run cost the origin \(sent) bytes")
+                // The first 64 KiB and three spread samples of 16 KiB (``VersionSamples``).
+                #expect(sent <= 112 << 10, "the second run cost the origin \(sent) bytes")
             }
         }
 

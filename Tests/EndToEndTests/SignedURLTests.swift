@@ -23,7 +23,9 @@ import Testing
     }
 
     /// Two plays through `serve` of one episode behind two tokens, from `python3 -m http.server`:
-    /// two bodies without a rule, one with it.
+    /// two bodies without a rule; with it, one body and, for the second token, one check of the
+    /// first bytes (``TokenContentTests``), which this origin, ignoring `Range`, answers with a
+    /// body the cache stops reading after them.
     @Test func twoTokensCostOneBodyThroughServeOnceTheRuleIsSet() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
@@ -47,9 +49,9 @@ import Testing
             return Self.bodies(origin) - before
         }
         #expect(try await bodiesForTwoPlays(cacheDir: workspace.cacheDirectory + "/plain", rule: nil) == 2)
-        #expect(try await bodiesForTwoPlays(cacheDir: workspace.cacheDirectory + "/ruled", rule: [Self.signing]) == 1)
+        #expect(try await bodiesForTwoPlays(cacheDir: workspace.cacheDirectory + "/ruled", rule: [Self.signing]) == 2)
         // The preset names the same parameters.
-        #expect(try await bodiesForTwoPlays(cacheDir: workspace.cacheDirectory + "/preset", rule: ["signed-cdn"]) == 1)
+        #expect(try await bodiesForTwoPlays(cacheDir: workspace.cacheDirectory + "/preset", rule: ["signed-cdn"]) == 2)
 
         let listed = try await CLI.run(["ls"], cacheDir: workspace.cacheDirectory + "/ruled")
         #expect(listed.output.contains("key \(origin.url("ep.mp3"))\n"), "\(listed.output)")
@@ -83,7 +85,8 @@ import Testing
             cacheDir: workspace.cacheDirectory + "/a",
             rule: "127.0.0.1=Signature,Expires"
         )
-        #expect(thisHost == 1)
+        // One body, and one check of the second token's first bytes.
+        #expect(thisHost == 2)
         let otherHost = try await bodiesForTwoGets(
             cacheDir: workspace.cacheDirectory + "/b",
             rule: "cdn.example.com=Signature,Expires"
@@ -122,10 +125,10 @@ import Testing
         #expect(second.status == 200 && [UInt8](second.body) == body)
         try await proxy.stop()
 
-        // The second good play cost a 304, asked with its own token.
+        // The second good play cost one check of its bytes (a file this small, whole), asked with
+        // its own token.
         let asked = try await origin.requests("ep.mp3?Signature=good2")
-        #expect(!asked.isEmpty, "the origin was not asked with the newest URL")
-        #expect(asked.allSatisfy { $0.bodyBytes == 0 }, "the second play fetched the body again: \(asked)")
+        #expect(asked.count == 1, "the origin was asked \(asked.count) times with the newest URL")
         #expect(try await origin.requests("ep.mp3?Signature=old").count >= 1)
         let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
         #expect(!listed.output.contains("expired"))
@@ -161,8 +164,9 @@ import Testing
         let after = try await setup.origin.stats()
         let firstID = first.output.split(separator: "\n").first
         #expect(firstID != nil && second.output.split(separator: "\n").first == firstID, "\(second.output)")
+        // No segment again; the playlist's bytes once, to prove them for the new token.
         #expect(
-            after.bodyBytes == before.bodyBytes,
+            after.bodyBytes - before.bodyBytes <= Int64(playlist.utf8.count),
             "the second download fetched \(after.bodyBytes - before.bodyBytes) bytes"
         )
         #expect(try await setup.assets().count == 1)
@@ -208,12 +212,17 @@ import Testing
         await engine.shutdown()
         try await client.shutdown()
 
+        // With rules, a new token costs a check of its first 64 KiB, not the file.
         let size = Int64(data.count)
+        let check: Int64 = 64 << 10
         #expect(
-            throughServer == (withRules ? size : 2 * size),
+            withRules ? throughServer <= size + check : throughServer == 2 * size,
             "the in-app server's two plays cost \(throughServer) bytes"
         )
-        #expect(throughLoader == (withRules ? 0 : 2 * size), "the loader's two plays cost \(throughLoader) bytes")
+        #expect(
+            withRules ? throughLoader <= 2 * check : throughLoader == 2 * size,
+            "the loader's two plays cost \(throughLoader) bytes"
+        )
     }
 
     /// An app that gives fresh URLs: a fetch refused for an expired token is sent again once

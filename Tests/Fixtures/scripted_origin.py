@@ -11,12 +11,18 @@ scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304
 Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rate" bytes a second
 if given; GET /_stats counts its bytes sent so far in "endlessBytes"); with "etagPerResponse", a new
 ETag on every response; with "bodyPerResponse" as well, other bytes under it (byte i = (i + n) % 251
-for the n-th response). With "ignoresRange", every GET gets the whole body (as `python3 -m http.server` answers). A range request whose If-Range names no current validator gets the whole body. The body is byte i = i % 251. GET /_stats lists every request (path, status,
+for the n-th response); with "ignoresIfRange", a Range is answered whatever If-Range says (each
+range a 206 under the response's own tag). "shift": N makes byte i = (i + N) % 251 and "flip": [OFFSET…]
+inverts those bytes, so a test changes a file's bytes and not its length; "shiftByQuery": NAME takes
+the shift from that query parameter's value (content per token) and "sizes": {VALUE: SIZE} the
+size, "etagByQuery": NAME an ETag from it. A path with a query not in SCRIPT is looked up without its query. With "ignoresRange", every GET gets the whole body (as `python3 -m http.server` answers). A range request whose If-Range names no current validator gets the whole body. The body is byte i = i % 251. GET /_stats lists every request (path, status,
 range, conditional, body bytes, the request's fields). SCRIPT is read again for every request, so a test can change
 what the origin answers by rewriting it. Prints "listening on http://127.0.0.1:PORT" first.
 """
+import functools
 import gzip
 import json
+import urllib.parse
 import sys
 import threading
 import time
@@ -35,8 +41,18 @@ ENDLESS_BYTES = [0]
 COUNTER = [0]
 
 
-def body_of(size, shift=0):
-    return bytes((i + shift) % 251 for i in range(size))
+@functools.lru_cache(maxsize=8)
+def body_of(size, shift=0, flip=()):
+    body = bytearray((i + shift) % 251 for i in range(size))
+    for offset in flip:
+        if 0 <= offset < size:
+            body[offset] ^= 0xFF
+    return bytes(body)
+
+
+def query_value(path, name):
+    values = urllib.parse.parse_qs(urllib.parse.urlsplit(path).query).get(name)
+    return values[0] if values else ""
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -129,12 +145,17 @@ class Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.wfile.write(data)
             return
-        entry = script().get(self.path)
+        entries = script()
+        entry = entries.get(self.path, entries.get(urllib.parse.urlsplit(self.path).path))
         if entry is None:
             self.answer(404, [("Content-Type", "text/plain")], b"no such path\n")
             return
         fields = [tuple(f) for f in entry.get("headers", [])]
-        shift = 0
+        shift = entry.get("shift", 0)
+        if entry.get("shiftByQuery"):
+            shift = sum(query_value(self.path, entry["shiftByQuery"]).encode()) % 251
+        if entry.get("etagByQuery"):
+            fields.append(("ETag", '"t-%s"' % query_value(self.path, entry["etagByQuery"])))
         if entry.get("etagPerResponse"):
             with LOCK:
                 COUNTER[0] += 1
@@ -154,7 +175,10 @@ class Handler(BaseHTTPRequestHandler):
         if self.not_modified(fields):
             self.answer(304, fields, b"")
             return
-        body = entry["text"].encode() if "text" in entry else body_of(entry.get("size", 20000), shift)
+        size = entry.get("size", 20000)
+        if entry.get("shiftByQuery") and entry.get("sizes"):
+            size = entry["sizes"].get(query_value(self.path, entry["shiftByQuery"]), size)
+        body = entry["text"].encode() if "text" in entry else body_of(size, shift, tuple(entry.get("flip", [])))
         if entry.get("endless"):
             self.send_endless(fields, entry.get("rate"))
             return
@@ -163,7 +187,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         spec = None if entry.get("ignoresRange") else self.headers.get("Range")
         if_range = self.headers.get("If-Range")
-        if if_range is not None:
+        if if_range is not None and not entry.get("ignoresIfRange"):
             known = dict((k.lower(), v) for k, v in fields)
             if if_range.strip() not in (known.get("etag"), known.get("last-modified")):
                 spec = None  # RFC 9110 13.1.5: the validator does not match, the whole body goes

@@ -9,7 +9,7 @@ import Testing
 @Suite struct PlaylistJudgementTests {
     /// What `url`'s target answers for each content type in turn, three rounds over.
     private func verdicts(_ url: String, _ types: [String?]) -> [Bool] {
-        let target = CacheHits.Target(uri: "/" + url, url: URL(string: url)!, key: url)
+        let target = CacheHits.Target(uri: "/" + url, url: URL(string: url)!, key: url, tokenDigest: nil)
         return (0..<3).flatMap { _ in types.map { target.isManifest($0) } }
     }
 

@@ -137,7 +137,7 @@ extension ResourceSimulation {
             } else {
                 endFetch(request.fetch, error: nil)
             }
-        case .validate(let info):
+        case .validate(let info, _):
             note("reader \(reader.id) validates \(info.etag ?? "")")
             pendingValidation = info
         case .refresh(let generation), .awaitOtherProcess(let generation):
@@ -336,7 +336,7 @@ extension ResourceSimulation {
         let result: ResourceStateMachine.Validation =
             !draining && random.chance(0.1)
             ? .unreachable(StreamCacheError(.originUnreachable, "offline"))
-            : (known.isDifferentVersion(from: current) ? .changed(current) : .current(nil))
+            : (known.match(current) == .same ? .current(nil, proven: true) : .changed(current))
         note("validation of \(known.etag ?? ""): \(result)")
         if let (newInfo, cancel) = machine.validated(result, now: now) {
             replaceVersion(newInfo, cancel: cancel)

@@ -78,6 +78,12 @@ public struct CacheConfiguration: Sendable {
         key(keyRules.applied(to: url))
     }
 
+    /// A digest of the values `url` gives the parameters ``keyRules`` leave out of its key, or
+    /// `nil` (``CacheKeyRules/ignoredValuesDigest(of:)``).
+    public func tokenDigest(_ url: URL) -> String? {
+        keyRules.ignoredValuesDigest(of: url)
+    }
+
     /// The URL as one resource is stored under however it is spelled: without its `#fragment`
     /// (never sent to an origin), scheme and host in lower case; path and query as they are.
     public static func canonicalKey(_ url: URL) -> String {

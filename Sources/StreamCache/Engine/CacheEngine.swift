@@ -691,7 +691,13 @@ public actor CacheEngine {
             status.state == seen, !status.isUnlinked
         else { return nil }
         environment.accessTimes.note(record.id)
-        let resource = ServableFile(file: file, info: record.info, written: recorded, freshUntil: freshUntil)
+        let resource = ServableFile(
+            file: file,
+            info: record.info,
+            written: recorded,
+            freshUntil: freshUntil,
+            tokenDigest: record.tokenDigest
+        )
         sessionlessFiles.keep(resource, id: record.id, seen: seen, for: key)
         return resource
     }

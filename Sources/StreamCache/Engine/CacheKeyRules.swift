@@ -68,6 +68,29 @@ public struct CacheKeyRules: Sendable, Hashable, Codable {
         return components.url ?? url
     }
 
+    /// A digest of the values `url` gives the parameters the rules leave out of its key, or `nil`
+    /// if it gives none: two URLs of one key with other values may be other content (a token per
+    /// user, a watermark per session), so the cache proves bytes fetched with one before it
+    /// answers the other with them. The values themselves are never stored.
+    public func ignoredValuesDigest(of url: URL) -> String? {
+        guard !rules.isEmpty, url.query != nil else { return nil }
+        let host = url.host?.lowercased()
+        let ignored = Set(
+            rules.filter { $0.host == nil || $0.host == host }.flatMap(\.parameters).map { $0.lowercased() }
+        )
+        guard !ignored.isEmpty, let query = URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedQuery
+        else { return nil }
+        let pairs = query.split(separator: "&").filter { pair in
+            let name = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+            let decoded = String(name).removingPercentEncoding ?? String(name)
+            return ignored.contains(decoded.lowercased())
+        }.sorted()
+        guard !pairs.isEmpty else { return nil }
+        let text = Array(pairs.joined(separator: "&").utf8)
+        let sum = text.withUnsafeBytes { BlockChecksums.checksum($0) }
+        return String(sum, radix: 16)
+    }
+
     /// Parses one rule: `NAME,NAME…` for every host, `HOST=NAME,NAME…` for one; a preset
     /// (`signed-cdn`) stands for its names.
     ///

@@ -13,6 +13,10 @@ package struct ServableFile: Sendable {
     /// Until when the origin's last confirmation of the version stands
     /// (``CacheConfiguration/revalidationInterval``).
     package let freshUntil: ContinuousClock.Instant
+    /// The digest of the left-out parameter values the bytes are proven for
+    /// (``ResourceRecord/tokenDigest``): a request whose URL has another is answered by a read,
+    /// which proves the bytes first.
+    package var tokenDigest: String? = nil
 
     /// Whether all of `range` may be sent now: written, the version confirmed recently, and the
     /// file still the cache's and holding the range (another process sharing the directory may

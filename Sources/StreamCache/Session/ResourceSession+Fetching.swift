@@ -59,9 +59,9 @@ extension ResourceSession {
         let id = proposed.fetch
         // The bytes are claimed in the index first: another process may be fetching some of them.
         guard let request = try await claim(proposed) else { return nil }
-        let originRequest = OriginRequest(url: url, range: (request.first, request.last), ifRange: request.ifRange)
+        let originRequest = OriginRequest(url: url, range: (request.askedFirst, request.last), ifRange: request.ifRange)
         return try await fetchFromOrigin(originRequest) { head, body in
-            var answer = try await OriginAnswer.judge(head, body: body, first: request.first, last: request.last)
+            var answer = try await OriginAnswer.judge(head, body: body, first: request.askedFirst, last: request.last)
             if case .notModified = answer, request.ifRange != nil {
                 // A 304 to If-Range (RFC 9110 allows only 206 or 200): ask once more without it,
                 // as every later request will; the answer's validators are checked as always.
@@ -77,19 +77,45 @@ extension ResourceSession {
                 )
             }
             var rest: ArraySlice<UInt8> = []
-            if case .full(let newInfo) = answer, request.ifRange != nil,
+            var proven = false
+            if case .partial(_, let newInfo) = answer, request.proof == 0,
+                await self.asksForProof(after: newInfo, at: request.first)
+            {
+                // Another tag that proves nothing, where cached bytes lie just before: asked once
+                // more with them, the bytes tell whether the answer joins them.
+                return proposed
+            }
+            if case .partial(let range, let newInfo) = answer, request.proof > 0 {
+                // The cached bytes asked for again: the same, and the rest joins them.
+                guard range.upperBound > request.first else {
+                    throw StreamCacheError(
+                        .originProtocolViolation,
+                        "origin \(head.url.originName) sent bytes \(range), none of those asked for"
+                    )
+                }
+                let check = try await self.checkRetag(body, from: request.askedFirst, upTo: request.first)
+                guard case .same(let after) = check else {
+                    _ = try await self.retag(id, as: newInfo, check)
+                    return nil
+                }
+                answer = .partial(range: ByteRange(request.first, range.upperBound), info: newInfo)
+                rest = after
+                proven = true
+            } else if case .full(let newInfo) = answer,
                 await self.mayBeRetagged(id, as: newInfo, before: request.first)
             {
                 // Another tag on the same length: the bytes before the start tell whether the
                 // cached ones are still the resource's.
-                let check = try await self.checkRetag(body, upTo: request.first)
+                let check = try await self.checkRetag(body, from: 0, upTo: request.first)
                 guard let info = try await self.retag(id, as: newInfo, check), let length = info.length,
                     case .same(let after) = check
                 else { return nil }
                 answer = .partial(range: ByteRange(request.first, length), info: info)
                 rest = after
             }
-            guard let file = try await self.accept(answer, fetch: id, sentIfRange: request.ifRange != nil) else {
+            guard
+                let file = try await self.accept(answer, fetch: id, sentIfRange: request.ifRange != nil, proven: proven)
+            else {
                 return nil
             }
             /// Writes `chunk` where the machine says; `true` when the fetch ends here.
@@ -111,6 +137,12 @@ extension ResourceSession {
     }
 
     // MARK: Events of a fetch, on the actor
+
+    /// Whether to ask again, with cached bytes before it, for a gap at `first` whose answer
+    /// `newInfo` proves nothing (``ResourceStateMachine/asksForProof(after:at:)``).
+    private func asksForProof(after newInfo: ContentInfo, at first: Int64) -> Bool {
+        machine.asksForProof(after: newInfo, at: first)
+    }
 
     private func originRefusedIfRange() {
         logger.notice("the origin answers If-Range with 304; asking without it", metadata: ["key": "\(key)"])
@@ -145,10 +177,15 @@ extension ResourceSession {
     /// Feeds an answer head to the machine and carries out what it says.
     ///
     /// - Returns: the file to write the body into, or `nil` if the body is not wanted.
-    private func accept(_ answer: OriginAnswer, fetch id: Int, sentIfRange: Bool) async throws -> CacheFile? {
+    private func accept(
+        _ answer: OriginAnswer,
+        fetch id: Int,
+        sentIfRange: Bool,
+        proven: Bool
+    ) async throws -> CacheFile? {
         // The request fields the response varies on are kept with it (RFC 9111 §4.1).
         let answer = answer.recordingVariant(of: headers.fields(for: url, firstURL: url))
-        let action = machine.answered(id, answer, sentIfRange: sentIfRange, now: .now)
+        let action = machine.answered(id, answer, sentIfRange: sentIfRange, proven: proven, now: .now)
         wakeAll()
         if let ignored = action.ignoresRange { environment.originRanges.note(url, ignored: ignored) }
         if let newInfo = action.replaceVersion {

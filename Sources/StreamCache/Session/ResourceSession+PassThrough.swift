@@ -19,7 +19,9 @@ extension ResourceSession {
         let moved: @Sendable (ContentInfo) -> Bool = { info in
             var answered = info
             if known.etag == nil { answered.etag = nil }
-            return known.length != nil && known.isDifferentVersion(from: answered)
+            guard known.length != nil else { return false }
+            if let tag = known.etag, let newTag = answered.etag, tag != newTag { return true }
+            return known.isDifferentVersion(from: answered)
         }
         return PassThrough { send in
             try await session.fetchFromOrigin(request) { head, body in

@@ -8,13 +8,14 @@ extension ResourceSession {
         case changed
     }
 
-    /// Reads a whole body, sent for `If-Range` under another entity tag, up to `first` (the
-    /// byte the fetch asked from) and compares what it brings with the bytes the file holds
-    /// there. An origin that tags every response anew (per server, per request) sends the same
-    /// bytes; a replaced file does not. Bytes before `first` the file lacks are not kept.
-    nonisolated func checkRetag(_ body: OriginBody, upTo first: Int64) async throws -> RetagCheck {
+    /// Reads a body that starts at `start` up to `first` (the byte the fetch wants next) and
+    /// compares what it brings with the bytes the file holds there: a whole body sent under
+    /// another entity tag, or the cached bytes a request asked for again as its proof. An origin
+    /// that tags every response anew (per server, per request) sends the same bytes; a replaced
+    /// file does not. Bytes before `first` the file lacks are not kept.
+    nonisolated func checkRetag(_ body: OriginBody, from start: Int64, upTo first: Int64) async throws -> RetagCheck {
         var chunks = body.makeAsyncIterator()
-        var position: Int64 = 0
+        var position = start
         var compared: Int64 = 0
         while position < first {
             guard let chunk = try await chunks.next() else {

@@ -2,12 +2,14 @@ import Foundation
 
 extension ResourceSession {
     /// Asks the origin whether `known` is still the current version, as the machine told a
-    /// reader to: a conditional request (`If-None-Match`, else `If-Modified-Since`) for the
-    /// cached bytes at the start, at most ``retagSample`` of them. If the origin cannot be
-    /// reached, the cached bytes are served as they are (offline playback).
-    func validate(_ known: ContentInfo) async {
-        let sample = machine.written.range(containing: 0).map { min($0.count, Self.retagSample) } ?? 1
-        let result = await askOrigin(about: known, sample: sample)
+    /// reader to: a conditional request (`If-None-Match`, else `If-Modified-Since`) for the first
+    /// cached bytes. Where no strong validator can say the answer is the cached version (none,
+    /// a tag that changed, or bytes that must prove themselves, ``ResourceStateMachine/Validation``),
+    /// the bytes the answers carry are compared with the cached ones (``VersionSamples``). If the
+    /// origin cannot be reached, the cached bytes are served as they are (offline playback).
+    func validate(_ known: ContentInfo, bytesOnly: Bool) async {
+        guard !machine.written.isEmpty else { return }
+        let result = await askOrigin(about: known, samples: VersionSamples(of: machine.written), bytesOnly: bytesOnly)
         let change = machine.validated(result, now: .now)
         wakeAll()
         if let (newInfo, cancel) = change {
@@ -16,51 +18,57 @@ extension ResourceSession {
             // The origin's word and the fields of its answer are the stored ones now, for every
             // process (RFC 9111 §4.3.4); best-effort on a full disk.
             try? await index.update(id: record.id, info: machine.info)
+            if bytesOnly {
+                // The bytes are proven those of the URL asked with.
+                record.tokenDigest = environment.configuration.tokenDigest(url)
+                try? await index.setTokenDigest(record.tokenDigest, id: record.id)
+            }
         }
     }
 
-    /// The most cached bytes from the start a revalidation asks for along with its condition: a
-    /// `304` carries none of them, and another tag on the same length brings them to compare.
-    static let retagSample: Int64 = 64 << 10
-
-    /// Asks with `If-None-Match` (else `If-Modified-Since`) for the first `sample` bytes, which
-    /// the file holds. An answer under another strong tag, of the same length and
-    /// `Last-Modified` (or none), whose bytes are the cached ones, is the version retagged (an
-    /// origin that tags every response anew); other bytes are a new version.
-    nonisolated private func askOrigin(about known: ContentInfo, sample: Int64) async -> ResourceStateMachine.Validation
-    {
+    /// Asks for `samples.first` with `If-None-Match` (else `If-Modified-Since`), unless
+    /// `bytesOnly`: then only bytes can answer. An answer whose fields prove another version is
+    /// one; one whose fields prove nothing (``ContentInfo/match(_:)``) is the cached version only
+    /// if the bytes it carries, and those of every spread sample, are the cached ones; one whose
+    /// strong validator agrees, asked for `bytesOnly`, if the bytes it carries are.
+    nonisolated private func askOrigin(
+        about known: ContentInfo,
+        samples: VersionSamples,
+        bytesOnly: Bool
+    ) async -> ResourceStateMachine.Validation {
         let request = OriginRequest(
             url: url,
-            range: (0, sample - 1),
-            ifNoneMatch: known.etag,
-            ifModifiedSince: known.etag == nil ? known.lastModified : nil
+            range: (samples.first.lowerBound, samples.first.upperBound - 1),
+            ifNoneMatch: bytesOnly ? nil : known.etag,
+            ifModifiedSince: bytesOnly || known.etag != nil ? nil : known.lastModified
         )
         do {
-            let (answer, sampled) = try await fetchFromOrigin(request) { head, body in
-                let answer = try await OriginAnswer.judge(head, body: body, first: 0, last: sample - 1)
-                guard case .partial(let range, let newInfo) = answer, known.mayHoldTheSameBytes(as: newInfo) else {
-                    return (answer, [UInt8]?.none)
-                }
-                var bytes: [UInt8] = []
-                for try await chunk in body {
-                    bytes += chunk
-                    if bytes.count >= range.count { break }
-                }
-                return (answer, bytes)
-            }
-            if case .partial(_, let newInfo) = answer, let sampled, await self.holdsAtStart(sampled) {
-                return .retagged(newInfo)
-            }
+            let (answer, compared) = try await sample(request, first: samples.first)
             switch answer {
             case .notModified(let fields):
                 // A 304 naming another entity tag does not describe the stored response: its
                 // fields are not taken (RFC 9111 §4.3.4).
                 let tag = fields.value("ETag")
-                return .current(tag == nil || tag == known.etag ? fields : nil)
+                return .current(tag == nil || tag == known.etag ? fields : nil, proven: known.hasStrongValidator)
             case .partial(_, let newInfo), .full(let newInfo), .endOfResource(_, let newInfo):
                 var newInfo = newInfo
                 if case .endOfResource(let total, _) = answer { newInfo.length = total }
-                return known.isDifferentVersion(from: newInfo) ? .changed(newInfo) : .current(newInfo.stored)
+                let match = known.match(newInfo)
+                if match == .different { return .changed(newInfo) }
+                if match == .same, !bytesOnly { return .current(newInfo.stored, proven: true) }
+                // Only the bytes can tell: every sample must hold the cached ones. Where a strong
+                // validator agrees (bytes fetched with other token values), the first corroborates
+                // it; an origin that ignores `Range` would send its whole body for each of the rest.
+                guard let compared, compared > 0 else { return .changed(newInfo) }
+                let spread = match == .same || !known.byteRangeAccess ? [] : samples.spread
+                for piece in spread {
+                    let request = OriginRequest(url: url, range: (piece.lowerBound, piece.upperBound - 1))
+                    let (answer, compared) = try await sample(request, first: piece)
+                    guard case .partial(_, let pieceInfo) = answer, known.match(pieceInfo) != .different,
+                        compared != nil
+                    else { return .changed(newInfo) }
+                }
+                return newInfo.etag == known.etag ? .current(newInfo.stored, proven: true) : .retagged(newInfo)
             }
         } catch is CancellationError {
             return .abandoned
@@ -74,10 +82,41 @@ extension ResourceSession {
         }
     }
 
-    /// Whether the file holds `bytes` from its first byte on.
-    private func holdsAtStart(_ bytes: [UInt8]) -> Bool {
-        guard !bytes.isEmpty, let compared = try? comparedWithCache(bytes[...], at: 0) else { return false }
-        return compared == Int64(bytes.count)
+    /// Sends `request` for the cached bytes `piece` and compares what its answer carries of them
+    /// (a whole body, from its first byte) with the file.
+    ///
+    /// - Returns: the answer, and how many bytes were compared (`nil`: one differs; none for a
+    ///   `304` or an answer without those bytes).
+    nonisolated private func sample(
+        _ request: OriginRequest,
+        first piece: ByteRange
+    ) async throws -> (OriginAnswer, Int64?) {
+        try await fetchFromOrigin(request) { head, body in
+            let answer = try await OriginAnswer.judge(
+                head,
+                body: body,
+                first: piece.lowerBound,
+                last: piece.upperBound - 1
+            )
+            let start: Int64
+            switch answer {
+            case .partial(let range, _): start = range.lowerBound
+            case .full: start = 0
+            case .notModified, .endOfResource: return (answer, nil)
+            }
+            var bytes: [UInt8] = []
+            let wanted = Int(piece.upperBound - start)
+            for try await chunk in body {
+                bytes += chunk.prefix(wanted - bytes.count)
+                if bytes.count >= wanted { break }
+            }
+            guard bytes.count == wanted else { return (answer, nil) }
+            let compared = try await self.comparedWithCache(
+                bytes[Int(piece.lowerBound - start)...],
+                at: piece.lowerBound
+            )
+            return (answer, compared)
+        }
     }
 
     /// Moves to a new version the machine has switched to: a new index row and data file; the
@@ -94,13 +133,15 @@ extension ResourceSession {
         recent.removeAll()
         let oldRecord = record
         let (index, directory, key, url) = (index, directory, key, url)
+        let digest = environment.configuration.tokenDigest(url)
         // Not a child of the caller: a cancelled caller would cancel the write half-way.
         let replacement = Task {
             let newRecord = try await index.replaceVersion(
                 of: oldRecord.id,
                 key: key,
                 url: url.absoluteString,
-                info: newInfo
+                info: newInfo,
+                tokenDigest: digest
             )
             return (newRecord, try await CacheFile.openLocked(path: directory.dataPath(id: newRecord.id)))
         }

@@ -78,8 +78,24 @@ actor ResourceSession {
     func opened(with url: URL, headers: OriginHeaders) {
         guard newest.update(url: url, headers: headers) else { return }
         record.url = url.absoluteString
+        notice(tokenDigest: environment.configuration.tokenDigest(url))
         let (index, id, text) = (index, record.id, url.absoluteString)
         Task { try? await index.setURL(text, id: id) }
+    }
+
+    /// A reader came with a URL whose left-out parameter values have `digest`: if the cached
+    /// bytes came with others, the next reader's check is proven by bytes, and until then ranges
+    /// join them only as bytes prove (``ResourceStateMachine/bytesMustProve``). With nothing
+    /// cached yet, the version is the new values'.
+    func notice(tokenDigest digest: String?) {
+        guard digest != record.tokenDigest else { return }
+        guard machine.written.isEmpty else {
+            machine.bytesMustProve = true
+            return
+        }
+        record.tokenDigest = digest
+        let (index, id) = (index, record.id)
+        Task { try? await index.setTokenDigest(digest, id: id) }
     }
 
     /// Opens the session for `key`: finds or creates the index row, opens and locks its data file,
@@ -93,7 +109,12 @@ actor ResourceSession {
     ) async throws -> ResourceSession {
         while true {
             let index = environment.index
-            let created = try await index.resource(forKey: key, creatingWithURL: url.absoluteString)
+            let digest = environment.configuration.tokenDigest(url)
+            let created = try await index.resource(
+                forKey: key,
+                creatingWithURL: url.absoluteString,
+                tokenDigest: digest
+            )
             let path = environment.directory.dataPath(id: created.id)
             let file = try await CacheFile.openLocked(path: path)
             // Holding the shared lock, the row can no longer be evicted; check it survived until now.
@@ -130,6 +151,8 @@ actor ResourceSession {
             )
             // Only a resource nothing is known of asks (``ResourceStateMachine/rangeSupport``).
             if info.length == nil { machine.rangeSupport = environment.originRanges.support(of: url) }
+            // Bytes that came with other values of the parameters the key leaves out.
+            if record.tokenDigest != digest, !present.isEmpty { machine.bytesMustProve = true }
             return ResourceSession(
                 key: key,
                 url: url,
@@ -303,8 +326,8 @@ actor ResourceSession {
             case .startFetch(let request):
                 start(request)
                 await waiters.wait(id, unlessChangedSince: epoch)
-            case .validate(let known):
-                await validate(known)
+            case .validate(let known, let bytesOnly):
+                await validate(known, bytesOnly: bytesOnly)
             case .refresh(let generation):
                 await refresh(generation: generation)
             case .awaitOtherProcess(let generation):
@@ -366,7 +389,8 @@ actor ResourceSession {
             file: file,
             info: machine.info,
             written: machine.written,
-            freshUntil: freshUntil
+            freshUntil: freshUntil,
+            tokenDigest: record.tokenDigest
         )
         environment.published.publish(servable, for: key)
     }

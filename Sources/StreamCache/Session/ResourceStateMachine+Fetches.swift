@@ -160,8 +160,39 @@ extension ResourceStateMachine {
     /// The validator a fetch's request sends as `If-Range`: none before the version is known, nor
     /// to an origin that answered one with `304` (the answer's validators are checked anyway).
     var ifRangeToSend: String? {
-        info.length == nil || ifRangeRefused ? nil : info.ifRangeValidator
+        // Tags that rotate name no version: the bytes a request asks for again prove it instead.
+        info.length == nil || ifRangeRefused || tagsRotate ? nil : info.ifRangeValidator
     }
+
+    /// How many bytes before `first` a request for a gap at `first` asks for along with it: up to
+    /// ``proofSpan`` of the cached bytes just before it, when the version's bytes are to be proven
+    /// by bytes (no strong validator, or tags that rotate); none otherwise, or when none are cached
+    /// there (an answer that cannot be proven then starts a version of its own).
+    func proof(before first: Int64) -> Int64 {
+        guard info.length != nil, joinsNeedBytes, first > 0,
+            let cached = written.range(containing: first - 1)
+        else { return 0 }
+        return min(Self.proofSpan, first - cached.lowerBound)
+    }
+
+    /// Whether an answer described by `newInfo`, to a request for a gap at `first` that asked for
+    /// no cached bytes before it, is to be asked for again with them: its fields prove nothing
+    /// (``ContentInfo/match(_:)``) and there are cached bytes to prove it by. From then on the
+    /// version's tags are no proof (``tagsRotate``). Once a version: a second such answer is
+    /// a version of its own.
+    mutating func asksForProof(after newInfo: ContentInfo, at first: Int64) -> Bool {
+        guard info.length != nil, !tagsRotate, info.match(newInfo) == .unproven else { return false }
+        tagsRotate = true
+        return proof(before: first) > 0
+    }
+
+    /// Whether an answer joins the cached bytes only as bytes prove: no strong validator, tags
+    /// that rotate, or a reader whose URL may give other content under the same tag.
+    var joinsNeedBytes: Bool { !info.hasStrongValidator || tagsRotate || bytesMustProve }
+
+    /// The most cached bytes a request asks for again as its proof: a few kilobytes a request,
+    /// paid only where no validator can prove the join.
+    static let proofSpan: Int64 = 8 << 10
 
     /// The origin answered a request with `If-Range` by `304`, which RFC 9110 §13.1.5 does not
     /// allow: later requests go without it.
@@ -177,8 +208,19 @@ extension ResourceStateMachine {
 
     // MARK: Events
 
-    /// Fetch `id` got `answer` to its request.
-    mutating func answered(_ id: Int, _ answer: OriginAnswer, sentIfRange: Bool, now: Instant) -> AnswerAction {
+    /// Fetch `id` got `answer` to its request; `proven` when the cached bytes its request asked for
+    /// again (``FetchRequest/proof``) came back the same.
+    ///
+    /// An answer joins the cached bytes only as one version with them: by a strong validator
+    /// (``ContentInfo/match(_:)``) or by the bytes it proved. One that cannot be told apart from
+    /// another version starts a version of its own (its bytes are kept, the cached ones dropped).
+    mutating func answered(
+        _ id: Int,
+        _ answer: OriginAnswer,
+        sentIfRange: Bool,
+        proven: Bool = false,
+        now: Instant
+    ) -> AnswerAction {
         defer { checkInvariants() }
         guard fetchesGoOn, var fetch = current(id), case .requesting(let first, _) = fetch.state else {
             return AnswerAction(readBody: false)
@@ -207,14 +249,46 @@ extension ResourceStateMachine {
             if info.length == nil {
                 learn(newInfo, now: now)
                 action.store = newInfo
-            } else if info.isDifferentVersion(from: newInfo) {
-                action.cancel = replaceVersion(with: newInfo, survivor: id)
-                action.replaceVersion = newInfo
+            } else {
+                let match = info.match(newInfo)
+                switch match == .same && bytesMustProve ? .unproven : match {
+                case .same:
+                    break
+                case .unproven where proven:
+                    // The cached bytes under another tag: the version takes it.
+                    if newInfo.etag != info.etag {
+                        info.etag = newInfo.etag
+                        info.stored = newInfo.stored
+                        tagsRotate = true
+                        action.store = info
+                    }
+                case .unproven where holdsNothingBesides(id):
+                    // Nothing cached or on its way to join: the answer describes the version.
+                    info = newInfo
+                    action.store = newInfo
+                case .unproven where tagsRotate || (info.etag == nil && newInfo.etag == nil):
+                    // Nothing says the resource changed, and nothing proves the answer joins what
+                    // is cached (no cached bytes just before it): its readers read on from the
+                    // origin, uncached; the version stands.
+                    var untagged = newInfo
+                    if tagsRotate { untagged.etag = nil }
+                    for (reader, state) in readers where state.waitingOn == id {
+                        readers[reader]?.uncachedAgainst = untagged
+                        readers[reader]?.waitingOn = nil
+                    }
+                    return AnswerAction(readBody: false)
+                case .unproven, .different:
+                    action.cancel = replaceVersion(with: newInfo, survivor: id)
+                    action.replaceVersion = newInfo
+                }
             }
             body = Body(position: range.lowerBound, expectedEnd: range.upperBound, isWhole: false)
         case .full(let newInfo):
             var learned = newInfo
-            let changed = info.length != nil && info.isDifferentVersion(from: newInfo)
+            // A whole body proven the cached version arrives as `.partial` (``ResourceSession``
+            // compared its bytes before the start); one that cannot be proven is a version of its own.
+            let match = info.length == nil ? VersionMatch.same : info.match(newInfo)
+            let changed = match == .different || (match == .unproven && !holdsNothingBesides(id))
             learned.byteRangeAccess = changed && sentIfRange
             if !learned.byteRangeAccess {
                 // Not a new version sent for `If-Range`: the origin ignored the range.
@@ -248,6 +322,16 @@ extension ResourceStateMachine {
         // Its readers left while it waited for the answer: the body has barely begun, drop it.
         if !isWanted(fetch) { action.readBody = false }
         return action
+    }
+
+    /// Whether the version holds no byte, nor one on its way, but those fetch `id` will write:
+    /// nothing a new description of the resource could mix with.
+    private func holdsNothingBesides(_ id: Int) -> Bool {
+        guard written.isEmpty, writing.isEmpty, foreign.isEmpty, foreignStream == nil else { return false }
+        return !fetches.values.contains { fetch in
+            guard fetch.id != id, fetch.generation == generation, case .receiving = fetch.state else { return false }
+            return true
+        }
     }
 
     private mutating func learn(_ newInfo: ContentInfo, now: Instant) {

@@ -22,7 +22,7 @@ extension ResourceStateMachine {
         /// Start this fetch, then wait.
         case startFetch(FetchRequest)
         /// Ask the origin whether `info` is still current, report ``validated(_:now:)``, ask again.
-        case validate(ContentInfo)
+        case validate(ContentInfo, bytesOnly: Bool)
         /// Read the index's ranges and claims of generation `generation`, report
         /// ``refreshed(_:generation:now:)``, ask again.
         case refresh(generation: Int)
@@ -88,9 +88,9 @@ extension ResourceStateMachine {
             // Once per reader: the version it starts on is confirmed if the last word is old.
             readers[id]?.checkedVersion = true
             let forced = reader.revalidates && info.length != nil && !written.isEmpty
-            if forced || needsValidation(now: now) {
+            if forced || needsValidation(now: now) || (bytesMustProve && !written.isEmpty) {
                 phase = .validating(forced: forced)
-                return .validate(info)
+                return .validate(info, bytesOnly: bytesMustProve)
             }
         }
         let end = min(reader.end ?? Int64.max, info.length ?? Int64.max)
@@ -256,7 +256,8 @@ extension ResourceStateMachine {
             fetch: fetch.id,
             first: fetch.next,
             last: end == Int64.max ? nil : end - 1,
-            ifRange: ifRangeToSend
+            ifRange: ifRangeToSend,
+            proof: proof(before: fetch.next)
         )
     }
 }

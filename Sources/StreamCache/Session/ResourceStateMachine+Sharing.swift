@@ -130,7 +130,8 @@ extension ResourceStateMachine {
             fetch: id,
             first: first,
             last: newLast,
-            ifRange: ifRangeToSend
+            ifRange: ifRangeToSend,
+            proof: proof(before: first)
         )
     }
 

@@ -1,9 +1,10 @@
 extension ResourceStateMachine {
     /// What the origin said when asked whether the cached version is current.
     enum Validation: Sendable {
-        /// Same validators and length: the cached bytes are good; the answer's fields, if any,
-        /// update the stored ones (RFC 9111 §4.3.4).
-        case current(StoredFields?)
+        /// The origin's word that the cached bytes are good; the answer's fields, if any, update
+        /// the stored ones (RFC 9111 §4.3.4). `proven`: by a strong validator or by the bytes;
+        /// otherwise by a weak validator alone, which does not let ranges join.
+        case current(StoredFields?, proven: Bool)
         /// A new version, described so.
         case changed(ContentInfo)
         /// The cached bytes under another entity tag (the bytes the answer carried are the cached
@@ -63,15 +64,18 @@ extension ResourceStateMachine {
         case .retagged(let newInfo):
             info.etag = newInfo.etag
             info.stored = newInfo.stored
+            tagsRotate = true
+            bytesMustProve = false
             confirmed(info, now: now)
             return nil
-        case .current where !info.hasValidator && (forced || !info.isComplete(with: written)):
-            // Same length, but nothing says the bytes cached before are of the version the
+        case .current(_, proven: false) where forced || !info.isComplete(with: written):
+            // A weak validator's word: nothing says the bytes cached before are of the version the
             // missing ones will come from (or, asked to check, that they are current): start
             // again rather than combine them.
             confirmed(info, now: now)
             return (info, replaceVersion(with: info, survivor: nil))
-        case .current(let fields):
+        case .current(let fields, _):
+            bytesMustProve = false
             if let fields { info.stored = info.stored.updated(with: fields.fields, receivedAt: fields.receivedAt) }
             confirmed(info, now: now)
             return nil
@@ -92,7 +96,7 @@ extension ResourceStateMachine {
     /// another entity tag, to be told by its bytes before `first`: the same length and
     /// `Last-Modified` (or none on either side), and cached bytes there to compare.
     func mayBeRetagged(_ id: Int, as newInfo: ContentInfo, before first: Int64) -> Bool {
-        guard current(id) != nil, info.mayHoldTheSameBytes(as: newInfo),
+        guard current(id) != nil, info.match(newInfo) == .unproven,
             let cached = written.firstOffset(atOrAfter: 0)
         else { return false }
         return cached < first
@@ -105,6 +109,7 @@ extension ResourceStateMachine {
     mutating func retagged(_ id: Int, as newInfo: ContentInfo, now: Instant) -> ContentInfo? {
         defer { checkInvariants() }
         guard fetchesGoOn, current(id) != nil else { return nil }
+        if newInfo.etag != info.etag { tagsRotate = true }
         info.etag = newInfo.etag
         info.stored = newInfo.stored
         confirmed(info, now: now)
@@ -131,6 +136,8 @@ extension ResourceStateMachine {
         let oldInfo = info
         generation += 1
         info = newInfo
+        // The new version's bytes come from the newest URL: nothing before them to prove.
+        bytesMustProve = false
         phase = .replacing
         written = ByteRangeSet()
         durable = ByteRangeSet()

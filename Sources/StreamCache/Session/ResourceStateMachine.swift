@@ -56,6 +56,13 @@ struct ResourceStateMachine: Sendable {
     var isServingStale = false
     /// Whether the origin answered `If-Range` with `304`; requests go without it then.
     var ifRangeRefused = false
+    /// Whether the origin sent the cached bytes under another entity tag: its tags say nothing of
+    /// its bytes, so ranges join the cached ones only as bytes prove (``proof(before:)``).
+    var tagsRotate = false
+    /// Whether the next check of the version must be proven by bytes, whatever the validators
+    /// say: a reader came with other values of the query parameters the key leaves out, which
+    /// may give other content under the same tag (``ResourceSession/opened(with:headers:)``).
+    var bytesMustProve = false
     /// What the origin does with a request for a range, as this resource's answers or, by its
     /// session, another resource's of the same origin said; `unknown` until the first answer
     /// of an origin its session has not met. `honoured` asks nothing of a reader.
@@ -302,5 +309,12 @@ extension ResourceStateMachine {
         let last: Int64?
         /// The validator for `If-Range`, when the version is known.
         let ifRange: String?
+        /// How many cached bytes before `first` the request asks for too, to compare with the
+        /// file before the rest joins them: the proof that its answer is the cached version
+        /// where no strong validator is (``ResourceStateMachine/proof(before:)``).
+        var proof: Int64 = 0
+
+        /// The first byte the origin is asked for.
+        var askedFirst: Int64 { first - proof }
     }
 }

@@ -123,7 +123,7 @@ package final class CacheIndex: Sendable {
     }
 
     /// The schema version this code writes (`PRAGMA user_version`).
-    static let schemaVersion = 7
+    static let schemaVersion = 8
 
     /// Brings the schema up to ``schemaVersion`` in one immediate transaction, so processes
     /// opening a new cache directory at the same moment create it once, not race to.
@@ -190,6 +190,9 @@ package final class CacheIndex: Sendable {
                 let added = [
                     ("storedFields", "TEXT"), ("receivedAt", "REAL"), ("fileSize", "INTEGER"),
                     ("fileModified", "INTEGER"),
+                    // Version 8: which values of the parameters a key rule leaves out the bytes
+                    // came with, as a digest (``CacheKeyRules/ignoredValuesDigest(of:)``).
+                    ("tokenDigest", "TEXT"),
                 ]
                 for (column, type) in added
                 where !columns.contains(column) {
@@ -276,8 +279,13 @@ package final class CacheIndex: Sendable {
 
     // MARK: Resources
 
-    /// The resource stored under `key`, created (empty, with `url`) if there is none.
-    package func resource(forKey key: String, creatingWithURL url: String) async throws -> ResourceRecord {
+    /// The resource stored under `key`, created (empty, with `url` and the digest of the values
+    /// of its parameters the key leaves out) if there is none.
+    package func resource(
+        forKey key: String,
+        creatingWithURL url: String,
+        tokenDigest: String? = nil
+    ) async throws -> ResourceRecord {
         if let (existing, _) = resourceNow(forKey: key) { return existing }
         do {
             return try await write { db in
@@ -285,8 +293,8 @@ package final class CacheIndex: Sendable {
                 let now = Date().timeIntervalSince1970
                 try Self.run(
                     db,
-                    "INSERT INTO resource (key, url, createdAt, lastAccess) VALUES (?, ?, ?, ?)",
-                    [key, url, now, now]
+                    "INSERT INTO resource (key, url, createdAt, lastAccess, tokenDigest) VALUES (?, ?, ?, ?, ?)",
+                    [key, url, now, now, tokenDigest]
                 )
                 return try Self.fetchResource(db, id: db.lastInsertedRowID)!
             }
@@ -401,7 +409,8 @@ package final class CacheIndex: Sendable {
         of oldID: Int64,
         key: String,
         url: String,
-        info: ContentInfo
+        info: ContentInfo,
+        tokenDigest: String? = nil
     ) async throws -> ResourceRecord {
         try await write { db in
             let pinned =
@@ -411,12 +420,12 @@ package final class CacheIndex: Sendable {
             try db.execute(
                 sql: """
                     INSERT INTO resource (key, url, length, contentType, etag, lastModified, byteRangeAccess,
-                                          createdAt, lastAccess, pinned, storedFields, receivedAt)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                          createdAt, lastAccess, pinned, storedFields, receivedAt, tokenDigest)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     key, url, info.length, info.contentType, info.etag, info.lastModified, info.byteRangeAccess,
-                    now, now, pinned, Self.encode(info.stored.fields), info.stored.receivedAt,
+                    now, now, pinned, Self.encode(info.stored.fields), info.stored.receivedAt, tokenDigest,
                 ]
             )
             return try Self.fetchResource(db, id: db.lastInsertedRowID)!
@@ -438,6 +447,14 @@ package final class CacheIndex: Sendable {
     package func setURL(_ url: String, id: Int64) async throws {
         try await write { db in
             try db.execute(sql: "UPDATE resource SET url = ? WHERE id = ?", arguments: [url, id])
+        }
+    }
+
+    /// Records that resource `id`'s bytes are proven to be those of URLs whose left-out parameter
+    /// values have `digest` (``CacheKeyRules/ignoredValuesDigest(of:)``).
+    package func setTokenDigest(_ digest: String?, id: Int64) async throws {
+        try await write { db in
+            try db.execute(sql: "UPDATE resource SET tokenDigest = ? WHERE id = ?", arguments: [digest, id])
         }
     }
 
@@ -568,7 +585,7 @@ package final class CacheIndex: Sendable {
     /// The columns ``record(_:)`` reads, in its order (by position: `ls` decodes 100,000 rows).
     private static let resourceColumns = """
         id, key, url, length, contentType, etag, lastModified, byteRangeAccess, storedFields, receivedAt, \
-        createdAt, lastAccess, pinned, cachedBytes, fileSize, fileModified
+        createdAt, lastAccess, pinned, cachedBytes, fileSize, fileModified, tokenDigest
         """
 
     private static let resourceByKey = "SELECT \(resourceColumns) FROM resource WHERE key = ?"
@@ -580,7 +597,7 @@ package final class CacheIndex: Sendable {
         WHERE resource.key = ? ORDER BY cachedRange.start
         """
     /// Where ``resourceAndRangesByKey``'s range columns start.
-    private static let rangeColumn: Int32 = 16
+    private static let rangeColumn: Int32 = 17
     private static let resourceByID = "SELECT \(resourceColumns) FROM resource WHERE id = ?"
 
     /// A row of ``resourceColumns``.
@@ -603,7 +620,8 @@ package final class CacheIndex: Sendable {
             cachedBytes: storedLength(row.integer(13)) ?? 0,
             fileState: storedLength(row.integer(14)).flatMap { size in
                 row.integer(15).map { DataFileState(size: size, modified: $0) }
-            }
+            },
+            tokenDigest: row.text(16)
         )
     }
 

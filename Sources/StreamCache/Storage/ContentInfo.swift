@@ -45,15 +45,48 @@ public struct ContentInfo: Hashable, Sendable {
         return lastModified != nil
     }
 
-    /// Whether `newer` describes a different version of the resource than this.
+    /// Whether a validator of this description proves, by itself, that bytes fetched under it
+    /// later belong to the version cached earlier (RFC 9111 §3.4): a strong ETag, or a
+    /// `Last-Modified` strong by RFC 9110 §8.8.2.2 (the response's `Date` at least a second
+    /// later, so a change within that second could not keep the date).
+    public var hasStrongValidator: Bool {
+        if let etag, !etag.hasPrefix("W/") { return true }
+        guard let lastModified, let modified = HTTPDate.parse(lastModified),
+            let date = stored.value("Date").flatMap(HTTPDate.parse)
+        else { return false }
+        return date.timeIntervalSince(modified) >= 1
+    }
+
+    /// What this description and `newer`'s prove about their bytes.
     ///
-    /// Validators are compared where both sides have them; without any, the total length decides.
+    /// Another length, another `Last-Modified` or another weak tag is another version; one strong
+    /// tag on both sides (or a strong `Last-Modified`, ``hasStrongValidator``) is the same one.
+    /// Everything else (no validators, a tag on each side that differs while the length and date
+    /// stand, a date that proves nothing) is ``VersionMatch/unproven``: only the bytes can tell.
+    public func match(_ newer: ContentInfo) -> VersionMatch {
+        if let length, let newLength = newer.length, length != newLength { return .different }
+        switch (etag, newer.etag) {
+        case (let etag?, let newETag?) where etag == newETag:
+            if !etag.hasPrefix("W/") { return .same }
+        case (let etag?, let newETag?):
+            if etag.hasPrefix("W/") || newETag.hasPrefix("W/") { return .different }
+            if lastModified != newer.lastModified { return .different }
+            // An origin that tags every response anew looks so, and so does a replaced file.
+            return .unproven
+        case (nil, nil):
+            break
+        default:
+            return .different
+        }
+        guard let lastModified, let newLastModified = newer.lastModified else { return .unproven }
+        if lastModified != newLastModified { return .different }
+        return hasStrongValidator && newer.hasStrongValidator ? .same : .unproven
+    }
+
+    /// Whether `newer` describes a different version of the resource than this, as far as the
+    /// fields can say (``match(_:)`` is ``VersionMatch/different``).
     public func isDifferentVersion(from newer: ContentInfo) -> Bool {
-        if let length, let newLength = newer.length, length != newLength { return true }
-        if let etag, let newETag = newer.etag { return etag != newETag }
-        if let lastModified, let newLastModified = newer.lastModified { return lastModified != newLastModified }
-        if (etag != nil) != (newer.etag != nil) { return true }
-        return false
+        match(newer) == .different
     }
 
     /// Whether `newer` differs from this version in its entity tag alone: the same length and the
@@ -66,19 +99,20 @@ public struct ContentInfo: Hashable, Sendable {
         return lastModified == newer.lastModified
     }
 
-    /// Whether `newer` may be this version under another strong entity tag: the same length and
-    /// `Last-Modified`, or none on either side. Only the bytes can tell.
-    public func mayHoldTheSameBytes(as newer: ContentInfo) -> Bool {
-        guard let length, length == newer.length, let etag, let newETag = newer.etag, etag != newETag,
-            !etag.hasPrefix("W/"), !newETag.hasPrefix("W/")
-        else { return false }
-        return lastModified == newer.lastModified
-    }
-
     /// Whether `ranges` hold every byte of the resource: its length is known and all of it is
     /// there (the one definition of a complete resource).
     public func isComplete(with ranges: ByteRangeSet) -> Bool {
         guard let length else { return false }
         return length == 0 || ranges.contains(ByteRange(0, length))
     }
+}
+
+/// What two descriptions of a resource prove about their bytes (``ContentInfo/match(_:)``).
+public enum VersionMatch: Hashable, Sendable {
+    /// A strong validator on both sides says they are one version.
+    case same
+    /// Their lengths or validators say they are two.
+    case different
+    /// Nothing in the fields can tell: bytes of both, compared, decide.
+    case unproven
 }

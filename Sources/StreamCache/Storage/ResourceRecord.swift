@@ -20,4 +20,8 @@ public struct ResourceRecord: Hashable, Sendable {
     public var cachedBytes: Int64
     /// The data file as the index last saw it; `nil` if never recorded.
     package var fileState: DataFileState?
+    /// A digest of the values of the query parameters a key rule leaves out that the bytes came
+    /// with (never the values); `nil`: none left out. A read with other values proves the bytes
+    /// before it is answered (``CacheKeyRules/ignoredValuesDigest(of:)``).
+    package var tokenDigest: String? = nil
 }
