@@ -68,6 +68,16 @@ extension StreamCacheCommand {
             }
             if let maxSize { settings.maxSize = maxSize }
             if changed || maxSize != nil { try settings.save(to: cache.directory) }
+            if !keyIgnoreQuery.isEmpty {
+                // The rules reach what was cached before them.
+                let rekeyed = try await cache.withEngine { engine in try await engine.applyKeyRules() }
+                if rekeyed.moved + rekeyed.merged > 0 {
+                    print(
+                        "re-keyed \(rekeyed.moved) cached resource(s) under the new rules"
+                            + (rekeyed.merged > 0 ? ", \(rekeyed.merged) merged into another of the same key" : "")
+                    )
+                }
+            }
             if let maxSize {
                 Warning.checkBudget(maxSize)
                 // Enforce the new budget now, and say what it cost.

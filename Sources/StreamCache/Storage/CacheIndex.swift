@@ -450,6 +450,19 @@ package final class CacheIndex: Sendable {
         }
     }
 
+    /// Moves resources to other keys (and the digests of their left-out parameter values), in one
+    /// transaction: keys may be swapped among them, never shared (each key is unique).
+    package func setKeys(_ changes: [(id: Int64, key: String, tokenDigest: String?)]) async throws {
+        guard !changes.isEmpty else { return }
+        try await write { db in
+            // Out of every key first, so no move meets a key another has yet to leave.
+            let free = try db.makeStatement(sql: "UPDATE resource SET key = ? WHERE id = ?")
+            for change in changes { try free.execute(arguments: ["\u{0}moving \(change.id)", change.id]) }
+            let move = try db.makeStatement(sql: "UPDATE resource SET key = ?, tokenDigest = ? WHERE id = ?")
+            for change in changes { try move.execute(arguments: [change.key, change.tokenDigest, change.id]) }
+        }
+    }
+
     /// Records that resource `id`'s bytes are proven to be those of URLs whose left-out parameter
     /// values have `digest` (``CacheKeyRules/ignoredValuesDigest(of:)``).
     package func setTokenDigest(_ digest: String?, id: Int64) async throws {

@@ -27,6 +27,10 @@ struct AssetManifest: Codable, Sendable {
     /// The URLs of the origin's playlists the package was planned from (absent in manifests
     /// written before the streaming cache kept them).
     var sourcePlaylists: [String]?
+    /// What besides its URL's key names the chosen renditions in the asset's id, where no URL
+    /// does (a DASH MPD's representation ids); `nil`: the chosen playlists' URLs do
+    /// (``OfflineLibrary/manifest(identifiedAs:keyOf:)``).
+    var selectionIDs: [String]?
     /// The title the app gave the package.
     var title: String?
     /// A live recording's state; `nil` for a package planned whole.

@@ -33,8 +33,9 @@ struct DASHPackagePlanner: PackagePlanner {
             )
         }
         let chosen = try Self.choose(from: all, criteria: criteria, url: url)
-        let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: chosen.map { "dash:" + $0.id })
-        if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+        let selectionIDs = chosen.map { "dash:" + $0.id }
+        let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: selectionIDs)
+        if let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) { return manifest }
         var indexes: [SegmentIndex] = []
         for representation in chosen {
             do {
@@ -270,6 +271,7 @@ struct DASHPackagePlanner: PackagePlanner {
         )
         manifest.playlists = [entryPoint: LocalMPD.text(representations)]
         manifest.sourcePlaylists = [url.absoluteString]
+        manifest.selectionIDs = chosen.map { "dash:" + $0.id }
         return manifest
     }
 

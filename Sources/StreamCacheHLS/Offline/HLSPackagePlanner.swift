@@ -27,7 +27,9 @@ struct HLSPackagePlanner: PackagePlanner {
         switch top {
         case .media(let playlist):
             let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: [])
-            if let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+            if let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) {
+                return manifest
+            }
             let plan = try await measured(
                 PackagePlan(
                     multivariant: nil,
@@ -143,7 +145,9 @@ struct HLSPackagePlanner: PackagePlanner {
         }
         let keys = urls.map { engine.configuration.cacheKey($0) }
         let id = given ?? AssetID.make(key: engine.configuration.cacheKey(url), playlists: keys)
-        if given == nil, let manifest = try? AssetManifest.load(from: library.folder(id)) { return manifest }
+        if given == nil, let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) {
+            return manifest
+        }
         var media: [PackagePlan.Media] = []
         for (entry, mediaURL) in zip(wanted, urls) {
             let fetched = try await PlaylistFetcher(engine: engine, options: options).playlist(mediaURL)

@@ -317,6 +317,24 @@ public struct OfflineLibrary: Sendable {
 
     func folder(_ id: String) -> String { directory + "/" + id }
 
+    /// The manifest of the asset `id` names under the cache keys `keyOf` gives now: its own, or
+    /// that of an asset made before a key rule changed those keys (`hls download URL?token=a`,
+    /// then `config --key-ignore-query token`: `URL?token=b` is that asset), whose id, made
+    /// anew from its URLs, is `id`. A rule applies to what was stored before it.
+    func manifest(identifiedAs id: String, keyOf: (URL) -> String) -> AssetManifest? {
+        if let manifest = try? AssetManifest.load(from: folder(id)) { return manifest }
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names.sorted() where AssetID.isValid(name) && name != id {
+            guard let manifest = try? AssetManifest.load(from: folder(name)), let url = URL(string: manifest.url)
+            else { continue }
+            let playlists =
+                manifest.selectionIDs
+                ?? (manifest.sourcePlaylists ?? [manifest.url]).dropFirst().compactMap { URL(string: $0).map(keyOf) }
+            if AssetID.make(key: keyOf(url), playlists: playlists) == id { return manifest }
+        }
+        return nil
+    }
+
     /// Creates the library folder if needed (the user's alone, 0700), and checks that it can hold
     /// packages: a folder of this user's that no one else can write. Its packages hold URLs
     /// with tokens and keys, so a folder of this user's that others can read is made private.
