@@ -126,8 +126,11 @@ public struct ByteStream: AsyncSequence, Sendable {
                 case .passThrough(let against):
                     let known: ContentInfo
                     if let against { known = against } else { known = await session.info }
+                    // The answer its fetch got, if the cache may not keep it; else one of its own.
+                    let relayed = await session.relay(for: reader.id, from: position, end: end)
                     await leaveSession()
-                    uncached = session.uncached(from: position, end: end, known: known).makeAsyncIterator()
+                    let source = relayed ?? session.uncached(from: position, end: end, known: known)
+                    uncached = source.makeAsyncIterator()
                     return try await nextUncachedChunk()
                 case .end(let originBytes):
                     await finish()

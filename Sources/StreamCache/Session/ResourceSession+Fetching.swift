@@ -116,6 +116,8 @@ extension ResourceSession {
             guard
                 let file = try await self.accept(answer, fetch: id, sentIfRange: request.ifRange != nil, proven: proven)
             else {
+                // An answer the cache may not keep goes to its reader from here.
+                if let relay = await self.takeRelay(of: id) { await relay.pump(rest, body) }
                 return nil
             }
             /// Writes `chunk` where the machine says; `true` when the fetch ends here.
@@ -199,6 +201,12 @@ extension ResourceSession {
                     metadata: ["key": "\(key)", "error": "\(error)"]
                 )
             }
+        }
+        if let (reader, start) = action.relay {
+            let relay = RelayedBody(start: start)
+            relays[reader] = relay
+            relayOfFetch[id] = relay
+            wakeAll()
         }
         guard action.readBody else { return nil }
         if case .full = answer {
@@ -322,6 +330,11 @@ extension ResourceSession {
         }
     }
 
+    /// The relay fetch `id` is to send its body into, if its answer was handed to a reader.
+    private func takeRelay(of id: Int) -> RelayedBody? {
+        relayOfFetch.removeValue(forKey: id)
+    }
+
     /// Ends fetch `id`; its waiting readers get `error`.
     ///
     /// - Returns: its last bytes to make durable, with their version and file.
@@ -332,6 +345,8 @@ extension ResourceSession {
     }
 
     private func remove(_ id: Int) {
+        // A relay the fetch never started sending: its reader ends rather than wait.
+        relayOfFetch.removeValue(forKey: id)?.close()
         machine.removeFetch(id)
         fetchTasks[id] = nil
         fetchedSums.fetchEnded(id)

@@ -36,6 +36,10 @@ actor ResourceSession {
     /// The running fetches. Owned by the session: each removes itself when it ends, ``drain()``
     /// awaits them, and a version change cancels the stale ones.
     var fetchTasks: [Int: Task<Void, Never>] = [:]
+    /// Bodies of answers the cache may not keep, by the reader they go to (``RelayedBody``),
+    /// until it takes them; and by the fetch that sends them, until it starts to.
+    var relays: [Int: RelayedBody] = [:]
+    var relayOfFetch: [Int: RelayedBody] = [:]
     /// Whether the session is draining for a shutdown: nothing waits for a reader any more.
     var draining = false
     /// Whether the engine has closed the session: it publishes nothing more.
@@ -246,6 +250,7 @@ actor ResourceSession {
 
     /// Forgets reader `id`; fetches only it wanted finish the request they are in and stop.
     func removeReader(_ id: Int) {
+        relays.removeValue(forKey: id)?.close()
         // A request still waiting for its answer (perhaps for a connection) is given up at once.
         for fetch in machine.removeReader(id) { fetchTasks[fetch]?.cancel() }
         waiters.wakeAll()
@@ -393,6 +398,17 @@ actor ResourceSession {
             tokenDigest: record.tokenDigest
         )
         environment.published.publish(servable, for: key)
+    }
+
+    /// The relayed answer for reader `id`, if a fetch handed it one (``RelayedBody``): its bytes
+    /// `[position, end)`.
+    func relay(for id: Int, from position: Int64, end: Int64?) -> PassThrough? {
+        let known = machine.info
+        return relays.removeValue(forKey: id)?.read(from: position, end: end) { [self] next in
+            // The answer covered the first bytes asked for: the rest comes as any uncached read's.
+            guard next < min(end ?? Int64.max, known.length ?? Int64.max) else { return nil }
+            return uncached(from: next, end: end, known: known)
+        }
     }
 
     /// Stops servers sending the resource without a read; call when the session closes.

@@ -14,6 +14,10 @@ extension ResourceStateMachine {
         /// answered the range; `nil`, neither (a `304`, the resource's end, a new version sent
         /// for `If-Range`).
         var ignoresRange: Bool?
+        /// A reader to hand the body to as it comes, written nowhere: an answer the cache may not
+        /// keep goes to the reader it was asked for, never asked for again. `from`: the offset of
+        /// the body's first byte.
+        var relay: (reader: Int, from: Int64)?
     }
 
     /// Where a chunk of the body goes.
@@ -310,8 +314,17 @@ extension ResourceStateMachine {
             body = Body(position: 0, expectedEnd: newInfo.length, isWhole: true)
         }
         if mayNotStore(info) {
-            // Not to be stored or reused: every read streams its bytes from the origin itself.
+            // Not to be stored or reused: every read streams its bytes from the origin itself,
+            // the reader this answer came for from this answer.
             action.readBody = false
+            let waiting = readers.filter { $0.value.waitingOn == id }.keys.min()
+            if let reader = waiting ?? fetch.account.flatMap({ readers[$0] == nil ? nil : $0 }) {
+                readers[reader]?.waitingOn = nil
+                action.relay = (reader, body.position)
+                // It writes nothing; the relay, not the machine, ends it (its reader leaves the
+                // session to read the relay).
+                fetches[id]?.state = .ending
+            }
             return action
         }
         fetch = fetches[id]!
