@@ -17,19 +17,23 @@ public struct ManifestParseError: Error, Hashable, Sendable, CustomStringConvert
 
 /// Reads an XML document into an ``XMLNode`` tree with Foundation's `XMLParser`, within bounds:
 /// no document type declaration (an MPD needs none; entity expansion is how an XML bomb grows),
-/// no external entities, at most ``maximumDepth`` levels and ``maximumElements`` elements.
+/// no external entities, UTF-8 only, at most ``maximumDepth`` levels, ``maximumElements``
+/// elements and ``maximumAttributes`` attributes on one element. Every bound is checked in one
+/// pass over the bytes before the parser sees them (the system's libxml2 takes quadratic time
+/// over many attributes of one element), and text is gathered once per element: the time a
+/// parse takes grows with the document, never with its square.
 public enum XMLTreeParser {
     public static let maximumDepth = 64
     public static let maximumElements = 1_000_000
+    /// The most attributes one element may have (an MPD's have a few dozen at most).
+    public static let maximumAttributes = 1_000
 
     /// The document's root element.
     ///
     /// - Throws: ``ManifestParseError`` naming the line, for text that is not XML, a document
     ///   type declaration, or a document past the bounds.
     public static func parse(_ bytes: [UInt8]) throws(ManifestParseError) -> XMLNode {
-        if Self.declaresDocumentType(bytes) {
-            throw ManifestParseError("a document type declaration (<!DOCTYPE or <!ENTITY) is refused")
-        }
+        try Self.checkBounds(bytes)
         let parser = XMLParser(data: Data(bytes))
         parser.shouldProcessNamespaces = false
         parser.shouldResolveExternalEntities = false
@@ -44,17 +48,59 @@ public enum XMLTreeParser {
         return root
     }
 
-    /// Whether `<!DOCTYPE` or `<!ENTITY` appears before the root element's content, or anywhere.
-    private static func declaresDocumentType(_ bytes: [UInt8]) -> Bool {
+    /// Refuses, in one pass over the bytes, a document the parser is not to see: text that is not
+    /// UTF-8 (a NUL byte: UTF-16 or UTF-32, whose `<!DOCTYPE` a byte search would not find),
+    /// a document type declaration (`<!DOCTYPE`, `<!ENTITY`) anywhere, or an element with more
+    /// than ``maximumAttributes`` attributes (counted by their `=` outside quoted values).
+    static func checkBounds(_ bytes: [UInt8]) throws(ManifestParseError) {
         let needles: [[UInt8]] = [Array("<!DOCTYPE".utf8), Array("<!ENTITY".utf8)]
-        guard bytes.count >= 8 else { return false }
-        for start in 0..<(bytes.count - 7)
-        where bytes[start] == UInt8(ascii: "<") && bytes[start + 1] == UInt8(ascii: "!") {
-            for needle in needles where start + needle.count <= bytes.count {
-                if bytes[start..<start + needle.count].elementsEqual(needle) { return true }
+        var line = 1
+        var inTag = false
+        var quote: UInt8 = 0
+        var attributes = 0
+        for index in bytes.indices {
+            let byte = bytes[index]
+            switch byte {
+            case 0:
+                throw ManifestParseError("line \(line): not UTF-8 text (a NUL byte; UTF-16 and UTF-32 are refused)")
+            case UInt8(ascii: "\n"):
+                line += 1
+                continue
+            default:
+                break
             }
+            if quote != 0 {
+                if byte == quote { quote = 0 }
+                continue
+            }
+            if inTag {
+                switch byte {
+                case UInt8(ascii: "\""), UInt8(ascii: "'"): quote = byte
+                case UInt8(ascii: ">"): inTag = false
+                case UInt8(ascii: "="):
+                    attributes += 1
+                    if attributes > maximumAttributes {
+                        throw ManifestParseError("line \(line): an element with more than \(maximumAttributes) attributes")
+                    }
+                default: break
+                }
+                continue
+            }
+            guard byte == UInt8(ascii: "<") else { continue }
+            if index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "!") {
+                for needle in needles where index + needle.count <= bytes.count {
+                    if bytes[index..<index + needle.count].elementsEqual(needle) {
+                        throw ManifestParseError(
+                            "line \(line): a document type declaration (<!DOCTYPE or <!ENTITY) is refused"
+                        )
+                    }
+                }
+                // A comment or CDATA section: its text holds no attributes.
+                continue
+            }
+            inTag = true
+            attributes = 0
         }
-        return false
     }
 }
 
@@ -63,6 +109,10 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
     var failure: ManifestParseError?
     private var stack: [XMLNode] = []
     private var elements = 0
+    /// The text of the innermost open element since its last child began: gathered here, in
+    /// place, and added to the element as one piece (each piece libxml2 reports, `&amp;` among
+    /// them, appended to the text before it would copy the text each time).
+    private var text = ""
 
     func parser(
         _ parser: XMLParser,
@@ -78,10 +128,12 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
         guard elements <= XMLTreeParser.maximumElements else {
             return stop(parser, "more than \(XMLTreeParser.maximumElements) elements")
         }
+        flushText()
         stack.append(XMLNode(name: elementName, attributes: attributes))
     }
 
     func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+        flushText()
         guard let node = stack.popLast() else { return }
         if stack.isEmpty {
             root = node
@@ -92,11 +144,14 @@ private final class TreeBuilder: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
         guard !stack.isEmpty else { return }
-        if case .text(let before)? = stack[stack.count - 1].children.last {
-            stack[stack.count - 1].children[stack[stack.count - 1].children.count - 1] = .text(before + string)
-        } else {
-            stack[stack.count - 1].children.append(.text(string))
-        }
+        text += string
+    }
+
+    /// Adds the text gathered to the innermost open element.
+    private func flushText() {
+        guard !text.isEmpty else { return }
+        if !stack.isEmpty { stack[stack.count - 1].children.append(.text(text)) }
+        text = ""
     }
 
     func parser(_ parser: XMLParser, foundCDATA CDATABlock: Data) {
