@@ -79,8 +79,10 @@ public enum XMLTreeParser {
                 case UInt8(ascii: ">"): inTag = false
                 case UInt8(ascii: "="):
                     attributes += 1
-                    if attributes > maximumAttributes {
-                        throw ManifestParseError("line \(line): an element with more than \(maximumAttributes) attributes")
+                    guard attributes <= maximumAttributes else {
+                        throw ManifestParseError(
+                            "line \(line): an element with more than \(maximumAttributes) attributes"
+                        )
                     }
                 default: break
                 }
