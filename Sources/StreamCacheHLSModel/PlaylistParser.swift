@@ -326,7 +326,7 @@ struct PlaylistParser {
         line: Int
     ) throws(HLSParseError) {
         try require(attributes, name, of: tag, line: line)
-        guard let value = attributes.integer(name), value >= 0 else {
+        guard let value = attributes.integer(name), value >= 0, value <= Self.largestNumber else {
             throw HLSParseError(line: line, "\(tag) has an invalid \(name) '\(attributes[name]!.prefix(40))'")
         }
     }
@@ -343,12 +343,21 @@ struct PlaylistParser {
         }
     }
 
+    /// A tag's decimal-integer, at most ``largestNumber``.
     private func integer(_ value: Substring, of tag: String, line: Int) throws(HLSParseError) -> Int64 {
         guard let number = Int64(value.trimmingSuffixSpaces()), number >= 0 else {
             throw HLSParseError(line: line, "invalid \(tag) '\(value.prefix(40))'")
         }
+        guard number <= Self.largestNumber else {
+            throw HLSParseError(line: line, "\(tag) \(number) is past 2^53, the largest number a playlist may give")
+        }
         return number
     }
+
+    /// The largest integer a playlist's tags may give (2^53, exact as a double too): a sequence
+    /// number plus the count of a playlist's segments, a duration times a count, never overflow.
+    /// Millisecond clocks used as sequence numbers are far below it.
+    static let largestNumber: Int64 = 1 << 53
 }
 
 extension Substring {

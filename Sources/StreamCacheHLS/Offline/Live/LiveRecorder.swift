@@ -94,6 +94,15 @@ actor LiveRecorder {
         start = Self.start(of: firsts[0], fromStart: options.recording.fromStart)
         let until = options.recording.until.map { date in Task { [stop] in await Self.stop(stop, at: date) } }
         defer { until?.cancel() }
+        // `--duration` is recorded time; an origin that stalls or paces itself slowly ends it at
+        // the latest when half as long again (a minute at least) has passed on the clock.
+        let deadline = options.recording.duration.map { limit in
+            Task { [stop] in
+                try? await Task.sleep(for: limit + max(.seconds(60), limit / 2))
+                if !Task.isCancelled { stop.request("duration") }
+            }
+        }
+        defer { deadline?.cancel() }
         await withTaskGroup(of: Void.self) { group in
             for (index, first) in firsts.enumerated() {
                 group.addTask { await self.record(track: index, first: first) }
@@ -121,7 +130,7 @@ actor LiveRecorder {
         var loadedAt = ContinuousClock.now
         var lastNew = loadedAt
         while true {
-            let target = Duration.seconds(max(1, playlist.targetDuration ?? 6))
+            let target = Self.pacing(of: playlist)
             let taken = takeNew(track: index, from: playlist)
             if taken > 0 { lastNew = .now }
             await fetchPending(track: index)
@@ -309,7 +318,7 @@ actor LiveRecorder {
     /// segments covering three target durations).
     static func start(of playlist: MediaPlaylist, fromStart: Bool) -> Int64 {
         if fromStart { return playlist.mediaSequence }
-        let edge = 3 * Double(playlist.targetDuration ?? 6)
+        let edge = 3 * Self.seconds(pacing(of: playlist))
         var covered = 0.0
         var position = playlist.segments.count
         while position > 0, covered < edge {
@@ -323,6 +332,12 @@ actor LiveRecorder {
         let wait = date.timeIntervalSinceNow
         if wait > 0 { try? await Task.sleep(for: .seconds(wait)) }
         if !Task.isCancelled { stop.request("until") }
+    }
+
+    /// How often a playlist is reloaded: its target duration, within 1 s and a minute whatever it
+    /// says (a target of 10^9 s would otherwise pace, and outwait, every stop but a signal).
+    static func pacing(of playlist: MediaPlaylist) -> Duration {
+        .seconds(min(max(1, playlist.targetDuration ?? 6), 60))
     }
 
     static func seconds(_ duration: Duration) -> Double {
