@@ -99,7 +99,7 @@ extension StreamCacheCommand {
                 add("ETag", info.etag)
                 add("Last-Modified", info.lastModified)
                 add("Accept-Ranges", info.byteRangeAccess ? "bytes" : "none")
-                for field in info.stored.fields { add(field.name, field.value) }
+                for field in info.stored.originFields { add(field.name, field.value) }
                 // Lines end in CRLF as HTTP writes them; the fields are shown as `print` shows text.
                 for line in lines + [""] { print(line, terminator: "\r\n") }
             }

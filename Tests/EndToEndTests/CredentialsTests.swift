@@ -101,4 +101,37 @@ import Testing
         #expect(refused.status != 0)
         #expect(leaks(in: workspace.cacheDirectory, texts: [listed.output, got.stderr, refused.stderr]).isEmpty)
     }
+
+    /// A response that varies on `Cookie` or `Authorization` records which values it was for as
+    /// digests: no value of either is in the cache directory or in what `get -I`, `ls` and the
+    /// proxy's logs print, and the stored variant still answers the same request only.
+    @Test(arguments: ["Cookie", "Authorization"])
+    func aVariantOnCredentialsKeepsNoneOfThem(field: String) async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let entry: [String: Any] = ["size": 5000, "headers": [["Vary", field], ["Cache-Control", "max-age=3600"]]]
+        let origin = try await ScriptedOrigin(["/v.bin": entry], in: workspace)
+        func sending(_ value: String) -> [String] {
+            field == "Cookie" ? ["-b", "session=" + value] : ["-H", "Authorization: Bearer " + value]
+        }
+        var outputs: [String] = []
+        for (run, value) in [Self.secret, Self.secret, "other"].enumerated() {
+            let got = try await CLI.run(
+                ["get", origin.url("v.bin"), "-o", workspace.output("v\(run)")] + sending(value),
+                cacheDir: workspace.cacheDirectory
+            )
+            #expect(got.status == 0, "\(got.stderr)")
+            outputs.append(got.stderr)
+        }
+        // The second get was the stored variant's; another value is another variant.
+        #expect(try await origin.requests("v.bin").count == 2)
+        let fields = try await CLI.run(
+            ["get", "-I", origin.url("v.bin")] + sending(Self.secret),
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(fields.status == 0, "\(fields.stderr)")
+        let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        let leaked = leaks(in: workspace.cacheDirectory, texts: outputs + [fields.output, listed.output])
+        #expect(leaked.isEmpty, "\(leaked)")
+    }
 }

@@ -106,12 +106,20 @@ public struct StoredFields: Hashable, Sendable {
     /// it was received (RFC 9111 §4.1); kept with the response, never sent.
     static let variantField = "StreamCache-Variant"
 
-    /// What the request fields named by `Vary` were in `request` (absent ones as empty).
+    /// What the request fields named by `Vary` were in `request` (absent ones as empty), each
+    /// as a digest of its values: the record of a response that varies on `Cookie` or
+    /// `Authorization` must not hold a credential, in the index or anywhere it is shown.
     public func variant(of request: [HeaderField]) -> String {
         vary.filter { $0 != "*" }.sorted().map { name in
-            let values = request.filter { $0.name.lowercased() == name }.map(\.value)
-            return name + "=" + values.joined(separator: ",")
+            let values = Array(request.filter { $0.name.lowercased() == name }.map(\.value).joined(separator: ",").utf8)
+            let digest = values.isEmpty ? "" : String(values.withUnsafeBytes { BlockChecksums.checksum($0) }, radix: 16)
+            return name + "=" + digest
         }.joined(separator: "; ")
+    }
+
+    /// The stored fields as the origin sent them, without the record of the variant.
+    public var originFields: [HeaderField] {
+        fields.filter { !$0.hasName(Self.variantField) }
     }
 
     /// The fields with the variant of `request` recorded, if the response varies on request fields.

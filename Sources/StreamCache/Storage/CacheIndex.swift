@@ -198,6 +198,22 @@ package final class CacheIndex: Sendable {
                 where !columns.contains(column) {
                     try db.execute(sql: "ALTER TABLE resource ADD COLUMN \(column) \(type)")
                 }
+                // Version 8: a variant is recorded as digests of the request fields' values; one
+                // recorded before held them in clear (a `Cookie`, an `Authorization`): it goes,
+                // and its response is fetched again for the next request.
+                if version < 8 {
+                    let rows = try Row.fetchAll(
+                        db,
+                        sql: "SELECT id, storedFields FROM resource WHERE storedFields LIKE '%StreamCache-Variant%'"
+                    )
+                    for row in rows {
+                        let fields = decode(row["storedFields"]).filter { !$0.hasName("StreamCache-Variant") }
+                        try db.execute(
+                            sql: "UPDATE resource SET storedFields = ? WHERE id = ?",
+                            arguments: [encode(fields), row["id"] as Int64]
+                        )
+                    }
+                }
                 // Version 6: each checksum names its algorithm; those stored before are serial.
                 let sumColumns = try Row.fetchAll(db, sql: "PRAGMA table_info(blockChecksum)").map {
                     $0["name"] as String
