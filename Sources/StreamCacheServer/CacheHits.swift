@@ -114,6 +114,8 @@ struct CacheHits: Sendable {
         let head = request.head
         let fields = request.fields
         guard head.method == .GET, request.verdict == .serve, !fields.isTheResponders else { return nil }
+        // A shared cache answers no request with credentials from what it stored (RFC 9111 §3.5).
+        if engine.configuration.isShared, head.headers.contains(name: "authorization") { return nil }
         if target?.uri != head.uri { target = self.target(head.uri) }
         guard let judged = target else { return nil }
         let key = judged.key

@@ -119,11 +119,14 @@ struct ProxyResponder: Sendable {
             // A document named as a manifest (`.m3u8`) may be live: its cached copy is checked
             // with the origin before it is read, once (a blocking reload of a low-latency
             // playlist reaches the origin every time, and only once).
+            // A shared cache reuses nothing stored for a request with credentials unchecked (RFC
+            // 9111 §3.5): the origin is asked first.
+            let credentials = engine.configuration.isShared && request.headerFields[.authorization] != nil
             read = try await StartedRead(
                 resource,
                 offset: first,
                 length: last.map { $0 - first + 1 },
-                revalidating: first == 0 && last == nil && ManifestFormats.pathNames(target.url)
+                revalidating: credentials || (first == 0 && last == nil && ManifestFormats.pathNames(target.url))
             )
         }
         var info: ContentInfo

@@ -96,7 +96,21 @@ extension StreamCacheCommand {
         )
         var limitRate: String?
 
+        @Flag(
+            name: .long,
+            help: """
+                Keep a shared cache's duties (RFC 9111): s-maxage, proxy-revalidate, private and \
+                Authorization, and CDN-Cache-Control. The default with a --host beyond loopback.
+                """
+        )
+        var shared = false
+
         @OptionGroup var cache: CacheOptions
+
+        /// Whether the cache serves several users: asked to, or listening beyond loopback.
+        var isShared: Bool {
+            shared || !["127.0.0.1", "::1", "localhost", "[::1]"].contains(host.lowercased())
+        }
 
         /// `--limit-rate` in bytes per second.
         func bytesPerSecond() throws -> Int64? { try TransferRate.option(limitRate) }
@@ -168,6 +182,7 @@ extension StreamCacheCommand {
                 configure: {
                     $0.refuseURL = listener.refusal(of:)
                     $0.retriesErrorStatuses = false
+                    $0.isShared = isShared
                 },
                 bytesPerSecond: try bytesPerSecond()
             ) { engine in

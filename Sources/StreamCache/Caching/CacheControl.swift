@@ -15,9 +15,13 @@ public struct CacheControl: Hashable, Sendable {
     /// only that those fields not be sent unvalidated; the cache sends none of them stale, so it
     /// is read the same way.)
     public var noCache = false
-    /// `must-revalidate` (or `proxy-revalidate`): never served stale, offline included (§5.2.2.2).
+    /// `must-revalidate`: never served stale, offline included (§5.2.2.2).
     public var mustRevalidate = false
-    /// `private`: for one user's cache only, which this is.
+    /// `proxy-revalidate`: `must-revalidate` for a shared cache only (§5.2.2.8).
+    public var proxyRevalidate = false
+    /// `s-maxage`, in seconds: `max-age` for a shared cache only (§5.2.2.10); `0` if invalid.
+    public var sharedMaxAge: Int64?
+    /// `private`: for one user's cache only; a shared cache stores none of it (§5.2.2.7).
     public var isPrivate = false
     /// `public`.
     public var isPublic = false
@@ -40,7 +44,11 @@ public struct CacheControl: Hashable, Sendable {
                     maxAge = min(maxAge ?? Int64.max, seconds)
                 case "no-store": noStore = true
                 case "no-cache": noCache = true
-                case "must-revalidate", "proxy-revalidate": mustRevalidate = true
+                case "must-revalidate": mustRevalidate = true
+                case "proxy-revalidate": proxyRevalidate = true
+                case "s-maxage":
+                    let seconds = value.flatMap { Self.seconds($0) } ?? 0
+                    sharedMaxAge = min(sharedMaxAge ?? Int64.max, seconds)
                 case "private": isPrivate = true
                 case "public": isPublic = true
                 case "immutable": immutable = true
@@ -48,6 +56,43 @@ public struct CacheControl: Hashable, Sendable {
                 }
             }
         }
+    }
+
+    /// The directives as a shared cache acts on them: `s-maxage` stands for `max-age` and, like
+    /// `proxy-revalidate`, for `must-revalidate`; `private` forbids storing (RFC 9111 §5.2.2).
+    public var shared: CacheControl {
+        var shared = self
+        if let sharedMaxAge { shared.maxAge = sharedMaxAge }
+        shared.mustRevalidate = mustRevalidate || proxyRevalidate || sharedMaxAge != nil
+        shared.noStore = noStore || isPrivate
+        return shared
+    }
+
+    /// The directives of a `CDN-Cache-Control` field value (RFC 9213), which a shared cache
+    /// takes instead of `Cache-Control`'s: `nil` if the value is no valid Structured Field
+    /// dictionary (RFC 8941), which is then ignored whole. A directive of the wrong type
+    /// (`max-age="10"`) is ignored alone.
+    public static func targeted(_ values: [String]) -> CacheControl? {
+        guard !values.isEmpty else { return nil }
+        var control = CacheControl(fields: [])
+        for value in values {
+            guard let members = StructuredDictionary.members(of: value) else { return nil }
+            for (name, member) in members {
+                switch (name, member) {
+                case ("max-age", .integer(let seconds)): control.maxAge = min(max(0, seconds), maximumSeconds)
+                case ("max-age", _): break
+                case ("no-store", .true): control.noStore = true
+                case ("no-cache", .true): control.noCache = true
+                case ("must-revalidate", .true): control.mustRevalidate = true
+                case ("private", .true): control.isPrivate = true
+                case ("public", .true): control.isPublic = true
+                default: control.other.append(name)
+                }
+            }
+        }
+        // For the cache it targets, `private` means what it means to any shared cache.
+        control.noStore = control.noStore || control.isPrivate
+        return control
     }
 
     /// A delta-seconds value: digits only; larger than 2^31 is 2^31.

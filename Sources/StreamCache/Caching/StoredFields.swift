@@ -9,11 +9,15 @@ public struct StoredFields: Hashable, Sendable {
     public private(set) var fields: [HeaderField] {
         didSet {
             cacheControl = Self.cacheControl(of: fields)
+            sharedCacheControl = Self.sharedCacheControl(of: fields, cacheControl)
             variesOnRequestFields = Self.varies(fields)
         }
     }
     /// The `Cache-Control` directives of ``fields``, parsed once: every freshness question asks them.
     public private(set) var cacheControl: CacheControl
+    /// The directives a shared cache acts on: `CDN-Cache-Control`'s where it is valid (RFC 9213),
+    /// else `Cache-Control`'s as a shared cache reads them (``CacheControl/shared``).
+    public private(set) var sharedCacheControl: CacheControl
     /// Whether the response varies on request fields (`Vary` names one, not just `*`), found once:
     /// every cache hit asks it.
     public private(set) var variesOnRequestFields: Bool
@@ -34,10 +38,15 @@ public struct StoredFields: Hashable, Sendable {
         self.fields = stored
         self.receivedAt = receivedAt
         cacheControl = Self.cacheControl(of: stored)
+        sharedCacheControl = Self.sharedCacheControl(of: stored, cacheControl)
         variesOnRequestFields = Self.varies(stored)
         let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
         let apparent = max(0, receivedAt - date)
-        let age = value("Age").flatMap { CacheControl.seconds(Substring($0.trimmingCharacters(in: .whitespaces))) }
+        // A list in one line (`7200, 0`) is read by its first member, as a single value would be.
+        let age = value("Age").flatMap { text in
+            let first = (text.split(separator: ",").first ?? "").trimmingCharacters(in: .whitespaces)
+            return CacheControl.seconds(Substring(first))
+        }
         initialAge = max(apparent, Double(age ?? 0))
     }
 
@@ -50,6 +59,15 @@ public struct StoredFields: Hashable, Sendable {
 
     private static func cacheControl(of fields: [HeaderField]) -> CacheControl {
         CacheControl(fields: fields.compactMap { $0.hasName("Cache-Control") ? $0.value : nil })
+    }
+
+    private static func sharedCacheControl(of fields: [HeaderField], _ control: CacheControl) -> CacheControl {
+        CacheControl.targeted(fields.compactMap { $0.hasName("CDN-Cache-Control") ? $0.value : nil }) ?? control.shared
+    }
+
+    /// The directives a cache acts on: a shared cache's (``sharedCacheControl``), or a private one's.
+    public func cacheControl(shared: Bool) -> CacheControl {
+        shared ? sharedCacheControl : cacheControl
     }
 
     /// Field names never stored or sent from the cache, lowercased.
@@ -85,8 +103,8 @@ public struct StoredFields: Hashable, Sendable {
     /// How long the response is fresh in all (RFC 9111 §4.2.1), in seconds: `max-age`, else
     /// `Expires` less `Date`, else a heuristic of a tenth of the time since `Last-Modified`
     /// (§4.2.2), at most `heuristicLimit`; else `0`.
-    public func freshnessLifetime(heuristicLimit: Double) -> Double {
-        if let maxAge = cacheControl.maxAge { return Double(maxAge) }
+    public func freshnessLifetime(heuristicLimit: Double, shared: Bool = false) -> Double {
+        if let maxAge = cacheControl(shared: shared).maxAge { return Double(maxAge) }
         let date = value("Date").flatMap(HTTPDate.parse)?.timeIntervalSince1970 ?? receivedAt
         let expiresValues = values("Expires")
         if !expiresValues.isEmpty {
@@ -140,8 +158,13 @@ public struct StoredFields: Hashable, Sendable {
 
     /// How much longer the response is fresh at `now` (negative: stale for that long), in
     /// seconds: its lifetime, at most `cap`, less its age then.
-    public func remainingFreshness(at now: Double, heuristicLimit: Double, cap: Double = .infinity) -> Double {
-        min(freshnessLifetime(heuristicLimit: heuristicLimit), cap) - age(at: now)
+    public func remainingFreshness(
+        at now: Double,
+        heuristicLimit: Double,
+        cap: Double = .infinity,
+        shared: Bool = false
+    ) -> Double {
+        min(freshnessLifetime(heuristicLimit: heuristicLimit, shared: shared), cap) - age(at: now)
     }
 
     /// The fields after a `304` that carried `updates` at `receivedAt` (RFC 9111 §4.3.4): each

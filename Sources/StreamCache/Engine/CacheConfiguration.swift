@@ -66,6 +66,11 @@ public struct CacheConfiguration: Sendable {
     public var key: @Sendable (URL) -> String = CacheConfiguration.canonicalKey
     /// Query parameters left out of cache keys (signing tokens that change every session).
     public var keyRules = CacheKeyRules()
+    /// Whether the cache serves several users (`serve --shared`, or beyond loopback): it keeps a
+    /// shared cache's duties (RFC 9111): `s-maxage` and `proxy-revalidate` apply, `private`
+    /// responses are not stored, and a valid `CDN-Cache-Control` (RFC 9213) is taken instead of
+    /// `Cache-Control`. A private cache (the default: one user's player, app or command) ignores them.
+    public var isShared = false
     /// A fresh URL for a resource whose URL the origin refused with `401` or `403` (a signed
     /// URL's token expired): given the key and the refused URL, the app answers a URL of the
     /// same key, or `nil` to pass the refusal on. Asked once per refused URL; the request is

@@ -12,6 +12,14 @@ public enum OriginAnswer: Hashable, Sendable {
     /// A `304`: the validators sent still match; its fields update the stored ones.
     case notModified(StoredFields)
 
+    /// What the answer's head says of the resource; `nil` for a `304`, whose fields update it.
+    public var info: ContentInfo? {
+        switch self {
+        case .partial(_, let info), .full(let info), .endOfResource(_, let info): info
+        case .notModified: nil
+        }
+    }
+
     /// Judges `head`, the answer to a request for bytes `first...last` (`last == nil`: to the end).
     ///
     /// - Throws: ``StreamCacheError`` `originStatus` for error statuses, `originProtocolViolation`

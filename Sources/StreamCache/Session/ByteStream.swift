@@ -19,9 +19,16 @@ public struct ByteStream: AsyncSequence, Sendable {
     /// memory: for a sender that hands file spans to the kernel (`sendfile`), which then skips
     /// a copy into a buffer of its own.
     package var prefersFileSpans = false
+    /// The head of the answer relayed to this read, if the cache may not keep the resource's: it,
+    /// not the session's last, describes the bytes the read gets.
+    private let relayedInfo = Locked<ContentInfo?>(nil)
 
-    /// What the origin has said about the resource so far (length, type, validators).
-    public func currentInfo() async -> ContentInfo { await lease.session.info }
+    /// What the origin has said about the resource so far (length, type, validators): for a
+    /// response the cache may not keep, what the answer this read gets said.
+    public func currentInfo() async -> ContentInfo {
+        if let relayed = relayedInfo.value { return relayed }
+        return await lease.session.info
+    }
 
     public func makeAsyncIterator() -> Iterator {
         Iterator(
@@ -30,7 +37,8 @@ public struct ByteStream: AsyncSequence, Sendable {
             length: length,
             configuration: configuration,
             revalidates: revalidates,
-            prefersFileSpans: prefersFileSpans
+            prefersFileSpans: prefersFileSpans,
+            relayedInfo: relayedInfo
         )
     }
 
@@ -50,6 +58,7 @@ public struct ByteStream: AsyncSequence, Sendable {
         /// Whether bytes were delivered since the last transient failure.
         private var progressed = false
         private var finished = false
+        private let relayedInfo: Locked<ContentInfo?>
 
         init(
             lease: SessionLease,
@@ -57,8 +66,10 @@ public struct ByteStream: AsyncSequence, Sendable {
             length: Int64?,
             configuration: CacheConfiguration,
             revalidates: Bool,
-            prefersFileSpans: Bool
+            prefersFileSpans: Bool,
+            relayedInfo: Locked<ContentInfo?>
         ) {
+            self.relayedInfo = relayedInfo
             self.lease = lease
             self.revalidates = revalidates
             self.prefersFileSpans = prefersFileSpans
@@ -128,8 +139,9 @@ public struct ByteStream: AsyncSequence, Sendable {
                     if let against { known = against } else { known = await session.info }
                     // The answer its fetch got, if the cache may not keep it; else one of its own.
                     let relayed = await session.relay(for: reader.id, from: position, end: end)
+                    if let relayed { relayedInfo.withLock { $0 = relayed.info } }
                     await leaveSession()
-                    let source = relayed ?? session.uncached(from: position, end: end, known: known)
+                    let source = relayed?.bytes ?? session.uncached(from: position, end: end, known: known)
                     uncached = source.makeAsyncIterator()
                     return try await nextUncachedChunk()
                 case .end(let originBytes):

@@ -10,11 +10,14 @@ import AsyncAlgorithms
 final class RelayedBody: Sendable {
     /// The offset of the body's first byte in the resource.
     let start: Int64
+    /// What the answer's head said: the fields the reader's own answer carries.
+    let info: ContentInfo
     private let channel = AsyncThrowingChannel<[UInt8], any Error>()
     private let closed = Locked(false)
 
-    init(start: Int64) {
+    init(start: Int64, info: ContentInfo) {
         self.start = start
+        self.info = info
     }
 
     /// Sends `first` (bytes of the body already read), then the rest of `body`, each chunk once

@@ -202,8 +202,8 @@ extension ResourceSession {
                 )
             }
         }
-        if let (reader, start) = action.relay {
-            let relay = RelayedBody(start: start)
+        if let (reader, start, info) = action.relay {
+            let relay = RelayedBody(start: start, info: info)
             relays[reader] = relay
             relayOfFetch[id] = relay
             wakeAll()

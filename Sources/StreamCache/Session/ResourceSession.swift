@@ -184,7 +184,8 @@ actor ResourceSession {
             of: info,
             at: Date().timeIntervalSince1970,
             heuristicLimit: configuration.heuristicFreshnessLimit,
-            cap: configuration.revalidationInterval
+            cap: configuration.revalidationInterval,
+            shared: configuration.isShared
         )
         guard remaining > .zero else { return nil }
         return ContinuousClock.now.advanced(by: remaining)
@@ -384,7 +385,7 @@ actor ResourceSession {
     private func publishServable() {
         guard !isClosed else { return }
         guard machine.phase == .ready, machine.info.length != nil, !machine.written.isEmpty,
-            let freshUntil = machine.freshUntil, !machine.info.stored.cacheControl.noCache, !machine.isServingStale
+            let freshUntil = machine.freshUntil, !machine.control(of: machine.info).noCache, !machine.isServingStale
         else {
             // The session is the key's only one while open: an entry of an older file goes too.
             environment.published.publish(nil, for: key)
@@ -402,13 +403,15 @@ actor ResourceSession {
 
     /// The relayed answer for reader `id`, if a fetch handed it one (``RelayedBody``): its bytes
     /// `[position, end)`.
-    func relay(for id: Int, from position: Int64, end: Int64?) -> PassThrough? {
-        let known = machine.info
-        return relays.removeValue(forKey: id)?.read(from: position, end: end) { [self] next in
+    func relay(for id: Int, from position: Int64, end: Int64?) -> (bytes: PassThrough, info: ContentInfo)? {
+        guard let relay = relays.removeValue(forKey: id) else { return nil }
+        let known = relay.info
+        let bytes = relay.read(from: position, end: end) { [self] next in
             // The answer covered the first bytes asked for: the rest comes as any uncached read's.
             guard next < min(end ?? Int64.max, known.length ?? Int64.max) else { return nil }
             return uncached(from: next, end: end, known: known)
         }
+        return (bytes, known)
     }
 
     /// Stops servers sending the resource without a read; call when the session closes.

@@ -17,7 +17,7 @@ extension ResourceStateMachine {
         /// A reader to hand the body to as it comes, written nowhere: an answer the cache may not
         /// keep goes to the reader it was asked for, never asked for again. `from`: the offset of
         /// the body's first byte.
-        var relay: (reader: Int, from: Int64)?
+        var relay: (reader: Int, from: Int64, info: ContentInfo)?
     }
 
     /// Where a chunk of the body goes.
@@ -313,14 +313,17 @@ extension ResourceStateMachine {
             }
             body = Body(position: 0, expectedEnd: newInfo.length, isWhole: true)
         }
-        if mayNotStore(info) {
+        if mayNotStore(info) || mayNotStore(answer.info ?? info) {
             // Not to be stored or reused: every read streams its bytes from the origin itself,
-            // the reader this answer came for from this answer.
+            // the reader this answer came for from this answer, with its head.
             action.readBody = false
             let waiting = readers.filter { $0.value.waitingOn == id }.keys.min()
             if let reader = waiting ?? fetch.account.flatMap({ readers[$0] == nil ? nil : $0 }) {
                 readers[reader]?.waitingOn = nil
-                action.relay = (reader, body.position)
+                readers[reader]?.relayed = true
+                var head = answer.info ?? info
+                if head.length == nil { head.length = info.length }
+                action.relay = (reader, body.position, head)
                 // It writes nothing; the relay, not the machine, ends it (its reader leaves the
                 // session to read the relay).
                 fetches[id]?.state = .ending

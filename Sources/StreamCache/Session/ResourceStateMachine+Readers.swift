@@ -83,7 +83,7 @@ extension ResourceStateMachine {
         case .validating, .replacing: return .wait
         case .ready: break
         }
-        if mayNotStore(info) { return .passThrough(against: nil) }
+        if reader.relayed { return .passThrough(against: nil) }
         if !reader.checkedVersion {
             // Once per reader: the version it starts on is confirmed if the last word is old.
             readers[id]?.checkedVersion = true
@@ -95,6 +95,13 @@ extension ResourceStateMachine {
         }
         let end = min(reader.end ?? Int64.max, info.length ?? Int64.max)
         if position >= end { return .end }
+        if mayNotStore(info) {
+            // Each read of a response the cache may not keep is an answer of its own: a request
+            // whose answer, head and body, goes to this reader (``AnswerAction/relay``).
+            let request = startFetch(at: position, end: reader.end, for: id, now: now)
+            readers[id]?.waitingOn = request.fetch
+            return .startFetch(request)
+        }
         if let present = written.range(containing: position) {
             var upper = min(present.upperBound, end)
             // A span is all cached-at-start or all from the origin, so callers can count both.
@@ -169,7 +176,7 @@ extension ResourceStateMachine {
     /// it is stale, or marked `no-cache` (RFC 9111 §4.2, §5.2.2.4).
     private func needsValidation(now: Instant) -> Bool {
         guard info.length != nil, !written.isEmpty else { return false }
-        guard let freshUntil, !info.stored.cacheControl.noCache else { return true }
+        guard let freshUntil, !control(of: info).noCache else { return true }
         return now >= freshUntil
     }
 

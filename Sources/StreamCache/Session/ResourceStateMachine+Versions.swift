@@ -43,7 +43,7 @@ extension ResourceStateMachine {
             for (id, reader) in readers where !reader.hasDelivered { readers[id]?.failure = error }
             return nil
         case .unreachable(let error):
-            let control = info.stored.cacheControl
+            let control = control(of: info)
             if (control.mustRevalidate || control.noCache) && !settings.servesStaleAlways {
                 // The origin said never to serve it unchecked: the readers that waited fail.
                 for (id, reader) in readers where !reader.hasDelivered {

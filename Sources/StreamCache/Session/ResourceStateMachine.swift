@@ -95,7 +95,8 @@ struct ResourceStateMachine: Sendable {
             of: info,
             at: info.stored.receivedAt,
             heuristicLimit: settings.heuristicLimit,
-            cap: settings.revalidationInterval
+            cap: settings.revalidationInterval,
+            shared: settings.isShared
         )
     }
 
@@ -105,13 +106,15 @@ struct ResourceStateMachine: Sendable {
         of info: ContentInfo,
         at moment: Double,
         heuristicLimit: Duration,
-        cap: Duration
+        cap: Duration,
+        shared: Bool
     ) -> Duration {
-        guard !info.stored.cacheControl.noCache else { return .zero }
+        guard !info.stored.cacheControl(shared: shared).noCache else { return .zero }
         let seconds = info.stored.remainingFreshness(
             at: moment,
             heuristicLimit: Self.seconds(heuristicLimit),
-            cap: Self.seconds(cap)
+            cap: Self.seconds(cap),
+            shared: shared
         )
         guard seconds > 0 else { return .zero }
         return .milliseconds(Int64(min(seconds, 1e12) * 1000))
@@ -120,7 +123,13 @@ struct ResourceStateMachine: Sendable {
     /// Whether a response described by `info` may not be stored or reused: `no-store`, unless the
     /// user overrode it, or `Vary: *` (RFC 9111 §3, §4.1).
     func mayNotStore(_ info: ContentInfo) -> Bool {
-        (info.stored.cacheControl.noStore && !settings.storesNoStore) || info.stored.vary.contains("*")
+        (control(of: info).noStore && !settings.storesNoStore) || info.stored.vary.contains("*")
+    }
+
+    /// The directives of `info`'s response as this cache acts on them: a shared cache's, or a
+    /// private one's (``Settings/isShared``).
+    func control(of info: ContentInfo) -> CacheControl {
+        info.stored.cacheControl(shared: settings.isShared)
     }
 
     /// The origin confirmed `info` (or first described it) at `now`.
@@ -165,6 +174,8 @@ extension ResourceStateMachine {
         var storesNoStore: Bool
         /// How long a fetch no reader wants may go on finishing the request it is in.
         var orphanGrace: Duration
+        /// Whether the cache is shared by several users (``CacheConfiguration/isShared``).
+        var isShared: Bool
         /// How often a reader facing a gap looks in the index for bytes another process fetched.
         var refreshInterval: Duration
         /// How long a reader of a resource nothing is known of waits for another process's first
@@ -190,6 +201,7 @@ extension ResourceStateMachine {
             servesStaleAlways = configuration.servesStaleAlways
             storesNoStore = url.map(configuration.storesNoStore) ?? false
             orphanGrace = configuration.orphanGrace
+            isShared = configuration.isShared
             refreshInterval = .seconds(1)
         }
     }
@@ -224,6 +236,9 @@ extension ResourceStateMachine {
         /// Whether the reader wants the version checked with the origin whatever its age (a
         /// playlist that may change).
         var revalidates = false
+        /// Whether a fetch handed the reader its answer, which the cache may not keep: it reads
+        /// that answer, not the cache.
+        var relayed = false
         /// Whether the reader was handed bytes (it may not have reported reading them yet).
         var hasDelivered = false
         /// Origin body bytes received for the reader and not yet reported with a span.
