@@ -68,10 +68,11 @@ extension ResourceStateMachine {
             bytesMustProve = false
             confirmed(info, now: now)
             return nil
-        case .current(_, proven: false) where forced || !info.isComplete(with: written):
-            // A weak validator's word: nothing says the bytes cached before are of the version the
-            // missing ones will come from (or, asked to check, that they are current): start
-            // again rather than combine them.
+        case .current(_, proven: false) where forced:
+            // A weak validator's word on a document asked to be checked: nothing says its cached
+            // bytes are current to the byte; start again. (Otherwise the word lets the cached
+            // bytes be reused, RFC 9111 §4.3.3, and the missing ones join them only as the bytes
+            // they ask for again prove, ``proof(before:)``.)
             confirmed(info, now: now)
             return (info, replaceVersion(with: info, survivor: nil))
         case .current(let fields, _):
