@@ -3,7 +3,7 @@
 # (bench/conformance.py), against `serve` and nginx `proxy_cache` side by side in front of one
 # origin; prints each case's verdict and how many each passes.
 #
-#   bench/conformance.sh
+#   bench/conformance.sh            (CACHE_TESTS=DIR: then the public suite too, bench/cache-tests.sh)
 #
 # nginx caches as the origin's fields say (no proxy_cache_valid), revalidates with conditional
 # requests (proxy_cache_revalidate) and forwards the client's fields, as it does by default.
@@ -19,3 +19,8 @@ nginx=$(run_nginx nginx-cache \
 proxy=$(start_listener serve "$bin" serve --port 0 --cache-dir "$work/serve-cache")
 python3 bench/conformance.py --origin-port "$origin" \
     --serve-base "http://127.0.0.1:$proxy/http://127.0.0.1:$origin" --nginx-base "http://127.0.0.1:$nginx"
+
+# The public suite itself, side by side with the caches Debian has, when a copy of it is given.
+if [ -n "${CACHE_TESTS:-}" ]; then
+    STREAMCACHE_BIN=$bin bench/cache-tests.sh
+fi

@@ -48,16 +48,7 @@ import Testing
     @Test func aRuleReachesAnAssetDownloadedBeforeIt() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
-        let folder = setup.workspace.originDirectory + "/show"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        for (index, name) in ["a.ts", "b.ts"].enumerated() {
-            try Data(TestData.bytes(count: 300_000, seed: 730 + UInt64(index)))
-                .write(to: URL(fileURLWithPath: folder + "/" + name))
-        }
-        let playlist =
-            "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n"
-            + "#EXTINF:10.0,\na.ts\n#EXTINF:10.0,\nb.ts\n#EXT-X-ENDLIST\n"
-        try playlist.write(toFile: folder + "/index.m3u8", atomically: true, encoding: .utf8)
+        let playlist = try setup.writeTwoSegmentShow(seed: 730)
 
         let first = try await setup.download("show/index.m3u8?token=a")
         #expect(first.status == 0, "\(first.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import StreamCacheTesting
 import Testing
 
 /// `streamcache hls download`, `hls ls`, `hls rm` and `serve`'s `/offline/`, through the built
@@ -182,6 +183,24 @@ struct OfflineSetup {
     }
 
     func remove() { workspace.remove() }
+
+    /// Writes `show/index.m3u8` under the origin's folder: a VOD media playlist of two 300 kB
+    /// segments of seeded bytes.
+    ///
+    /// - Returns: the playlist's text.
+    func writeTwoSegmentShow(seed: UInt64) throws -> String {
+        let folder = workspace.originDirectory + "/show"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        for (index, name) in ["a.ts", "b.ts"].enumerated() {
+            try Data(TestData.bytes(count: 300_000, seed: seed + UInt64(index)))
+                .write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+        let playlist =
+            "#EXTM3U\n#EXT-X-VERSION:3\n#EXT-X-TARGETDURATION:10\n"
+            + "#EXTINF:10.0,\na.ts\n#EXTINF:10.0,\nb.ts\n#EXT-X-ENDLIST\n"
+        try playlist.write(toFile: folder + "/index.m3u8", atomically: true, encoding: .utf8)
+        return playlist
+    }
 
     /// An asset as `hls ls --json` shows it.
     struct ListedAsset: Decodable {
