@@ -163,7 +163,7 @@ struct HLSDownloadReporter: Sendable {
                 options: [.sortedKeys, .withoutEscapingSlashes]
             )
         else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        StandardOutput.write(data + Data("\n".utf8))
     }
 
     static func object(_ selection: DownloadSelection) -> [String: Any] {

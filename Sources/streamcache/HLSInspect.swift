@@ -35,7 +35,7 @@ extension StreamCacheCommand {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 let data = try encoder.encode(PlaylistSummary(playlist))
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                StandardOutput.write(data + Data("\n".utf8))
             } else {
                 print(PlaylistDescription.text(of: playlist), terminator: "")
             }
@@ -61,7 +61,7 @@ extension StreamCacheCommand {
                     withJSONObject: DASHDescription.json(of: presentation, url: url),
                     options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 )
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                StandardOutput.write(data + Data("\n".utf8))
             } else {
                 print(DASHDescription.text(of: presentation, url: url), terminator: "")
             }

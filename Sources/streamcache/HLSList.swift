@@ -22,7 +22,7 @@ extension StreamCacheCommand {
                     withJSONObject: assets.map(HLSList.object),
                     options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 )
-                FileHandle.standardOutput.write(data + Data("\n".utf8))
+                StandardOutput.write(data + Data("\n".utf8))
                 return
             }
             guard !assets.isEmpty else {

@@ -100,7 +100,7 @@ extension StreamCacheCommand {
             }
             for (path, location) in redirects { origin.setRedirect(path, to: location) }
             let signals = await TerminationSignal.trap()
-            FileHandle.standardOutput.write(Data("listening on http://\(host):\(origin.port)\n".utf8))
+            StandardOutput.write(Data("listening on http://\(host):\(origin.port)\n".utf8))
             for await _ in signals { break }
             await origin.shutdown()
         }

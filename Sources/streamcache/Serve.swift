@@ -193,7 +193,7 @@ extension StreamCacheCommand {
                     try await server.run { host, port in
                         listener.bind(host: host, port: port)
                         let shown = host.contains(":") ? "[\(host)]" : host
-                        FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
+                        StandardOutput.write(Data("listening on http://\(shown):\(port)\n".utf8))
                     }
                 } catch let error as StreamCacheError {
                     throw error
