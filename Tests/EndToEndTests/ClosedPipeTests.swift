@@ -13,7 +13,7 @@ import Testing
             CLI.binary, "download", setup.origin.url("show/index.m3u8"), "--json",
             "--cache-dir", setup.workspace.cacheDirectory, "--library", setup.library,
         ]
-            .map { "'" + $0 + "'" }.joined(separator: " ")
+        .map { "'" + $0 + "'" }.joined(separator: " ")
         let script = "set -o pipefail; \(command) | head -1 >/dev/null; echo \"status ${PIPESTATUS[0]}\""
         let run = try await Tool.run("bash", ["-c", script])
         #expect(run.output.contains("status 0"), "\(run.output) \(run.stderr)")
