@@ -46,6 +46,9 @@ enum ForwardedFields {
         let added = request.filter { !set.contains($0.name.lowercased()) }.map {
             OriginHeaders.Rule(host: nil, field: $0)
         }
-        return OriginHeaders(configured.rules + added)
+        // The configured headers as they are, cookies (`serve -b`) included, and the player's.
+        var merged = configured
+        merged.rules += added
+        return merged
     }
 }

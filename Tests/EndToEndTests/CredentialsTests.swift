@@ -134,4 +134,24 @@ import Testing
         let leaked = leaks(in: workspace.cacheDirectory, texts: outputs + [fields.output, listed.output])
         #expect(leaked.isEmpty, "\(leaked)")
     }
+
+    /// `serve -b` sends its cookies with the player's own fields (a `User-Agent`, an
+    /// `Accept-Language`) as well as without them.
+    @Test func serveSendsItsCookiesBesideThePlayersFields() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(["/c.bin": ["size": 1000]], in: workspace)
+        let cookies = workspace.output("cookies.txt")
+        try "127.0.0.1\tFALSE\t/\tFALSE\t0\tsession\tabc\n".write(toFile: cookies, atomically: true, encoding: .utf8)
+        let proxy = try await ListeningProcess(["serve", "-b", cookies], cacheDir: workspace.cacheDirectory)
+        let played = try await Curl.fetch(
+            proxy.url(origin.url("c.bin")),
+            headers: ["User-Agent: player/1.0", "Accept-Language: de"]
+        )
+        #expect(played.status == 200)
+        try await proxy.stop()
+        let sent = try await origin.requests("c.bin").first?.fields ?? []
+        #expect(sent.contains { $0.first?.lowercased() == "cookie" && $0.last == "session=abc" }, "\(sent)")
+        #expect(sent.contains { $0.first?.lowercased() == "accept-language" && $0.last == "de" }, "\(sent)")
+    }
 }
