@@ -191,7 +191,7 @@ struct DASHPackagePlanner: PackagePlanner {
         var renditions: [PackageRendition] = []
         var items: [PackageItem] = []
         var representations: [LocalMPD.Entry] = []
-        var folders: Set<String> = []
+        var folders = PackageFolderNames()
         for (index, (representation, segments)) in planned.enumerated() {
             let kind: PackageRendition.Kind =
                 switch representation.contentType {
@@ -199,16 +199,7 @@ struct DASHPackagePlanner: PackagePlanner {
                 case "text": .subtitles
                 default: .audio
                 }
-            let language = (representation.language ?? "und").lowercased()
-                .filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }.prefix(35)
-            var folder =
-                switch kind {
-                case .video: "video"
-                case .audio: "audio-\(language)"
-                case .subtitles: "subtitles-\(language)"
-                }
-            if folders.contains(folder) { folder += "-\(index)" }
-            folders.insert(folder)
+            let folder = folders.claim(kind.rawValue, language: kind == .video ? nil : representation.language ?? "und")
             for reference in [segments.initialization].compactMap({ $0 }) + segments.media {
                 guard let scheme = reference.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
                     throw OfflineError(

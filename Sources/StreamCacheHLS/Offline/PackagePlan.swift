@@ -50,7 +50,7 @@ struct PackagePlan: Sendable {
     ) throws(OfflineError) {
         if let keys = multivariant?.sessionKeys { try Self.checkKeys(keys, url: nil) }
         isRecording = recording
-        var folders: Set<String> = []
+        var folders = PackageFolderNames()
         var folderOf: [Rendition: String] = [:]
         for (index, entry) in media.enumerated() {
             guard entry.playlist.endList || recording else {
@@ -137,20 +137,8 @@ struct PackagePlan: Sendable {
         }
     }
 
-    private static func folderName(_ media: Media, taken: inout Set<String>) -> String {
-        var base = media.kind.rawValue
-        if media.kind != .video, let language = media.rendition?.languageOrName {
-            let safe = language.lowercased().filter { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-") }
-            if !safe.isEmpty { base += "-" + safe }
-        }
-        var name = base
-        var counter = 2
-        while taken.contains(name) {
-            name = "\(base)-\(counter)"
-            counter += 1
-        }
-        taken.insert(name)
-        return name
+    private static func folderName(_ media: Media, taken: inout PackageFolderNames) -> String {
+        taken.claim(media.kind.rawValue, language: media.kind == .video ? nil : media.rendition?.languageOrName)
     }
 
     /// The items of one media playlist and the playlist rewritten to them.
