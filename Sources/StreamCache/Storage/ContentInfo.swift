@@ -37,14 +37,6 @@ public struct ContentInfo: Hashable, Sendable {
         return lastModified
     }
 
-    /// Whether a byte fetched now can be told to belong to the same version as one fetched
-    /// earlier: a strong ETag or a Last-Modified date. Without one, ranges are combined only
-    /// within one revalidation (RFC 9111 §3.4).
-    public var hasValidator: Bool {
-        if let etag, !etag.hasPrefix("W/") { return true }
-        return lastModified != nil
-    }
-
     /// Whether a validator of this description proves, by itself, that bytes fetched under it
     /// later belong to the version cached earlier (RFC 9111 §3.4): a strong ETag, or a
     /// `Last-Modified` strong by RFC 9110 §8.8.2.2 (the response's `Date` at least a second
