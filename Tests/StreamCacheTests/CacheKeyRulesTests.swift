@@ -50,3 +50,24 @@ import Testing
         #expect(throws: CacheKeyRules.InvalidRule.self) { try CacheKeyRules.parseRule(rule) }
     }
 }
+
+/// Rules that were accepted and never matched: a preset in other case, a host that is no
+/// URL's; and a cookie domain that took in an IP address.
+@Suite struct RuleAndCookieScopeTests {
+    @Test func aPresetInOtherCaseIsThePresetAndANonASCIIHostIsRefused() throws {
+        let rule = try CacheKeyRules.parseRule("signed-CDN")
+        #expect(rule.parameters == CacheKeyRules.presets["signed-cdn"])
+        #expect(throws: CacheKeyRules.InvalidRule.self) { try CacheKeyRules.parseRule("exämple.com=x") }
+        // A parameter whose name has capitals and hyphens stays a parameter.
+        #expect(try CacheKeyRules.parseRule("X-Amz-Date").parameters == ["X-Amz-Date"])
+    }
+
+    @Test func aDomainCookieIsNeverSentToAnIPAddress() throws {
+        let url = URL(string: "http://127.0.0.1:8080/a")!
+        let cookies = try OriginCookie.parseNetscape(
+            "#HttpOnly_.0.0.1\tTRUE\t/\tFALSE\t0\ta\t1\n.example.com\tTRUE\t/\tFALSE\t0\tb\t2\n"
+        )
+        #expect(!cookies.contains { $0.matches(url, sameOrigin: true) })
+        #expect(cookies.contains { $0.matches(URL(string: "http://cdn.example.com/a")!, sameOrigin: false) })
+    }
+}

@@ -106,7 +106,9 @@ public struct CacheKeyRules: Sendable, Hashable, Codable {
             guard !name.contains("/"), !name.contains(":") else {
                 throw invalid("a host is a name alone, without scheme or port")
             }
-            guard name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_" }) else {
+            // Host names as URLs carry them: ASCII (an IDN in its xn-- form); another never matches.
+            guard name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") })
+            else {
                 throw invalid("'\(name)' is not a host name")
             }
             host = name
@@ -120,7 +122,7 @@ public struct CacheKeyRules: Sendable, Hashable, Codable {
             guard !name.contains("="), !name.contains("&"), !name.contains("#"),
                 name.unicodeScalars.allSatisfy({ $0.value > 0x20 && $0.value != 0x7F })
             else { throw invalid("'\(name)' is not a parameter name") }
-            if let preset = presets[name] {
+            if let preset = presets[name.lowercased()] {
                 parameters += preset
             } else if isPresetSpelling(name) {
                 let known = presets.keys.sorted().joined(separator: ", ")

@@ -41,7 +41,10 @@ public struct OriginCookie: Hashable, Sendable {
         if secure, url.scheme?.lowercased() != "https" { return false }
         let host = url.host?.lowercased() ?? ""
         if let domain {
-            guard host == domain || (includesSubdomains && host.hasSuffix("." + domain)) else { return false }
+            // RFC 6265 §5.1.3: a domain matches its subdomains, never a part of an IP address
+            // (a cookie for `.0.0.1` is not 127.0.0.1's).
+            guard host == domain || (includesSubdomains && !Self.isIPAddress(host) && host.hasSuffix("." + domain))
+            else { return false }
         } else if !sameOrigin {
             return false
         }
@@ -49,6 +52,14 @@ public struct OriginCookie: Hashable, Sendable {
         guard requestPath.hasPrefix(path) else { return false }
         return path.hasSuffix("/") || requestPath.count == path.count
             || requestPath[requestPath.index(requestPath.startIndex, offsetBy: path.count)] == "/"
+    }
+
+    /// Whether `host` is an IP address (four dotted decimal numbers, or IPv6) rather than a name.
+    static func isIPAddress(_ host: String) -> Bool {
+        if host.contains(":") { return true }
+        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
+        return parts.count == 4
+            && parts.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCII) && Int($0) != nil }
     }
 
     /// `a=1; b=2` as cookies for the first origin.
