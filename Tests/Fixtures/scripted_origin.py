@@ -73,17 +73,17 @@ class Handler(BaseHTTPRequestHandler):
             })
 
     def answer(self, status, fields, body):
+        # Recorded before the answer goes out: a client that has it finds it in /_stats.
+        sends = self.command != "HEAD" and status != 304
+        self.record(status, len(body) if sends else 0)
         self.send_response(status)
         for name, value in fields:
             self.send_header(name, value)
         if status != 304:
             self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        sent = 0
-        if self.command != "HEAD" and status != 304:
+        if sends:
             self.wfile.write(body)
-            sent = len(body)
-        self.record(status, sent)
 
     def send_coded(self, coding, fields, body):
         """The whole body, gzip-compressed, in 4 KB chunks under `Transfer-Encoding: coding`."""
