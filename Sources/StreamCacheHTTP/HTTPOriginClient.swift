@@ -81,7 +81,12 @@ public final class HTTPOriginClient: OriginClient {
         let url = request.url
         let httpRequest: HTTPClient.Request
         do {
-            httpRequest = try HTTPClient.Request(url: url, method: .GET, headers: headers)
+            httpRequest = try HTTPClient.Request(
+                url: url,
+                method: HTTPMethod(rawValue: request.method),
+                headers: headers,
+                body: request.body.map { .bytes($0) }
+            )
         } catch {
             throw Self.translate(error, url: url)
         }

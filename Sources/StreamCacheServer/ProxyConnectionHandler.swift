@@ -16,7 +16,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     typealias OutboundOut = HTTPServerResponsePart
 
     /// Answers a request the cache hits did not, with the verdict of its admission.
-    typealias Respond = @Sendable (HTTPRequest, ProxyRequest.Verdict, ProxyRequestContext) async -> ProxyResponse
+    typealias Respond = @Sendable (HTTPRequest, ProxyRequest.Verdict, RequestBody?, ProxyRequestContext) async ->
+        ProxyResponse
 
     /// The front of the pipeline, where encoded answers are written.
     let front = ConnectionFront()
@@ -33,6 +34,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     private var check: Scheduled<Void>?
     /// The task answering a request, if one is.
     var answering: Task<Void, Never>?
+    /// The body of the last request read, while it is read.
+    private var readingBody: RequestBody?
     /// Streamed bodies waiting for the connection to take more.
     var writableWaiters: [EventLoopPromise<Void>] = []
 
@@ -76,10 +79,13 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         switch unwrapInboundIn(data) {
         case .head(let head):
             read(head)
-        case .body:
-            // A GET or HEAD carries none; a body of another method is refused with its request.
+        case .body(let buffer):
+            // A GET or HEAD carries none; another method's is relayed with its request.
+            readingBody?.append(buffer)
             machine.bodyRead(now: now)
         case .end:
+            readingBody?.end(whole: true)
+            readingBody = nil
             run(machine.endRead(now: now))
         }
     }
@@ -97,6 +103,8 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         cancelCheck()
+        readingBody?.end(whole: false)
+        readingBody = nil
         run(machine.inactive())
         wakeWriters(with: .failure(ChannelError.ioOnClosedChannel))
         context.fireChannelInactive()
@@ -120,6 +128,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
 
     private func read(_ head: HTTPRequestHead) {
         let request = admission.admit(head)
+        readingBody = request.body
         run(machine.headRead(request, closes: request.closesConnection, now: now))
     }
 

@@ -21,11 +21,15 @@ final class ProxyRequest {
     /// Whether the connection closes after the answer: the client asked for it, or the request's
     /// framing or address cannot be trusted.
     let closesConnection: Bool
+    /// The body of a request of any method but `GET` and `HEAD`, which the responder relays to
+    /// the origin, as the connection reads it.
+    let body: RequestBody?
 
     init(head: HTTPRequestHead, fields: RequestFields, verdict: Verdict, closesConnection: Bool) {
         self.head = head
         self.fields = fields
         self.verdict = verdict
         self.closesConnection = closesConnection
+        body = head.method == .GET || head.method == .HEAD ? nil : RequestBody()
     }
 }

@@ -6,10 +6,11 @@ import StreamCache
 
 /// Answers the player's requests from the cache engine (`docs/proxy.md`).
 ///
-/// Refuses what admission refused (``RequestAdmission``) and what is not a `GET`/`HEAD` of
-/// `/<http(s) URL>` or an offline package's file, decides the
+/// Refuses what admission refused (``RequestAdmission``) and what names neither
+/// `/<http(s) URL>` nor an offline package's file, decides the
 /// response from `Range`/`If-Range` and what is known of the resource, and streams the bytes as
-/// the engine yields them. A client that hangs up ends its read, which stops origin fetches
+/// the engine yields them. A request of another method than `GET` and `HEAD` is relayed to the
+/// origin (``RelayedRequest``). A client that hangs up ends its read, which stops origin fetches
 /// nobody else needs.
 struct ProxyResponder: Sendable {
     let engine: CacheEngine
@@ -20,17 +21,19 @@ struct ProxyResponder: Sendable {
     /// access key, else nothing. Rewritten playlists point at paths that begin with it.
     let pathPrefix: String
 
-    /// Answers `request`, which admission judged `verdict` (``RequestAdmission``); its
-    /// access-log entry is written once, here or by a streamed body at its end.
+    /// Answers `request`, which admission judged `verdict` (``RequestAdmission``) and which
+    /// carries `body` (a method other than `GET` and `HEAD`); its access-log entry is written
+    /// once, here or by a streamed body at its end.
     func respond(
         to request: HTTPRequest,
         verdict: ProxyRequest.Verdict,
+        body: RequestBody? = nil,
         context: ProxyRequestContext
     ) async -> ProxyResponse {
         var exchange = Exchange(request: request, context: context)
         let response: ProxyResponse
         do {
-            response = try await decide(request, verdict: verdict, exchange: &exchange)
+            response = try await decide(request, verdict: verdict, body: body, exchange: &exchange)
         } catch let refusal as ProxyRefusal {
             response = exchange.refuse(refusal)
         } catch let error as StreamCacheError {
@@ -50,15 +53,16 @@ struct ProxyResponder: Sendable {
     private func decide(
         _ request: HTTPRequest,
         verdict: ProxyRequest.Verdict,
+        body: RequestBody?,
         exchange: inout Exchange
     ) async throws -> ProxyResponse {
         switch verdict {
         case .refuse(let refusal):
             throw refusal
         case .serve:
-            return try await answer(request, exchange: &exchange)
+            return try await answer(request, body: body, exchange: &exchange)
         case .serveTo(let origin):
-            var response = try await answer(request, exchange: &exchange)
+            var response = try await answer(request, body: body, exchange: &exchange)
             response.headers[.accessControlAllowOrigin] = origin
             response.headers[.accessControlExposeHeaders] = "Content-Range, Content-Length, Accept-Ranges, ETag"
             response.headers[.vary] = "Origin"
@@ -73,18 +77,27 @@ struct ProxyResponder: Sendable {
     private static let clientClosedRequest = HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
 
     /// Answers a request from a client that may use the proxy.
-    private func answer(_ request: HTTPRequest, exchange: inout Exchange) async throws -> ProxyResponse {
+    private func answer(
+        _ request: HTTPRequest,
+        body: RequestBody?,
+        exchange: inout Exchange
+    ) async throws -> ProxyResponse {
         if request.method == .options, request.headerFields[.origin] != nil {
             // The preflight of an allowed web player.
             exchange.status = .noContent
             return ProxyResponse(status: .noContent)
         }
-        guard request.method == .get || request.method == .head else {
-            var response = exchange.refuse(ProxyRefusal(.methodNotAllowed, "only GET and HEAD are served"))
-            response.headers[.allow] = "GET, HEAD"
-            return response
-        }
         let path = request.path ?? ""
+        guard request.method == .get || request.method == .head else {
+            guard RelayedRequest.relays(request.method), path != "/", !path.hasPrefix(OfflineFiles.prefix) else {
+                var response = exchange.refuse(ProxyRefusal(.methodNotAllowed, "\(request.method) is not served here"))
+                response.headers[.allow] = "GET, HEAD"
+                return response
+            }
+            let target = try ProxyTarget(requestTarget: path)
+            return try await RelayedRequest(engine: engine, originHeaders: originHeaders)
+                .answer(request, to: target.url, body: body, exchange: &exchange)
+        }
         if path == "/" {
             exchange.status = .ok
             var response = await RootPage.response(

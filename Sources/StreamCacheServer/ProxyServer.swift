@@ -107,8 +107,8 @@ public struct ProxyServer: Sendable {
                     hits: hits,
                     logs: logs,
                     connections: connections
-                ) { request, verdict, context in
-                    await responder.respond(to: request, verdict: verdict, context: context)
+                ) { request, verdict, body, context in
+                    await responder.respond(to: request, verdict: verdict, body: body, context: context)
                 }
                 try ProxyPipeline.setUp(channel, connection: connection)
             },

@@ -35,7 +35,8 @@ public final class URLSessionOriginClient: OriginClient {
         _ handle: @Sendable (OriginResponseHead, OriginBody) async throws -> Result
     ) async throws -> Result {
         var urlRequest = URLRequest(url: request.url)
-        urlRequest.httpMethod = "GET"
+        urlRequest.httpMethod = request.method
+        urlRequest.httpBody = request.body.map { Data($0) }
         for field in request.allHeaders { urlRequest.addValue(field.value, forHTTPHeaderField: field.name) }
         let task = session.dataTask(with: urlRequest)
         let transfer = Transfer(task: task, url: request.url)

@@ -219,6 +219,9 @@ final class ScriptedOrigin: Sendable {
 
     struct Request: Decodable {
         let path: String
+        let method: String
+        /// How many bytes the request's body held.
+        let sentBytes: Int
         let status: Int
         let range: String?
         let conditional: Bool

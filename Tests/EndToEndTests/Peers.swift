@@ -27,14 +27,20 @@ struct Reply: Sendable {
 
 /// `curl`, the reference HTTP client.
 enum Curl {
-    /// GETs (or HEADs) `url` with `headers`.
-    static func fetch(_ url: String, headers: [String] = [], method: String = "GET") async throws -> Reply {
+    /// Sends `method` (GET, HEAD, POST…) to `url` with `headers` and, if given, `data` as the body.
+    static func fetch(
+        _ url: String,
+        headers: [String] = [],
+        method: String = "GET",
+        data: String? = nil
+    ) async throws -> Reply {
         let directory = NSTemporaryDirectory() + "curl-" + UUID().uuidString
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         var arguments = ["-s", "-g", "--path-as-is", "-D", directory + "/head", "-o", directory + "/body"]
         arguments += method == "HEAD" ? ["-I"] : ["-X", method]
         for header in headers { arguments += ["-H", header] }
+        if let data { arguments += ["--data-binary", data] }
         let result = try await Tool.run("curl", arguments + [url])
         guard result.status == 0 else { throw CurlError(url: url, status: result.status, stderr: result.stderr) }
         let head = (try? String(contentsOfFile: directory + "/head", encoding: .utf8)) ?? ""

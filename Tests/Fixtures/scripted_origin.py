@@ -12,7 +12,9 @@ Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rat
 if given; GET /_stats counts its bytes sent so far in "endlessBytes"); with "etagPerResponse", a new
 ETag on every response; with "bodyPerResponse" as well, other bytes under it (byte i = (i + n) % 251
 for the n-th response); with "ignoresIfRange", a Range is answered whatever If-Range says (each
-range a 206 under the response's own tag). "shift": N makes byte i = (i + N) % 251 and "flip": [OFFSET…]
+range a 206 under the response's own tag). Any other method (POST, PUT, DELETE, PATCH) gets
+"unsafeStatus" (200) with "unsafeHeaders" and the body "got N bytes of TYPE", and is recorded
+with "method" and "sentBytes" (what its body held). "shift": N makes byte i = (i + N) % 251 and "flip": [OFFSET…]
 inverts those bytes, so a test changes a file's bytes and not its length; "shiftByQuery": NAME takes
 the shift from that query parameter's value (content per token) and "sizes": {VALUE: SIZE} the
 size, "etagByQuery": NAME an ETag from it. A path with a query not in SCRIPT is looked up without its query. With "ignoresRange", every GET gets the whole body (as `python3 -m http.server` answers). A range request whose If-Range names no current validator gets the whole body. The body is byte i = i % 251. GET /_stats lists every request (path, status,
@@ -65,6 +67,8 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             REQUESTS.append({
                 "path": self.path,
+                "method": self.command,
+                "sentBytes": getattr(self, "sent_bytes", 0),
                 "status": status,
                 "range": self.headers.get("Range"),
                 "conditional": bool(self.headers.get("If-None-Match") or self.headers.get("If-Modified-Since")),
@@ -205,6 +209,18 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(200, fields, body)
 
     do_HEAD = do_GET
+
+    def do_unsafe(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        self.sent_bytes = len(self.rfile.read(length)) if length else 0
+        entries = script()
+        entry = entries.get(self.path, entries.get(urllib.parse.urlsplit(self.path).path)) or {}
+        kind = self.headers.get("Content-Type") or "nothing"
+        body = ("got %d bytes of %s" % (self.sent_bytes, kind)).encode()
+        fields = [tuple(f) for f in entry.get("unsafeHeaders", [])]
+        self.answer(entry.get("unsafeStatus", 200), fields, body)
+
+    do_POST = do_PUT = do_DELETE = do_PATCH = do_unsafe
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

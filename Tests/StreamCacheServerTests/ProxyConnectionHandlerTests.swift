@@ -55,7 +55,7 @@ import Testing
                     hits: CacheHits(engine: engine, originHeaders: OriginHeaders()),
                     logs: logs,
                     connections: OpenConnections()
-                ) { request, verdict, _ in
+                ) { request, verdict, _, _ in
                     asked.withLock { $0.append((request.path ?? "", verdict)) }
                     if responderWaits {
                         try? await Task.sleep(for: .seconds(60))

@@ -175,4 +175,11 @@ public struct StoredFields: Hashable, Sendable {
         let kept = fields.filter { !replaced.contains($0.name.lowercased()) }
         return StoredFields(fields: kept + incoming, receivedAt: receivedAt)
     }
+
+    /// The fields of a response no longer known to be fresh (RFC 9111 §4.4: a request of an
+    /// unsafe method changed the resource at the origin): stale, as one never received, until
+    /// the origin confirms it again.
+    public func invalidated() -> StoredFields {
+        StoredFields(fields: fields, receivedAt: 0)
+    }
 }

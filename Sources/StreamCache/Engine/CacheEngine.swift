@@ -7,7 +7,7 @@ import Logging
 /// One engine per cache directory per process; several processes may share a directory.
 public actor CacheEngine {
     /// What the engine and its resource sessions share.
-    private nonisolated let environment: SessionEnvironment
+    nonisolated let environment: SessionEnvironment
     /// Set if the engine found the index damaged and started an empty cache: what it did, one
     /// line for the user.
     public nonisolated let recoveryNote: String?
@@ -20,7 +20,7 @@ public actor CacheEngine {
     private nonisolated var logger: Logger { environment.logger }
 
     /// The sessions by key and where each is in its life (leased, opening, open, lingering).
-    private var sessions = SessionTable<ResourceSession, Task<ResourceSession, Error>>()
+    private(set) var sessions = SessionTable<ResourceSession, Task<ResourceSession, Error>>()
     /// The keys whose linger the closer waits out, in the order they started lingering.
     private var lingering = LingerQueue()
     /// Whether the closer task runs (it ends when nothing lingers).
@@ -32,7 +32,7 @@ public actor CacheEngine {
     private var lastMadeRoom: ContinuousClock.Instant?
     private nonisolated let chores = EngineChores()
     /// What ``sessionlessFile(key:)`` answered in the last second, kept open for the next ranges.
-    private nonisolated let sessionlessFiles = SessionlessFiles()
+    nonisolated let sessionlessFiles = SessionlessFiles()
     /// Empties the chore mailbox; owned by the engine, ended and awaited by ``shutdown()``.
     private var housekeeping: Task<Void, Never>?
 

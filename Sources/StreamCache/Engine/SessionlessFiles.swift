@@ -97,6 +97,14 @@ final class SessionlessFiles: Sendable {
         withExtendedLifetime(closed) {}
     }
 
+    /// Closes the kept file of `key`, if there is one.
+    func remove(_ key: String) {
+        let closed = generations.withLock { generations in
+            (generations.recent.removeValue(forKey: key), generations.older.removeValue(forKey: key))
+        }
+        withExtendedLifetime(closed) {}
+    }
+
     /// Closes every kept file.
     func removeAll() {
         let closed = generations.withLock { generations in

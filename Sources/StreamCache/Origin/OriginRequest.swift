@@ -1,9 +1,14 @@
 import Foundation
 
-/// One GET the cache sends to an origin.
+/// One request the cache sends to an origin: a `GET` of its own, or a player's request of
+/// another method that the proxy relays (``method``, ``body``).
 public struct OriginRequest: Sendable, Hashable {
     /// The URL to fetch.
     public var url: URL
+    /// The method: `GET` but for a relayed request.
+    public var method = "GET"
+    /// The body of a relayed request.
+    public var body: [UInt8]?
     /// The first byte wanted, and the last (inclusive) or `nil` for "to the end".
     public var range: (first: Int64, last: Int64?)?
     /// Per-resource headers (for example `Authorization`); never stored or logged.
@@ -46,13 +51,14 @@ public struct OriginRequest: Sendable, Hashable {
     }
 
     public static func == (lhs: OriginRequest, rhs: OriginRequest) -> Bool {
-        lhs.url == rhs.url && lhs.range?.first == rhs.range?.first && lhs.range?.last == rhs.range?.last
+        lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body && lhs.range?.first == rhs.range?.first && lhs.range?.last == rhs.range?.last
             && lhs.headers == rhs.headers && lhs.ifRange == rhs.ifRange && lhs.ifNoneMatch == rhs.ifNoneMatch
             && lhs.ifModifiedSince == rhs.ifModifiedSince
     }
 
     public func hash(into hasher: inout Hasher) {
         hasher.combine(url)
+        hasher.combine(method)
         hasher.combine(range?.first)
         hasher.combine(range?.last)
     }

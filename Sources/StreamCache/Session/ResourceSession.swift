@@ -373,6 +373,14 @@ actor ResourceSession {
         return true
     }
 
+    /// Marks the stored version stale, here and in the index: the next read asks the origin
+    /// first (``CacheEngine/relay(_:_:)``).
+    func invalidate() async {
+        machine.invalidate()
+        publishServable()
+        try? await index.update(id: record.id, info: machine.info)
+    }
+
     /// Wakes every waiting reader to look at the new state, and tells servers what they may now
     /// send without a read.
     func wakeAll() {

@@ -132,6 +132,13 @@ struct ResourceStateMachine: Sendable {
         info.stored.cacheControl(shared: settings.isShared)
     }
 
+    /// The stored version is no longer known to be fresh (``StoredFields/invalidated()``): the
+    /// next read asks the origin first.
+    mutating func invalidate() {
+        info.stored = info.stored.invalidated()
+        freshUntil = nil
+    }
+
     /// The origin confirmed `info` (or first described it) at `now`.
     mutating func confirmed(_ info: ContentInfo, now: Instant) {
         freshUntil = now.advanced(by: freshness(of: info))

@@ -394,6 +394,16 @@ package final class CacheIndex: Sendable {
         try await write { db in try Self.storeInfo(db, id: id, info) }
     }
 
+    /// Marks the stored response of the resource under `key` stale (``StoredFields/invalidated()``).
+    ///
+    /// - Returns: whether the index holds one.
+    package func invalidate(key: String) async throws -> Bool {
+        try await write { db in
+            try Self.run(db, "UPDATE resource SET receivedAt = 0 WHERE key = ?", [key])
+            return db.changesCount > 0
+        }
+    }
+
     /// Stores what the origin said about resource `id` with the next group of writes, without
     /// waiting for it: every write asked for later sees it. `onFailure` gets its error.
     package func updateSoon(id: Int64, info: ContentInfo, onFailure: @escaping @Sendable (StreamCacheError) -> Void) {
