@@ -140,6 +140,8 @@ extension ResourceSimulation {
         case .validate(let info, _):
             note("reader \(reader.id) validates \(info.etag ?? "")")
             pendingValidation = info
+        case .checkInBackground:
+            fail("reader \(reader.id) read on past the freshness of a response without stale-while-revalidate")
         case .refresh(let generation), .awaitOtherProcess(let generation):
             machine.refreshed(sharedState(forGeneration: generation), generation: generation, now: now)
         }

@@ -27,6 +27,9 @@ public struct CacheControl: Hashable, Sendable {
     public var isPublic = false
     /// `immutable` (RFC 8246).
     public var immutable = false
+    /// `stale-while-revalidate`, in seconds (RFC 5861 §3): how long past its freshness the
+    /// response may be served while it is checked in the background.
+    public var staleWhileRevalidate: Int64?
     /// Directives this cache does not act on, lowercased.
     public var other: [String] = []
 
@@ -52,6 +55,10 @@ public struct CacheControl: Hashable, Sendable {
                 case "private": isPrivate = true
                 case "public": isPublic = true
                 case "immutable": immutable = true
+                case "stale-while-revalidate":
+                    if let seconds = value.flatMap({ Self.seconds($0) }) {
+                        staleWhileRevalidate = min(staleWhileRevalidate ?? Int64.max, seconds)
+                    }
                 default: other.append(name)
                 }
             }

@@ -362,6 +362,7 @@ extension ResourceSession {
     /// Cancels every running fetch; what they wrote is still made durable and recorded.
     func cancelFetches() {
         for task in fetchTasks.values { task.cancel() }
+        backgroundCheck?.cancel()
     }
 
     /// Syncs `file`, then records `batch` if it still belongs to the current version, and moves

@@ -10,7 +10,23 @@ extension ResourceSession {
     func validate(_ known: ContentInfo, bytesOnly: Bool) async {
         guard !machine.written.isEmpty else { return }
         let result = await askOrigin(about: known, samples: VersionSamples(of: machine.written), bytesOnly: bytesOnly)
-        let change = machine.validated(result, now: .now)
+        await settle(result, change: machine.validated(result, now: .now), bytesOnly: bytesOnly)
+    }
+
+    /// Asks the origin whether `known` is still the current version as ``validate(_:bytesOnly:)``
+    /// does, while the readers go on with it (its `stale-while-revalidate` window).
+    func checkInBackground(_ known: ContentInfo) async {
+        let result = await askOrigin(about: known, samples: VersionSamples(of: machine.written), bytesOnly: false)
+        await settle(result, change: machine.checkedInBackground(result, now: .now), bytesOnly: false)
+    }
+
+    /// Carries out what the machine made of a check's `result`: a new version, or the origin's
+    /// word stored.
+    private func settle(
+        _ result: ResourceStateMachine.Validation,
+        change: (ContentInfo, cancel: [Int])?,
+        bytesOnly: Bool
+    ) async {
         wakeAll()
         if let (newInfo, cancel) = change {
             try? await replaceVersion(with: newInfo, cancel: cancel)

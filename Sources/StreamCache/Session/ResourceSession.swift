@@ -36,6 +36,8 @@ actor ResourceSession {
     /// The running fetches. Owned by the session: each removes itself when it ends, ``drain()``
     /// awaits them, and a version change cancels the stale ones.
     var fetchTasks: [Int: Task<Void, Never>] = [:]
+    /// The check of the version made while readers go on, if one runs.
+    var backgroundCheck: Task<Void, Never>?
     /// Bodies of answers the cache may not keep, by the reader they go to (``RelayedBody``),
     /// until it takes them; and by the fetch that sends them, until it starts to.
     var relays: [Int: RelayedBody] = [:]
@@ -149,7 +151,8 @@ actor ResourceSession {
             var machine = ResourceStateMachine(
                 info: info,
                 recorded: present,
-                freshUntil: Self.freshUntil(of: info, configuration: environment.configuration),
+                freshUntil: Self.freshUntil(of: info, configuration: environment.configuration)
+                    ?? Self.staleSince(of: info, configuration: environment.configuration),
                 now: .now,
                 settings: ResourceStateMachine.Settings(environment.configuration, url: url)
             )
@@ -189,6 +192,22 @@ actor ResourceSession {
         )
         guard remaining > .zero else { return nil }
         return ContinuousClock.now.advanced(by: remaining)
+    }
+
+    /// When `info`, as stored and stale already, went stale, on this process's clock, if it is
+    /// still within its `stale-while-revalidate` window (the machine reads it on while it checks
+    /// it); `nil` otherwise.
+    static func staleSince(of info: ContentInfo, configuration: CacheConfiguration) -> ContinuousClock.Instant? {
+        let control = info.stored.cacheControl(shared: configuration.isShared)
+        guard info.stored.receivedAt > 0, let window = control.staleWhileRevalidate else { return nil }
+        let remaining = info.stored.remainingFreshness(
+            at: Date().timeIntervalSince1970,
+            heuristicLimit: ResourceStateMachine.seconds(configuration.heuristicFreshnessLimit),
+            cap: ResourceStateMachine.seconds(configuration.revalidationInterval),
+            shared: configuration.isShared
+        )
+        guard remaining <= 0, remaining + Double(window) > 0 else { return nil }
+        return ContinuousClock.now.advanced(by: .milliseconds(Int64(remaining * 1000)))
     }
 
     /// Whether every byte of the current version is in the cache file.
@@ -334,6 +353,8 @@ actor ResourceSession {
                 await waiters.wait(id, unlessChangedSince: epoch)
             case .validate(let known, let bytesOnly):
                 await validate(known, bytesOnly: bytesOnly)
+            case .checkInBackground(let known):
+                backgroundCheck = Task { await self.checkInBackground(known) }
             case .refresh(let generation):
                 await refresh(generation: generation)
             case .awaitOtherProcess(let generation):

@@ -23,6 +23,9 @@ extension ResourceStateMachine {
         case startFetch(FetchRequest)
         /// Ask the origin whether `info` is still current, report ``validated(_:now:)``, ask again.
         case validate(ContentInfo, bytesOnly: Bool)
+        /// Ask the origin whether the cached version is current while this reader and the
+        /// others go on with it: it is stale, within its `stale-while-revalidate` window.
+        case checkInBackground(ContentInfo)
         /// Read the index's ranges and claims of generation `generation`, report
         /// ``refreshed(_:generation:now:)``, ask again.
         case refresh(generation: Int)
@@ -89,8 +92,15 @@ extension ResourceStateMachine {
             readers[id]?.checkedVersion = true
             let forced = reader.revalidates && info.length != nil && !written.isEmpty
             if forced || needsValidation(now: now) || (bytesMustProve && !written.isEmpty) {
-                phase = .validating(forced: forced)
-                return .validate(info, bytesOnly: bytesMustProve)
+                if !forced, !bytesMustProve, servesStaleWhileChecking(now: now) {
+                    if !checksInBackground {
+                        checksInBackground = true
+                        return .checkInBackground(info)
+                    }
+                } else {
+                    phase = .validating(forced: forced)
+                    return .validate(info, bytesOnly: bytesMustProve)
+                }
             }
         }
         let end = min(reader.end ?? Int64.max, info.length ?? Int64.max)
@@ -178,6 +188,16 @@ extension ResourceStateMachine {
         guard info.length != nil, !written.isEmpty else { return false }
         guard let freshUntil, !control(of: info).noCache else { return true }
         return now >= freshUntil
+    }
+
+    /// Whether the stale cached version may be read while the origin is asked about it: within
+    /// its `stale-while-revalidate` window (RFC 5861 §3), unless it must be checked first
+    /// (`no-cache`, `must-revalidate`).
+    private func servesStaleWhileChecking(now: Instant) -> Bool {
+        let control = control(of: info)
+        guard let freshUntil, let window = control.staleWhileRevalidate, !control.noCache, !control.mustRevalidate
+        else { return false }
+        return now < freshUntil.advanced(by: .seconds(window))
     }
 
     /// The whole-body fetch that will pass `position` and is the first to, if any.

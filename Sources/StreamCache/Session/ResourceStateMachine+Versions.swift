@@ -36,6 +36,19 @@ extension ResourceStateMachine {
         defer { checkInvariants() }
         guard case .validating(let forced) = phase else { return nil }
         phase = .ready
+        return settle(result, forced: forced, now: now)
+    }
+
+    /// The answer of a check made while readers went on (``ReadAction/checkInBackground(_:)``);
+    /// taken as ``validated(_:now:)`` takes one, unless the version moved on meanwhile.
+    mutating func checkedInBackground(_ result: Validation, now: Instant) -> (ContentInfo, cancel: [Int])? {
+        defer { checkInvariants() }
+        checksInBackground = false
+        guard phase == .ready else { return nil }
+        return settle(result, forced: false, now: now)
+    }
+
+    private mutating func settle(_ result: Validation, forced: Bool, now: Instant) -> (ContentInfo, cancel: [Int])? {
         switch result {
         case .abandoned:
             return nil

@@ -54,6 +54,8 @@ struct ResourceStateMachine: Sendable {
     /// Whether the origin could not be reached to check a stale version, which is served as it
     /// is (RFC 9111 §4.2.4) until the origin answers again.
     var isServingStale = false
+    /// Whether a check of the version runs while readers go on (``ReadAction/checkInBackground(_:)``).
+    var checksInBackground = false
     /// Whether the origin answered `If-Range` with `304`; requests go without it then.
     var ifRangeRefused = false
     /// Whether the origin sent the cached bytes under another entity tag: its tags say nothing of
