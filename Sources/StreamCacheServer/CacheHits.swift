@@ -152,7 +152,7 @@ struct CacheHits: Sendable {
         // The representation's fields as the last answer encoded them (a send carries them all).
         encoded.writeImmutableBuffer(representation.fields)
         for field in decision.bytesFields { encoded.writeField(field) }
-        encoded.writeString(SandboxFields.encoded)
+        encoded.writeString(SandboxFields.encoded(sandboxed: !fields.opensNoDocument))
         if request.closesConnection {
             encoded.writeStaticString("Connection: close\r\n")
         } else if head.version.minor == 0 {

@@ -15,7 +15,7 @@ enum CachedResponseFields {
     static func replayed(_ info: ContentInfo) -> [HeaderField] {
         let kept = info.stored.fields.filter {
             let name = $0.name.lowercased()
-            return !setByTheAnswer.contains(name) && !SandboxFields.names.contains(name)
+            return !setByTheAnswer.contains(name) && !SandboxFields.replaced.contains(name)
         }
         var fields = kept
         if let vary = info.stored.values("Vary").first { fields.append(HeaderField("Vary", vary)) }

@@ -21,7 +21,11 @@ extension ProxyConnectionHandler {
         }
         let requestContext = self.requestContext ?? ProxyRequestContext(channel: context.channel)
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let framing = ResponseFraming(version: request.head.version, closes: request.closesConnection)
+        let framing = ResponseFraming(
+            version: request.head.version,
+            closes: request.closesConnection,
+            sandboxed: !request.fields.opensNoDocument
+        )
         connections.answerStarted()
         answering = Task { [respond, connections, channel = context.channel, verdict = request.verdict, body = request.body] in
             let response = await respond(converted, verdict, body, requestContext)
@@ -76,6 +80,9 @@ extension ProxyConnectionHandler {
         let version: HTTPVersion
         /// Whether the connection closes after the response.
         let closes: Bool
+        /// Whether the answer carries the sandbox (``SandboxFields``): the request may open it as
+        /// a document.
+        let sandboxed: Bool
 
         func head(of response: HTTPResponse) -> HTTPResponseHead {
             var head = HTTPResponseHead(response)
@@ -102,7 +109,7 @@ extension ProxyConnectionHandler {
     ) async {
         var fields = response.headers
         if fields[.date] == nil { fields[.date] = HTTPDate.format(Date()) }
-        SandboxFields.apply(to: &fields)
+        SandboxFields.apply(to: &fields, sandboxed: framing.sandboxed)
         let head = framing.head(of: HTTPResponse(status: response.status, headerFields: fields))
         channel.write(HTTPServerResponsePart.head(head), promise: nil)
         do {

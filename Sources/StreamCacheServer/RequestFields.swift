@@ -14,6 +14,9 @@ struct RequestFields {
     private(set) var origin: String?
     private(set) var fetchSite: String?
     private(set) var referer: String?
+    /// `Sec-Fetch-Mode` and `Sec-Fetch-Dest`, lowercased (the last of each).
+    private(set) var fetchMode: String?
+    private(set) var fetchDest: String?
     private(set) var range: String?
     private(set) var ifRange: String?
     /// Whether only the responder answers the request: it has a body or a transfer coding, is
@@ -38,6 +41,10 @@ struct RequestFields {
                 Self.keepOne(value, in: &ifRange, twice: &isTheResponders)
             case 14 where HeaderField.namesMatch(name, "sec-fetch-site"):
                 Self.join(value, to: &fetchSite, twice: &isTheResponders)
+            case 14 where HeaderField.namesMatch(name, "sec-fetch-mode"):
+                fetchMode = value.lowercased()
+            case 14 where HeaderField.namesMatch(name, "sec-fetch-dest"):
+                fetchDest = value.lowercased()
             case 14 where HeaderField.namesMatch(name, "content-length"):
                 if value != "0" { isTheResponders = true }
             case 17 where HeaderField.namesMatch(name, "transfer-encoding"):
@@ -50,6 +57,20 @@ struct RequestFields {
             }
         }
     }
+
+    /// Whether what the request gets cannot become a document of the listener's web origin: a
+    /// browser says so of a fetch, a media, image or font request in `Sec-Fetch-Mode` and
+    /// `Sec-Fetch-Dest`; a navigation, a frame, an embed or a worker says otherwise, and a
+    /// request without them (a player, an older browser) may be anything (``SandboxFields``).
+    var opensNoDocument: Bool {
+        guard let mode = fetchMode, mode != "navigate" else { return false }
+        guard let dest = fetchDest else { return true }
+        return Self.noDocumentDestinations.contains(dest)
+    }
+
+    private static let noDocumentDestinations: Set<String> = [
+        "empty", "audio", "video", "track", "image", "font", "style", "manifest", "script",
+    ]
 
     /// Keeps a field's value; a second one makes the request the responder's.
     private static func keepOne(_ value: String, in field: inout String?, twice: inout Bool) {
