@@ -72,12 +72,13 @@ struct CacheHits: Sendable {
         /// age differs from the last answer's.
         func representation(
             of info: ContentInfo,
-            at now: Date
+            at now: Date,
+            shared: Bool
         ) -> (
             judged: ResponseDecision.Representation, fields: ByteBuffer
         ) {
             if let representation, representation.judged.holds(info, at: now) { return representation }
-            let judged = ResponseDecision.Representation(info, at: now)
+            let judged = ResponseDecision.Representation(info, at: now, shared: shared)
             var fields = ByteBuffer()
             for field in judged.fields { fields.writeField(field) }
             representation = (judged, fields)
@@ -140,7 +141,11 @@ struct CacheHits: Sendable {
             guard resource.info.stored.matches(sent.fields(for: judged.url, firstURL: judged.url)) else { return nil }
         }
 
-        let representation = judged.representation(of: resource.info, at: Date())
+        let representation = judged.representation(
+            of: resource.info,
+            at: Date(),
+            shared: engine.configuration.isShared
+        )
         let decision = ResponseDecision(representation.judged, range: fields.range, ifRange: fields.ifRange)
         guard case .send(let partial, let range?) = decision.outcome, resource.covers(range) else { return nil }
         let body = range.count <= Self.bufferedLimit ? Int(range.count) : 0

@@ -11,14 +11,16 @@ enum CachedResponseFields {
         "connection", "keep-alive", "transfer-encoding", "vary", "age", "streamcache-variant",
     ]
 
-    /// The stored fields of `info` to send with an answer (`Age` aside: see ``age(of:at:)``).
-    static func replayed(_ info: ContentInfo) -> [HeaderField] {
+    /// The stored fields of `info` to send with an answer (`Age` aside: see ``age(of:at:)``),
+    /// and the cookies of its response unless the cache is `shared` (``StoredFields/cookies``).
+    static func replayed(_ info: ContentInfo, shared: Bool) -> [HeaderField] {
         let kept = info.stored.fields.filter {
             let name = $0.name.lowercased()
             return !setByTheAnswer.contains(name) && !SandboxFields.replaced.contains(name)
         }
         var fields = kept
         if let vary = info.stored.values("Vary").first { fields.append(HeaderField("Vary", vary)) }
+        if !shared { fields += info.stored.cookies }
         return fields
     }
 

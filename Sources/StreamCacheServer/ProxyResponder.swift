@@ -163,7 +163,8 @@ struct ProxyResponder: Sendable {
             range: request.headerFields[.range],
             ifRange: request.headerFields[.ifRange],
             ifNoneMatch: request.headerFields[.ifNoneMatch],
-            ifModifiedSince: request.headerFields[.ifModifiedSince]
+            ifModifiedSince: request.headerFields[.ifModifiedSince],
+            shared: engine.configuration.isShared
         )
         let fields = decision.httpFields
         let status: HTTPResponse.Status

@@ -40,7 +40,8 @@ struct ResponseDecision: Equatable {
         /// The fields of a `200` or `206`, in order; a `304` sends all but the first two.
         let fields: [HeaderField]
 
-        init(_ info: ContentInfo, at now: Date = Date()) {
+        /// `shared`: the answer of a shared cache, which sends no stored cookie.
+        init(_ info: ContentInfo, at now: Date = Date(), shared: Bool = false) {
             self.info = info
             age = CachedResponseFields.age(of: info, at: now)
             var fields = [
@@ -52,7 +53,7 @@ struct ResponseDecision: Equatable {
             // The origin's, which its `Age` counts from (RFC 9111 §4.2.3); the responder dates
             // an answer without one.
             if let date = info.stored.value("Date") { fields.append(HeaderField("Date", date)) }
-            fields += CachedResponseFields.replayed(info)
+            fields += CachedResponseFields.replayed(info, shared: shared)
             if let age { fields.append(HeaderField("Age", String(age))) }
             self.fields = fields
         }
@@ -71,10 +72,11 @@ struct ResponseDecision: Equatable {
         ifRange: String?,
         ifNoneMatch: String? = nil,
         ifModifiedSince: String? = nil,
-        now: Date = Date()
+        now: Date = Date(),
+        shared: Bool = false
     ) {
         self.init(
-            Representation(info, at: now),
+            Representation(info, at: now, shared: shared),
             range: range,
             ifRange: ifRange,
             ifNoneMatch: ifNoneMatch,
@@ -107,6 +109,8 @@ struct ResponseDecision: Equatable {
             return
         case .whole:
             outcome = .send(partial: false, range: info.length.map { ByteRange(0, $0) })
+            // What a whole answer of the origin said of itself, stored as it came (RFC 9111 §3.1).
+            bytesFields += info.stored.values("Content-Range").map { HeaderField("Content-Range", $0) }
         case .partial(let part):
             outcome = .send(partial: true, range: part)
             bytesFields.append(

@@ -4,8 +4,9 @@ import Foundation
 /// fields, and when it was received, from which its freshness and age follow (§4.2).
 public struct StoredFields: Hashable, Sendable {
     /// The response's header fields a cache stores: all but the hop-by-hop ones (those
-    /// `Connection` names too), `Set-Cookie`, and those that describe one message's framing or
-    /// range. (`Age` is kept for the age it gives; answers send their own.)
+    /// `Connection` names too), `Set-Cookie` (see ``cookies``), and those that describe one
+    /// message's framing. (`Age` is kept for the age it gives; answers send their own. A
+    /// `206`'s `Content-Range` describes that answer's part and is not taken, ``OriginResponseHead/contentInfo``.)
     public private(set) var fields: [HeaderField] {
         didSet {
             cacheControl = Self.cacheControl(of: fields)
@@ -21,6 +22,10 @@ public struct StoredFields: Hashable, Sendable {
     /// Whether the response varies on request fields (`Vary` names one, not just `*`), found once:
     /// every cache hit asks it.
     public private(set) var variesOnRequestFields: Bool
+    /// The response's `Set-Cookie` and `Set-Cookie2` fields, sent again with the answers of the
+    /// process that received them: a private cache's, to its one user (RFC 9111 §3.1). They are
+    /// never written to the index, so never to disk, and a shared cache never sends them.
+    public private(set) var cookies: [HeaderField] = []
     /// When the response was received (`response_time`), seconds since 1970.
     public private(set) var receivedAt: Double
     /// The age the response had when it was received (RFC 9111 §4.2.3, `corrected_initial_age`,
@@ -36,6 +41,10 @@ public struct StoredFields: Hashable, Sendable {
             Self.isStored(field.name) && !hop.contains { HeaderField.namesMatch(field.name, $0) }
         }
         self.fields = stored
+        cookies = fields.filter { field in
+            (field.hasName("Set-Cookie") || field.hasName("Set-Cookie2"))
+                && !hop.contains { HeaderField.namesMatch(field.name, $0) }
+        }
         self.receivedAt = receivedAt
         cacheControl = Self.cacheControl(of: stored)
         sharedCacheControl = Self.sharedCacheControl(of: stored, cacheControl)
@@ -74,7 +83,7 @@ public struct StoredFields: Hashable, Sendable {
     static let notStored = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
         "proxy-authenticate", "proxy-authorization", "set-cookie", "set-cookie2", "content-length",
-        "content-range", "accept-ranges", "content-encoding",
+        "accept-ranges", "content-encoding",
     ]
 
     /// Compared in place, without lowercasing a copy of each name: every resource's fields are
@@ -173,13 +182,18 @@ public struct StoredFields: Hashable, Sendable {
         let incoming = updates.filter { Self.isStored($0.name) }
         let replaced = Set(incoming.map { $0.name.lowercased() })
         let kept = fields.filter { !replaced.contains($0.name.lowercased()) }
-        return StoredFields(fields: kept + incoming, receivedAt: receivedAt)
+        let newCookies = updates.filter { $0.hasName("Set-Cookie") || $0.hasName("Set-Cookie2") }
+        var updated = StoredFields(fields: kept + incoming + newCookies, receivedAt: receivedAt)
+        if newCookies.isEmpty { updated.cookies = cookies }
+        return updated
     }
 
     /// The fields of a response no longer known to be fresh (RFC 9111 §4.4: a request of an
     /// unsafe method changed the resource at the origin): stale, as one never received, until
     /// the origin confirms it again.
     public func invalidated() -> StoredFields {
-        StoredFields(fields: fields, receivedAt: 0)
+        var stale = StoredFields(fields: fields, receivedAt: 0)
+        stale.cookies = cookies
+        return stale
     }
 }

@@ -48,7 +48,12 @@ public struct OriginResponseHead: Sendable, Hashable {
             etag: self["ETag"],
             lastModified: self["Last-Modified"],
             byteRangeAccess: status == 206,
-            stored: StoredFields(fields: headers, receivedAt: Date().timeIntervalSince1970)
+            // A part's `Content-Range` says which part this answer carries, not what the
+            // resource is: a 200 sends none of it.
+            stored: StoredFields(
+                fields: status == 206 ? headers.filter { !$0.hasName("Content-Range") } : headers,
+                receivedAt: Date().timeIntervalSince1970
+            )
         )
     }
 }
