@@ -5,8 +5,8 @@ import Foundation
 ///
 /// The file's extension says its container (`.mp4`, `.m4a`, `.mkv`, `.ts`); with `%(ext)s` the
 /// package chooses (`.mkv` with subtitles, `.m4a` without video, else `.mp4`). A field's value
-/// never leaves the folder the template names: `/`, control characters and leading dots are
-/// replaced.
+/// never leaves the folder the template names and never disguises the file: `/`, control
+/// characters, characters that reorder text (U+202E) and leading dots are replaced.
 struct OutputTemplate {
     /// The containers one file can be written in, by extension.
     static let extensions: Set<String> = ["mp4", "m4a", "mkv", "ts"]
@@ -69,14 +69,23 @@ struct OutputTemplate {
             .replacingOccurrences(of: "%(ext)s", with: ext)
     }
 
-    /// `value` as one file name: no `/`, no control characters, no leading dots or blanks, at
-    /// most 200 bytes; `NA` for nothing.
+    /// `value` as one file name: no `/`, no control or format characters (a right-to-left
+    /// override would show `gpj.exe` as `exe.jpg`), no leading dots or blanks, at most 200
+    /// bytes; `NA` for nothing.
     static func safe(_ value: String) -> String {
-        var name = String(
-            value.map { $0 == "/" || $0 == "\\" || $0.isNewline || ($0.asciiValue ?? 32) < 32 ? "_" : $0 }
-        )
+        var name = String(value.map { isSafe($0) ? $0 : "_" })
         while let first = name.first, first == "." || first == " " { name.removeFirst() }
         while name.utf8.count > 200 { name.removeLast() }
         return name.isEmpty ? "NA" : name
+    }
+
+    private static func isSafe(_ character: Character) -> Bool {
+        guard character != "/", character != "\\", !character.isNewline else { return false }
+        return character.unicodeScalars.allSatisfy { scalar in
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .unassigned: false
+            default: true
+            }
+        }
     }
 }

@@ -32,7 +32,8 @@ import Testing
         let text = try String(contentsOfFile: master, encoding: .utf8)
         try text.replacingOccurrences(
             of: "#EXTM3U\n",
-            with: "#EXTM3U\n#EXT-X-SESSION-DATA:DATA-ID=\"com.apple.hls.title\",VALUE=\"Episode 12/13: ../The Pilot\"\n"
+            with: "#EXTM3U\n#EXT-X-SESSION-DATA:DATA-ID=\"com.apple.hls.title\","
+                + "VALUE=\"Episode 12/13: ../The Pilot\u{202E}4pm.exe\u{200B}\"\n"
         ).write(toFile: master, atomically: true, encoding: .utf8)
         let folder = setup.workspace.outputDirectory
         let result = try await CLI.run(
@@ -42,9 +43,11 @@ import Testing
         )
         #expect(result.status == 0, "\(result.stderr)")
         let id = try #require(result.output.split(separator: "\n").last.map(String.init))
-        // The title's "/" cannot make a folder; nothing is written outside the folder.
-        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["Episode 12_13: .._The Pilot.mp4"])
-        let written = try await Self.streams(folder + "/Episode 12_13: .._The Pilot.mp4")
+        // The title's "/" cannot make a folder, nothing is written outside the folder, and no
+        // character reorders the name as it is shown (U+202E) or hides in it (U+200B).
+        let name = "Episode 12_13: .._The Pilot_4pm.exe_.mp4"
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == [name])
+        let written = try await Self.streams(folder + "/" + name)
         #expect(written.codecs == ["h264", "aac", "aac"], "\(written.codecs)")
         let package = try await Self.streams(setup.library + "/\(id)/master.m3u8")
         #expect(written.frames.count == 60 && written.frames == package.frames)
