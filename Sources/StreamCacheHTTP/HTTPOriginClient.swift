@@ -138,6 +138,13 @@ public final class HTTPOriginClient: OriginClient {
             case .invalidURL, .emptyHost, .emptyScheme:
                 return StreamCacheError(.invalidURL, "invalid origin URL \(url.absoluteString)")
             default:
+                // Its description of a refused field holds the field's value, which may be a credential.
+                if "\(error)".contains("invalidHeaderField") {
+                    return StreamCacheError(
+                        .invalidURL,
+                        "origin \(host): a request field holds a character HTTP does not allow"
+                    )
+                }
                 return StreamCacheError(.originUnreachable, "origin \(host): \(error)")
             }
         }

@@ -35,8 +35,9 @@ struct OriginHeaderOptions: ParsableArguments {
     static func cookies(_ text: String) throws -> [OriginCookie] {
         if text.contains("=") {
             guard let cookies = OriginCookie.parseList(text) else {
+                // The values are credentials: the line names none of them.
                 throw CommandFailure(
-                    "invalid -b '\(text.prefix(60))': expected 'name=value; name=value'",
+                    "invalid -b: expected 'name=value; name=value', each value in ASCII without ';' or a line break",
                     status: ExitStatus.usage
                 )
             }
@@ -58,7 +59,12 @@ struct OriginHeaderOptions: ParsableArguments {
     func fields() throws -> [HeaderField] {
         try header.map { line in
             guard let field = HeaderField(parsing: line) else {
-                throw CommandFailure("invalid --header '\(line)': expected 'Name: value'", status: ExitStatus.usage)
+                // A value may be a credential (`Authorization: Bearer …`): only the name is shown.
+                let name = String(line.prefix { $0 != ":" && !$0.isWhitespace }.prefix(40))
+                throw CommandFailure(
+                    "invalid --header '\(name)': expected 'Name: value', a value without line breaks",
+                    status: ExitStatus.usage
+                )
             }
             return field
         }

@@ -102,6 +102,23 @@ import Testing
         #expect(leaks(in: workspace.cacheDirectory, texts: [listed.output, got.stderr, refused.stderr]).isEmpty)
     }
 
+    /// A cookie or header that cannot be sent is refused with one line that names no value of it:
+    /// a control character, a `;` in a value, a header without its colon.
+    @Test func aRefusedCookieOrHeaderIsNotEchoed() async throws {
+        let refusals = [
+            ["-b", "ok=1; token=\(Self.secret)\u{07}"],
+            ["-b", "token=\(Self.secret)\u{1B}[2J"],
+            ["-H", "Authorization Bearer \(Self.secret)"],
+            ["-H", "Authorization: Bearer \(Self.secret)\u{0B}"],
+        ]
+        for arguments in refusals {
+            let refused = try await CLI.run(["get", "http://127.0.0.1:9/a.bin"] + arguments, cacheDir: nil)
+            #expect(refused.status == 64, "\(arguments): \(refused.stderr)")
+            #expect(refused.stderr.split(separator: "\n").count == 1, "\(refused.stderr)")
+            #expect(!refused.stderr.contains(Self.secret), "\(arguments): \(refused.stderr)")
+        }
+    }
+
     /// A response that varies on `Cookie` or `Authorization` records which values it was for as
     /// digests: no value of either is in the cache directory or in what `get -I`, `ls` and the
     /// proxy's logs print, and the stored variant still answers the same request only.

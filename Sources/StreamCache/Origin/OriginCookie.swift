@@ -72,8 +72,7 @@ public struct OriginCookie: Hashable, Sendable {
             let pair = part.trimmingCharacters(in: .whitespaces)
             guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else { return nil }
             let name = String(pair[..<equals]), value = String(pair[pair.index(after: equals)...])
-            guard isToken(name), value.allSatisfy({ $0.isASCII && $0 != ";" && !$0.isNewline && $0 != "\0" })
-            else { return nil }
+            guard isToken(name), isValue(value) else { return nil }
             cookies.append(OriginCookie(name: name, value: value))
         }
         return cookies.isEmpty ? nil : cookies
@@ -97,7 +96,7 @@ public struct OriginCookie: Hashable, Sendable {
             guard fields.count == 7, !fields[0].isEmpty, !fields[5].isEmpty, let expires = Double(fields[4]),
                 fields[2].hasPrefix("/"), ["TRUE", "FALSE"].contains(fields[1].uppercased()),
                 ["TRUE", "FALSE"].contains(fields[3].uppercased()), isToken(fields[5]),
-                fields[6].allSatisfy({ $0.isASCII && $0 != ";" && $0 != "\0" })
+                isValue(fields[6])
             else {
                 throw StreamCacheError(
                     .invalidURL,
@@ -119,6 +118,12 @@ public struct OriginCookie: Hashable, Sendable {
             )
         }
         return cookies
+    }
+
+    /// Whether `text` can be a cookie's value in a `Cookie` header: ASCII without control
+    /// characters or `;` (RFC 6265 §4.1.1, less strict about blanks and quotes, as curl is).
+    private static func isValue(_ text: String) -> Bool {
+        text.unicodeScalars.allSatisfy { $0.isASCII && $0.value >= 0x20 && $0.value != 0x7F && $0 != ";" }
     }
 
     private static func isToken(_ text: String) -> Bool {

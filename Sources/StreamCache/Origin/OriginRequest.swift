@@ -51,7 +51,8 @@ public struct OriginRequest: Sendable, Hashable {
     }
 
     public static func == (lhs: OriginRequest, rhs: OriginRequest) -> Bool {
-        lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body && lhs.range?.first == rhs.range?.first && lhs.range?.last == rhs.range?.last
+        lhs.url == rhs.url && lhs.method == rhs.method && lhs.body == rhs.body && lhs.range?.first == rhs.range?.first
+            && lhs.range?.last == rhs.range?.last
             && lhs.headers == rhs.headers && lhs.ifRange == rhs.ifRange && lhs.ifNoneMatch == rhs.ifNoneMatch
             && lhs.ifModifiedSince == rhs.ifModifiedSince
     }
@@ -89,7 +90,7 @@ public struct HeaderField: Hashable, Sendable {
     }
 
     /// Parses `Name: value`; `nil` for a missing colon, a name that is not an HTTP token, or a
-    /// value with CR, LF or NUL (header injection).
+    /// value with a control character but tab (CR and LF would inject headers; RFC 9110 §5.5).
     public init?(parsing line: String) {
         guard let colon = line.firstIndex(of: ":") else { return nil }
         let name = line[..<colon].trimmingCharacters(in: .whitespaces)
@@ -98,7 +99,7 @@ public struct HeaderField: Hashable, Sendable {
             charactersIn: "!#$%&'*+-.^_`|~0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
         )
         guard !name.isEmpty, name.unicodeScalars.allSatisfy(tokenCharacters.contains),
-            !value.unicodeScalars.contains(where: { $0 == "\r" || $0 == "\n" || $0 == "\0" })
+            !value.unicodeScalars.contains(where: { ($0.value < 0x20 && $0 != "\t") || $0.value == 0x7F })
         else { return nil }
         self.init(name, value)
     }
