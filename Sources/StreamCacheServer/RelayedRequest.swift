@@ -41,7 +41,8 @@ struct RelayedRequest {
             url: url,
             headers: ForwardedFields.adding(fields, to: originHeaders).fields(for: url, firstURL: url)
         )
-        origin.method = request.method.rawValue
+        // NIO's decoder reads `M-SEARCH` as its `MSEARCH`, a method no server knows.
+        origin.method = request.method.rawValue == "MSEARCH" ? "M-SEARCH" : request.method.rawValue
         origin.body = sent
         let (head, answer) = try await engine.relay(origin) { head, body in
             var bytes: [UInt8] = []

@@ -15,7 +15,7 @@ import Testing
     /// The file's bytes after the origin shifted them by `shift`.
     static func body(shift: Int) -> [UInt8] { (0..<20_000).map { UInt8(($0 + shift) % 251) } }
 
-    @Test(arguments: ["POST", "PUT", "DELETE", "PATCH"])
+    @Test(arguments: ["POST", "PUT", "DELETE", "PATCH", "M-SEARCH"])
     func anUnsafeMethodIsRelayedAndMakesTheCachedCopyStale(method: String) async throws {
         let workspace = Workspace()
         defer { workspace.remove() }

@@ -12,7 +12,7 @@ Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rat
 if given; GET /_stats counts its bytes sent so far in "endlessBytes"); with "etagPerResponse", a new
 ETag on every response; with "bodyPerResponse" as well, other bytes under it (byte i = (i + n) % 251
 for the n-th response); with "ignoresIfRange", a Range is answered whatever If-Range says (each
-range a 206 under the response's own tag). Any other method (POST, PUT, DELETE, PATCH) gets
+range a 206 under the response's own tag). Any other method (POST, PUT, DELETE, PATCH, M-SEARCH) gets
 "unsafeStatus" (200) with "unsafeHeaders" and the body "got N bytes of TYPE", and is recorded
 with "method" and "sentBytes" (what its body held). "shift": N makes byte i = (i + N) % 251 and "flip": [OFFSET…]
 inverts those bytes, so a test changes a file's bytes and not its length; "shiftByQuery": NAME takes
@@ -221,6 +221,9 @@ class Handler(BaseHTTPRequestHandler):
         self.answer(entry.get("unsafeStatus", 200), fields, body)
 
     do_POST = do_PUT = do_DELETE = do_PATCH = do_unsafe
+
+
+setattr(Handler, "do_M-SEARCH", Handler.do_unsafe)
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
