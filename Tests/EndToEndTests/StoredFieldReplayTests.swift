@@ -38,6 +38,11 @@ import Testing
             #expect(try await origin.requests("c.bin").count == 1, "not answered from the cache")
             #expect(cached.headers["set-cookie"] == (shared ? nil : Self.cookie), "\(range) shared: \(shared)")
         }
+        // Once the resource's session has closed (2 s unused), from the process's memory.
+        try await Task.sleep(for: .seconds(3))
+        let later = try await Curl.fetch(proxy.url(origin.url("c.bin")))
+        #expect(try await origin.requests("c.bin").count == 1, "not answered from the cache")
+        #expect(later.headers["set-cookie"] == (shared ? nil : Self.cookie), "after the session closed")
         try await proxy.stop()
         let onDisk = try FileManager.default.subpathsOfDirectory(atPath: workspace.cacheDirectory).contains { path in
             let data = FileManager.default.contents(atPath: workspace.cacheDirectory + "/" + path) ?? Data()
@@ -47,8 +52,8 @@ import Testing
 
         // Another process, which never received it, sends none.
         let next = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
-        let later = try await Curl.fetch(next.url(origin.url("c.bin")))
-        #expect(later.headers["set-cookie"] == nil)
+        let elsewhere = try await Curl.fetch(next.url(origin.url("c.bin")))
+        #expect(elsewhere.headers["set-cookie"] == nil)
         try await next.stop()
     }
 

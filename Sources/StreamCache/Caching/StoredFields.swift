@@ -188,6 +188,13 @@ public struct StoredFields: Hashable, Sendable {
         return updated
     }
 
+    /// The fields with `cookies` as the response's (``CookieMemory``).
+    func withCookies(_ cookies: [HeaderField]) -> StoredFields {
+        var copy = self
+        copy.cookies = cookies
+        return copy
+    }
+
     /// The fields of a response no longer known to be fresh (RFC 9111 §4.4: a request of an
     /// unsafe method changed the resource at the origin): stale, as one never received, until
     /// the origin confirms it again.

@@ -19,6 +19,8 @@ package final class CacheIndex: Sendable {
     private let writes: IndexWrites
     /// ``resourceNow(forKey:)``'s reads, on connections of their own.
     private let lookups: IndexLookups
+    /// The stored responses' cookies, which are never written here.
+    private let cookieMemory = CookieMemory()
 
     /// Opens (creating and migrating if needed) the index at `path`.
     ///
@@ -304,7 +306,7 @@ package final class CacheIndex: Sendable {
     ) async throws -> ResourceRecord {
         if let (existing, _) = resourceNow(forKey: key) { return existing }
         do {
-            return try await write { db in
+            let record = try await write { db in
                 if let existing = try Self.fetchResource(db, key: key) { return existing }
                 let now = Date().timeIntervalSince1970
                 try Self.run(
@@ -314,6 +316,7 @@ package final class CacheIndex: Sendable {
                 )
                 return try Self.fetchResource(db, id: db.lastInsertedRowID)!
             }
+            return cookieMemory.attach(to: record)
         } catch {
             // A cached resource opens even when the disk is too full for a write (and the quick
             // read above failed).
@@ -324,7 +327,7 @@ package final class CacheIndex: Sendable {
 
     /// The resource stored under `key`, if any.
     package func resource(forKey key: String) async throws -> ResourceRecord? {
-        try await read { db in try Self.fetchResource(db, key: key) }
+        try await read { db in try Self.fetchResource(db, key: key) }.map(cookieMemory.attach)
     }
 
     /// The resource stored under `key` and its ranges, read on the calling thread without
@@ -342,7 +345,7 @@ package final class CacheIndex: Sendable {
             }
         }
         guard let found, let record = found.record else { return nil }
-        return Self.checked(record, ByteRangeSet(found.ranges))
+        return Self.checked(cookieMemory.attach(to: record), ByteRangeSet(found.ranges))
     }
 
     /// Resource `id`, stored under `key`, and its ranges, if it still exists: read as
@@ -350,15 +353,16 @@ package final class CacheIndex: Sendable {
     /// that failed must not pass for a removed row).
     package func resource(id: Int64, key: String) async throws -> (ResourceRecord, ByteRangeSet)? {
         if let (record, ranges) = resourceNow(forKey: key), record.id == id { return (record, ranges) }
-        return try await read { db in
+        let found = try await read { db -> (ResourceRecord, ByteRangeSet)? in
             guard let record = try Self.fetchResource(db, id: id) else { return nil }
             return Self.checked(record, try Self.fetchRanges(db, id: id))
         }
+        return found.map { (cookieMemory.attach(to: $0.0), $0.1) }
     }
 
     /// The resource with row id `id`, if it still exists.
     package func resource(id: Int64) async throws -> ResourceRecord? {
-        try await read { db in try Self.fetchResource(db, id: id) }
+        try await read { db in try Self.fetchResource(db, id: id) }.map(cookieMemory.attach)
     }
 
     /// Every resource with its present ranges, most recently used first.
@@ -391,6 +395,7 @@ package final class CacheIndex: Sendable {
 
     /// Stores what the origin said about resource `id`.
     package func update(id: Int64, info: ContentInfo) async throws {
+        cookieMemory.remember(info.stored.cookies, for: id)
         try await write { db in try Self.storeInfo(db, id: id, info) }
     }
 
@@ -407,6 +412,7 @@ package final class CacheIndex: Sendable {
     /// Stores what the origin said about resource `id` with the next group of writes, without
     /// waiting for it: every write asked for later sees it. `onFailure` gets its error.
     package func updateSoon(id: Int64, info: ContentInfo, onFailure: @escaping @Sendable (StreamCacheError) -> Void) {
+        cookieMemory.remember(info.stored.cookies, for: id)
         writes.post({ db in try Self.storeInfo(db, id: id, info) }) { error in
             onFailure(Self.writeError(error))
         }
@@ -438,7 +444,7 @@ package final class CacheIndex: Sendable {
         info: ContentInfo,
         tokenDigest: String? = nil
     ) async throws -> ResourceRecord {
-        try await write { db in
+        let record = try await write { db in
             let pinned =
                 try Bool.fetchOne(db, sql: "SELECT pinned FROM resource WHERE key = ?", arguments: [key]) ?? false
             try db.execute(sql: "DELETE FROM resource WHERE id = ? OR key = ?", arguments: [oldID, key])
@@ -456,6 +462,8 @@ package final class CacheIndex: Sendable {
             )
             return try Self.fetchResource(db, id: db.lastInsertedRowID)!
         }
+        cookieMemory.remember(info.stored.cookies, for: record.id)
+        return cookieMemory.attach(to: record)
     }
 
     /// Sets the access time of each resource (seconds since 1970), in one transaction; a resource
