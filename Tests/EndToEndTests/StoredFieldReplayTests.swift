@@ -18,6 +18,10 @@ import Testing
                 ],
             ],
             "/p.bin": ["size": 5000, "headers": [["Cache-Control", "max-age=600"]]],
+            "/hinted.bin": [
+                "size": 5000, "ignoresRange": true, "headers": [["Cache-Control", "max-age=600"]],
+                "interim": [["Link", "</style.css>; rel=preload; as=style"]],
+            ],
         ]
     }
 
@@ -55,6 +59,24 @@ import Testing
         let elsewhere = try await Curl.fetch(next.url(origin.url("c.bin")))
         #expect(elsewhere.headers["set-cookie"] == nil)
         try await next.stop()
+    }
+
+    /// A `103 Early Hints` before the answer is not the answer: neither it nor its fields are
+    /// stored (RFC 9111 §3).
+    @Test func anInterimAnswerIsNeitherStoredNorSentAgain() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(Self.script(), in: workspace)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        for _ in 0..<2 {
+            let reply = try await Curl.fetch(proxy.url(origin.url("hinted.bin")))
+            #expect(reply.status == 200 && reply.body.count == 5000 && reply.headers["link"] == nil, "\(reply.headers)")
+        }
+        #expect(try await origin.requests("hinted.bin").count == 1, "the final answer was not stored")
+        // The origin does send the hint, which curl keeps among the fields it saw.
+        let direct = try await Curl.fetch(origin.url("hinted.bin"))
+        #expect(direct.headers["link"] != nil)
+        try await proxy.stop()
     }
 
     @Test func aWholeAnswersContentRangeIsKeptAndAPartsIsNot() async throws {

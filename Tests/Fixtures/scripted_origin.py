@@ -11,7 +11,8 @@ scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304
 Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rate" bytes a second
 if given; GET /_stats counts its bytes sent so far in "endlessBytes"); with "etagPerResponse", a new
 ETag on every response; with "bodyPerResponse" as well, other bytes under it (byte i = (i + n) % 251
-for the n-th response); with "ignoresIfRange", a Range is answered whatever If-Range says (each
+for the n-th response); with "interim": [[NAME, VALUE]…], a 200
+goes after a 103 Early Hints with those fields; with "ignoresIfRange", a Range is answered whatever If-Range says (each
 range a 206 under the response's own tag). Any other method (POST, PUT, DELETE, PATCH, M-SEARCH) gets
 "unsafeStatus" (200) with "unsafeHeaders" and the body "got N bytes of TYPE", and is recorded
 with "method" and "sentBytes" (what its body held). "shift": N makes byte i = (i + N) % 251 and "flip": [OFFSET…]
@@ -76,10 +77,15 @@ class Handler(BaseHTTPRequestHandler):
                 "fields": [[name, value] for name, value in self.headers.items()],
             })
 
-    def answer(self, status, fields, body):
+    def answer(self, status, fields, body, interim=()):
         # Recorded before the answer goes out: a client that has it finds it in /_stats.
         sends = self.command != "HEAD" and status != 304
         self.record(status, len(body) if sends else 0)
+        if interim:
+            self.send_response_only(103)
+            for name, value in interim:
+                self.send_header(name, value)
+            self.end_headers()
         self.send_response(status)
         for name, value in fields:
             self.send_header(name, value)
@@ -206,7 +212,7 @@ class Handler(BaseHTTPRequestHandler):
                 fields = fields + [("Content-Range", "bytes %d-%d/%d" % (start, end, len(body)))]
                 self.answer(206, fields, body[start:end + 1])
                 return
-        self.answer(200, fields, body)
+        self.answer(200, fields, body, [tuple(f) for f in entry.get("interim", [])])
 
     do_HEAD = do_GET
 
