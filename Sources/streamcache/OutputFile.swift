@@ -67,7 +67,9 @@ final class OutputFile {
             ".\(LocalPath.lastComponent(of: target)).\(getpid()).partial",
             to: LocalPath.folder(of: target)
         )
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        // A name of this process's own, created anew: a link planted there is never followed.
+        unlink(temporary)
+        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
         guard descriptor >= 0 else {
             throw OutputError("cannot write \(path): \(String(cString: strerror(errno)))")
         }

@@ -26,11 +26,23 @@ import Testing
         let asked = try await setup.origin.stats().requests.filter { $0.path == "/ts/index1.ts" }
         #expect(asked.filter { $0.range != "bytes=0-1" }.count == 1, "\(asked.map(\.range))")
 
+        // A link planted where the resume writes the missing file is removed, never followed.
+        let package = setup.library + "/" + asset.id
+        let files = FileManager.default.enumerator(atPath: package)?.compactMap { $0 as? String } ?? []
+        let done = try #require(files.first { $0.hasSuffix(".ts") }, "\(asset.path): \(files)")
+        let victim = setup.workspace.output("victim.txt")
+        try "not a segment".write(toFile: victim, atomically: true, encoding: .utf8)
+        // The second segment's file, where the first is `FOLDER/00000.ts`.
+        let planted = package + "/" + (done as NSString).deletingLastPathComponent + "/00001.ts.partial"
+        #expect(!files.contains { $0.hasSuffix("00001.ts") }, "\(files)")
+        try FileManager.default.createSymbolicLink(atPath: planted, withDestinationPath: victim)
+
         // An unfinished asset resumes by its id, as `hls ls` lists it.
         try FileManager.default.moveItem(atPath: kept, toPath: segment)
         let fixed = try await CLI.run(["hls", "download", asset.id], cacheDir: setup.workspace.cacheDirectory)
         #expect(fixed.status == 0, "\(fixed.stderr)")
         #expect(fixed.output.split(separator: "\n").last.map(String.init) == asset.id)
+        #expect(try String(contentsOfFile: victim, encoding: .utf8) == "not a segment", "the planted link was followed")
         let frames = try await TestStreams.frames(asset.path)
         let original = try await TestStreams.frames(setup.origin.url("ts/index.m3u8"))
         let same = frames == original

@@ -15,12 +15,20 @@ final class PackageFile {
     private let descriptor: Int32
     private(set) var written: Int64 = 0
 
-    /// Creates (or truncates) `path.partial`, readable by the owner only (a package holds keys
-    /// and URLs with tokens).
+    /// Creates `path.partial` anew, readable by the owner only (a package holds keys and URLs
+    /// with tokens).
     init(path: String) throws(OfflineError) {
         self.path = path
-        descriptor = open(path + ".partial", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        descriptor = Self.create(path + ".partial")
         guard descriptor >= 0 else { throw Self.failure("cannot create", path) }
+    }
+
+    /// Creates the file `path` anew, whatever is there: a file left by an earlier run is
+    /// replaced, and a link planted in its place is removed, never followed (`O_NOFOLLOW`,
+    /// `O_EXCL`), so bytes never go where the link points.
+    private static func create(_ path: String) -> Int32 {
+        unlink(path)
+        return open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o600)
     }
 
     deinit {
@@ -66,7 +74,7 @@ final class PackageFile {
     /// Writes `data` to `path` through a durable temporary file and a rename.
     static func writeAtomically(_ data: Data, to path: String) throws {
         let temporary = path + ".partial"
-        let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let descriptor = create(temporary)
         guard descriptor >= 0 else { throw failure("cannot create", path) }
         defer { close(descriptor) }
         let ok = data.withUnsafeBytes { buffer in

@@ -15,7 +15,7 @@ final class PackageLock: Sendable {
     ///
     /// - Throws: ``OfflineError`` `storage` if the lock file cannot be opened.
     init?(folder: String) throws(OfflineError) {
-        descriptor = open(folder + "/.lock", O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        descriptor = open(folder + "/.lock", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw PackageFile.failure("cannot open", folder + "/.lock") }
         guard flock(descriptor, LOCK_EX | LOCK_NB) == 0 else {
             close(descriptor)
@@ -29,7 +29,7 @@ final class PackageLock: Sendable {
 
     /// Whether a process holds the lock of `folder` now.
     static func isHeld(folder: String) -> Bool {
-        let descriptor = open(folder + "/.lock", O_RDONLY | O_CLOEXEC)
+        let descriptor = open(folder + "/.lock", O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else { return false }
         defer { close(descriptor) }
         guard flock(descriptor, LOCK_SH | LOCK_NB) == 0 else { return true }
