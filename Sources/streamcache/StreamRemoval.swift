@@ -3,13 +3,20 @@ import StreamCache
 import StreamCacheHLS
 
 /// What `rm PLAYLIST` removes: the playlist, and the playlists, segments, keys and maps it lists
-/// (through its variants and renditions too) that no other cached playlist lists.
+/// (through its variants and renditions too) on its own origin that no other cached playlist
+/// lists and that are not pinned. A playlist names any URL it likes: what it lists elsewhere is
+/// another origin's, and a pinned resource stays until it is unpinned.
 struct StreamRemoval {
     /// The cached playlists by key, each with the keys of what it lists.
     private var listed: [String: [String]] = [:]
+    /// The cached resources by key: their origin (scheme, host and port), and whether pinned.
+    private var resources: [String: (origin: String, pinned: Bool)] = [:]
 
     /// Reads every complete cached playlist (`.m3u8` in its path) from its data file.
     init(_ resources: [(ResourceRecord, ByteRangeSet)], directory: CacheDirectory, configuration: CacheConfiguration) {
+        for (record, _) in resources {
+            self.resources[record.key] = (Self.origin(of: record.url), record.pinned)
+        }
         for (record, ranges) in resources
         where ListingGroups.isPlaylist(record.url) && record.info.isComplete(with: ranges) {
             guard let bytes = FileManager.default.contents(atPath: directory.dataPath(id: record.id)),
@@ -34,6 +41,20 @@ struct StreamRemoval {
             }
         }
         let elsewhere = Set(listed.filter { !stream.contains($0.key) }.values.joined())
-        return stream.subtracting(elsewhere).union([key])
+        let origin = resources[key]?.origin
+        let ours = stream.subtracting(elsewhere).filter { listedKey in
+            guard let resource = resources[listedKey] else { return false }
+            return resource.origin == origin && !resource.pinned
+        }
+        return ours.union([key])
+    }
+
+    /// `scheme://host:port` of `url`, lowercased (the port the scheme's when none is given).
+    private static func origin(of url: String) -> String {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+            return url
+        }
+        let port = components.port ?? (scheme == "https" ? 443 : 80)
+        return "\(scheme)://\((components.host ?? "").lowercased()):\(port)"
     }
 }

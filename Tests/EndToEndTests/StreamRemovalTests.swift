@@ -61,4 +61,34 @@ import Testing
         }
         #expect(try await cached() == ["shared/x.ts"])
     }
+
+    /// A playlist may list any URL: `rm` of it removes what it lists on its own origin only, and
+    /// nothing pinned.
+    @Test func aPlaylistTakesNothingOfAnotherOriginNorAnythingPinned() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        for (index, name) in ["s0.ts", "kept.ts", "theirs.ts"].enumerated() {
+            try workspace.write(TestData.bytes(count: 20_000, seed: 760 + UInt64(index)), as: name)
+        }
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        // Another origin's file, named by another host for the same server.
+        let theirs = origin.url("theirs.ts").replacingOccurrences(of: "127.0.0.1", with: "localhost")
+        let playlist =
+            "#EXTM3U\n#EXT-X-TARGETDURATION:10\n"
+            + ["s0.ts", "kept.ts", theirs].map { "#EXTINF:10.0,\n\($0)\n" }.joined() + "#EXT-X-ENDLIST\n"
+        try playlist.write(toFile: workspace.originDirectory + "/index.m3u8", atomically: true, encoding: .utf8)
+        for url in [origin.url("s0.ts"), origin.url("kept.ts"), theirs, origin.url("index.m3u8")] {
+            let got = try await CLI.run(["get", url, "-o", "/dev/null"], cacheDir: workspace.cacheDirectory)
+            #expect(got.status == 0, "\(got.stderr)")
+        }
+        let pinned = try await CLI.run(["pin", origin.url("kept.ts")], cacheDir: workspace.cacheDirectory)
+        #expect(pinned.status == 0, "\(pinned.stderr)")
+
+        let removed = try await CLI.run(["rm", origin.url("index.m3u8")], cacheDir: workspace.cacheDirectory)
+        #expect(removed.output == "removed \(origin.url("index.m3u8")) and 1 file(s) it lists\n", "\(removed.stderr)")
+        struct Listed: Decodable { let url: String }
+        let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        let left = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources.map(\.url)
+        #expect(Set(left) == [origin.url("kept.ts"), theirs])
+    }
 }
