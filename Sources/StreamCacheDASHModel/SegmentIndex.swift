@@ -26,8 +26,8 @@ public struct SegmentIndex: Hashable, Sendable {
     /// segments are (``media`` is then empty until the box is read).
     public var sidx: SegmentReference?
 
-    /// The most segments one representation may have: a timeline whose repeat counts would make
-    /// more is refused, not expanded.
+    /// The most segments one MPD may have, all its representations together: a timeline whose
+    /// repeat counts would make more is refused before it is expanded (``SegmentBudget``).
     public static let maximumSegments = 500_000
 
     public init(initialization: SegmentReference?, media: [SegmentReference]) {
@@ -35,12 +35,12 @@ public struct SegmentIndex: Hashable, Sendable {
         self.media = media
     }
 
-    /// The segments of `representation`.
+    /// The segments of `representation`, taken from its document's `budget` before they are made.
     ///
     /// - Throws: ``ManifestParseError`` naming the element, for a template identifier it does not
-    ///   know, a timeline or duration past ``maximumSegments``, a representation whose number
-    ///   of segments nothing says, or a URL that does not resolve.
-    public init(_ representation: DASHRepresentation) throws(ManifestParseError) {
+    ///   know, a timeline, duration or list past what is left of the budget, a representation
+    ///   whose number of segments nothing says, or a URL that does not resolve.
+    public init(_ representation: DASHRepresentation, budget: inout SegmentBudget) throws(ManifestParseError) {
         guard let addressing = representation.addressing else {
             // The representation is one file, its BaseURL.
             self.init(
@@ -50,8 +50,8 @@ public struct SegmentIndex: Hashable, Sendable {
             return
         }
         switch addressing.localName {
-        case "SegmentTemplate": self = try Self.template(addressing, of: representation)
-        case "SegmentList": self = try Self.list(addressing, of: representation)
+        case "SegmentTemplate": self = try Self.template(addressing, of: representation, budget: &budget)
+        case "SegmentList": self = try Self.list(addressing, of: representation, budget: &budget)
         default:
             var index = SegmentIndex(initialization: nil, media: [])
             let initialization = addressing.elements("Initialization").first?.attributes["range"].flatMap(Self.range)
@@ -66,7 +66,8 @@ public struct SegmentIndex: Hashable, Sendable {
 
     private static func template(
         _ node: XMLNode,
-        of representation: DASHRepresentation
+        of representation: DASHRepresentation,
+        budget: inout SegmentBudget
     ) throws(ManifestParseError) -> SegmentIndex {
         let name = "SegmentTemplate of representation \(representation.id)"
         let timescale = try ManifestNumber.timescale(node, name)
@@ -116,11 +117,7 @@ public struct SegmentIndex: Hashable, Sendable {
                     let span = until - time  // both within 0...2^62: no overflow
                     repeats = span > 0 ? (span - 1) / duration : 0
                 }
-                guard repeats < Int64(maximumSegments) - Int64(index.media.count) else {
-                    throw ManifestParseError(
-                        "the SegmentTimeline of representation \(representation.id) makes more than \(maximumSegments) segments"
-                    )
-                }
+                try budget.take(repeats + 1, for: "the SegmentTimeline of representation \(representation.id)")
                 for _ in 0...repeats {
                     index.media.append(
                         SegmentReference(
@@ -145,11 +142,7 @@ public struct SegmentIndex: Hashable, Sendable {
         }
         let seconds = Double(duration) / timescale
         let segments = (periodDuration / seconds).rounded(.up)
-        guard segments <= Double(maximumSegments) else {
-            throw ManifestParseError(
-                "representation \(representation.id) would have \(segments < 1e18 ? String(Int64(segments)) : "endless") segments, more than \(maximumSegments)"
-            )
-        }
+        try budget.take(segments < 1e18 ? Int64(segments) : Int64.max, for: "representation \(representation.id)")
         let count = Int(segments)
         var time = offset
         for position in 0..<count {
@@ -163,7 +156,8 @@ public struct SegmentIndex: Hashable, Sendable {
 
     private static func list(
         _ node: XMLNode,
-        of representation: DASHRepresentation
+        of representation: DASHRepresentation,
+        budget: inout SegmentBudget
     ) throws(ManifestParseError) -> SegmentIndex {
         let name = "SegmentList of representation \(representation.id)"
         let timescale = try ManifestNumber.timescale(node, name)
@@ -194,11 +188,7 @@ public struct SegmentIndex: Hashable, Sendable {
             )
         }
         let urls = node.elements("SegmentURL")
-        guard urls.count <= maximumSegments else {
-            throw ManifestParseError(
-                "the SegmentList of representation \(representation.id) has more than \(maximumSegments) segments"
-            )
-        }
+        try budget.take(Int64(urls.count), for: "the SegmentList of representation \(representation.id)")
         for segment in urls {
             index.media.append(
                 try reference(segment.attributes["media"], segment.attributes["mediaRange"], duration: duration)

@@ -11,14 +11,21 @@ enum DASHDescription {
         /// Its segments, or why they could not be worked out.
         let segments: Result<SegmentIndex, ManifestParseError>
 
-        init(_ representation: DASHRepresentation) {
+        /// `representation`'s segments, taken from its document's `budget`.
+        init(_ representation: DASHRepresentation, budget: inout SegmentBudget) {
             self.representation = representation
-            segments = Result { () throws(ManifestParseError) -> SegmentIndex in try SegmentIndex(representation) }
+            do {
+                segments = .success(try SegmentIndex(representation, budget: &budget))
+            } catch {
+                segments = .failure(error)
+            }
         }
     }
 
+    /// The representations, their segments worked out from one budget for the document.
     static func entries(_ presentation: MediaPresentation, url: URL) -> [Entry] {
-        presentation.representations(documentURL: url).map(Entry.init)
+        var budget = SegmentBudget()
+        return presentation.representations(documentURL: url).map { Entry($0, budget: &budget) }
     }
 
     static func text(of presentation: MediaPresentation, url: URL) -> String {

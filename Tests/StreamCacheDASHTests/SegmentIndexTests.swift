@@ -16,8 +16,9 @@ import Testing
             """
         let presentation = try MediaPresentation(parsing: Array(text.utf8))
         var indexes: [SegmentIndex] = []
+        var budget = SegmentBudget()
         for representation in presentation.representations(documentURL: url) {
-            indexes.append(try SegmentIndex(representation))
+            indexes.append(try SegmentIndex(representation, budget: &budget))
         }
         return indexes
     }
@@ -119,11 +120,11 @@ import Testing
         ("<SegmentTemplate media=\"$Nope$.m4s\" duration=\"1\"/>", "unknown identifier $Nope$"),
         (
             "<SegmentTemplate media=\"x.m4s\"><SegmentTimeline><S d=\"1\" r=\"999999999\"/></SegmentTimeline></SegmentTemplate>",
-            "more than 500000 segments"
+            "more than 500000 in all"
         ),
         (
             "<SegmentTemplate media=\"$Number$.m4s\" duration=\"1\" timescale=\"1000000\"/>",
-            "would have 8000000 segments"
+            "more than 500000 in all"
         ),
         ("<SegmentTemplate media=\"$Number$.m4s\"/>", "neither a SegmentTimeline nor a duration"),
         ("<SegmentTemplate media=\"$Number%0zd$.m4s\" duration=\"1\"/>", "invalid format"),
@@ -133,6 +134,26 @@ import Testing
             _ = try Self.segments(template + "<Representation id=\"r\" bandwidth=\"1\"/>")
         } throws: { error in
             "\(error)".contains(message)
+        }
+    }
+
+    /// The segments of every representation of a document count against one budget: 2,000
+    /// representations of 300 segments each (600,000) are refused, 1,500 (450,000) are not, and
+    /// nothing past the budget is made.
+    @Test(arguments: [(1500, true), (2000, false)])
+    func oneBudgetBoundsTheWholeDocument(representations: Int, fits: Bool) throws {
+        let body =
+            "<SegmentTemplate media=\"$RepresentationID$/$Number$.m4s\" duration=\"1\"/>"
+            + (0..<representations).map { "<Representation id=\"r\($0)\" bandwidth=\"1\"/>" }.joined()
+        if fits {
+            let indexes = try Self.segments(body, duration: "PT300S")
+            #expect(indexes.map(\.media.count).reduce(0, +) == representations * 300)
+        } else {
+            #expect {
+                _ = try Self.segments(body, duration: "PT300S")
+            } throws: { error in
+                "\(error)".contains("more than 500000 in all")
+            }
         }
     }
 
@@ -165,7 +186,7 @@ import Testing
         ),
         (
             "<SegmentTemplate media=\"$Time$.m4s\" timescale=\"4294967295\"><SegmentTimeline><S d=\"1\" r=\"-1\"/></SegmentTimeline></SegmentTemplate>",
-            "more than 500000 segments"
+            "more than 500000 in all"
         ),
         (
             "<SegmentList duration=\"1\" timescale=\"0\"><SegmentURL media=\"a.m4s\"/></SegmentList>",

@@ -37,9 +37,10 @@ struct DASHPackagePlanner: PackagePlanner {
         let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: selectionIDs)
         if let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) { return manifest }
         var indexes: [SegmentIndex] = []
+        var budget = SegmentBudget()
         for representation in chosen {
             do {
-                indexes.append(try await segments(of: representation))
+                indexes.append(try await segments(of: representation, budget: &budget))
             } catch let error as ManifestParseError {
                 throw OfflineError(
                     .playlist,
@@ -60,8 +61,11 @@ struct DASHPackagePlanner: PackagePlanner {
 
     /// The segments of `representation`; for a `SegmentBase`, read from the `sidx` box its
     /// `indexRange` names (fetched through the streaming cache, where it stays for the download).
-    private func segments(of representation: DASHRepresentation) async throws -> SegmentIndex {
-        var index = try SegmentIndex(representation)
+    private func segments(
+        of representation: DASHRepresentation,
+        budget: inout SegmentBudget
+    ) async throws -> SegmentIndex {
+        var index = try SegmentIndex(representation, budget: &budget)
         guard let sidx = index.sidx, let range = sidx.range else { return index }
         guard range.count <= 1 << 20 else {
             throw ManifestParseError("its indexRange is \(range.count) bytes: more than a sidx box needs")
@@ -70,6 +74,7 @@ struct DASHPackagePlanner: PackagePlanner {
         var bytes: [UInt8] = []
         for try await chunk in resource.read(from: range.lowerBound, length: Int64(range.count)) { bytes += chunk }
         let box = try SegmentIndexBox(bytes: bytes, boxOffset: range.lowerBound)
+        try budget.take(Int64(box.references.count), for: "the sidx box of representation \(representation.id)")
         index.media = box.references.map { SegmentReference(url: sidx.url, range: $0.range, duration: $0.duration) }
         index.sidx = nil
         return index
