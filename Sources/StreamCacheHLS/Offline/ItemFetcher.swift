@@ -17,6 +17,9 @@ struct ItemFetcher: Sendable {
     let backoff: Duration
     /// The keys of the files decrypted into the package.
     let keyRing: KeyRing
+    /// Whether what the cache holds of a file is checked with the origin before it is copied,
+    /// however fresh: a live recording's next segment may come under a URI an earlier one had.
+    var revalidates = false
 
     /// A file of the run and its index in the plan.
     typealias Entry = (index: Int, item: PackageItem)
@@ -67,7 +70,10 @@ struct ItemFetcher: Sendable {
             keys[decryption.key] = try await keyRing.key(decryption.key)
         }
         var writer = try RunWriter(entries: entries, folder: folder, keys: keys)
-        for try await chunk in resource.read(from: first, length: length) {
+        let reading =
+            revalidates
+            ? resource.revalidatedRead(from: first, length: length) : resource.read(from: first, length: length)
+        for try await chunk in reading {
             var bytes = chunk[...]
             while !bytes.isEmpty {
                 bytes = try writer.write(bytes)
@@ -143,14 +149,15 @@ struct ItemFetcher: Sendable {
 
 extension ItemFetcher {
     /// The fetcher of a download with `options` into the package `folder`.
-    init(engine: CacheEngine, options: OfflineDownloadOptions, folder: String) {
+    init(engine: CacheEngine, options: OfflineDownloadOptions, folder: String, revalidates: Bool = false) {
         self.init(
             engine: engine,
             headers: options.headers,
             folder: folder,
             maxAttempts: options.maxAttempts,
             backoff: options.retryBackoff,
-            keyRing: KeyRing(engine: engine, headers: options.headers)
+            keyRing: KeyRing(engine: engine, headers: options.headers),
+            revalidates: revalidates
         )
     }
 }

@@ -209,7 +209,8 @@ actor LiveRecorder {
     /// reload (a segment listed at the live edge may 404 for a moment) while those after it are
     /// fetched; after ``segmentAttempts`` it is lost.
     private func fetchPending(track index: Int) async {
-        let fetcher = ItemFetcher(engine: engine, options: options, folder: folder)
+        // Each segment is new: one whose URI an earlier segment had is checked, not taken as fresh.
+        let fetcher = ItemFetcher(engine: engine, options: options, folder: folder, revalidates: true)
         let waiting = pending[index].indices.filter { pending[index][$0].outcome == nil }
         guard !waiting.isEmpty else { return }
         let runs = waiting.map { position in
