@@ -83,7 +83,7 @@ struct PackageMuxer {
         )
         if verbose { Terminal.printError(([ffmpeg] + arguments).map(Self.quoted).joined(separator: " ")) }
         if !silent { Terminal.printError("writing \(path) with ffmpeg") }
-        let (status, errors) = try await Self.run(ffmpeg, arguments)
+        let (status, errors) = try await Self.run(ffmpeg, arguments, writing: temporary)
         guard status == 0 else {
             unlink(temporary)
             let last = errors.split(separator: "\n").last.map(String.init) ?? "exit status \(status)"
@@ -100,8 +100,16 @@ struct PackageMuxer {
         if !silent { Terminal.printError("wrote \(path)" + (bytes.map { " (\(ByteCount.format($0)))" } ?? "")) }
     }
 
-    /// Runs `executable` to its end: its status and what it wrote on stderr.
-    private static func run(_ executable: String, _ arguments: [String]) async throws -> (Int32, String) {
+    /// Runs `executable` to its end: its status and what it wrote on stderr. The process is the
+    /// command's: killed when the calling task is cancelled, as a signal to the command cancels
+    /// it, and by a second signal before the command exits (``ChildProcesses``). (SIGKILL: a
+    /// child inherits the command's trapped SIGINT and SIGTERM as ignored, and what it wrote is
+    /// removed anyway.)
+    private static func run(
+        _ executable: String,
+        _ arguments: [String],
+        writing file: String
+    ) async throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -110,12 +118,19 @@ struct PackageMuxer {
         let pipe = Pipe()
         process.standardError = pipe
         try process.run()
-        return await withCheckedContinuation { continuation in
-            Thread.detachNewThread {
-                let data = pipe.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+        let pid = process.processIdentifier
+        ChildProcesses.started(pid, writing: file)
+        defer { ChildProcesses.ended(pid) }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                Thread.detachNewThread {
+                    let data = pipe.fileHandleForReading.readDataToEndOfFile()
+                    process.waitUntilExit()
+                    continuation.resume(returning: (process.terminationStatus, String(decoding: data, as: UTF8.self)))
+                }
             }
+        } onCancel: {
+            kill(pid, SIGKILL)
         }
     }
 

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import StreamCache
 import StreamCacheHLS
@@ -64,7 +65,16 @@ struct SingleFileOutput {
             )
         )
         try Self.check(path, force: force)
-        try await muxer.write(asset, to: path, verbose: verbose, silent: silent)
+        // ffmpeg is the command's: a signal ends it and its file as it ends a download.
+        let (muxer, verbose, silent) = (muxer, verbose, silent)
+        do {
+            try await Interrupted.run { try await muxer.write(asset, to: path, verbose: verbose, silent: silent) }
+        } catch let interrupted as Interrupted {
+            Terminal.printError(
+                "interrupted; the package is kept at \(asset.path): streamcache export \(asset.id) FILE writes the file"
+            )
+            throw ExitCode(interrupted.exitCode)
+        }
         return path
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 import UnixSignals
 
 /// SIGINT and SIGTERM, the one way every command handles them: trapped through ServiceLifecycle's
@@ -8,6 +9,26 @@ enum TerminationSignal {
     /// says it is ready never loses a signal sent right after.
     static func trap() async -> UnixSignalsSequence {
         await UnixSignalsSequence(trapping: .sigint, .sigterm)
+    }
+}
+
+/// The processes a command runs (ffmpeg) and the files they write, which end with it: when the
+/// command exits at once (a second signal), each is killed and its file removed, so none
+/// goes on writing, or leaves a file, after it.
+enum ChildProcesses {
+    private static let running = Locked([pid_t: String]())
+
+    /// `pid` runs, writing `file`.
+    static func started(_ pid: pid_t, writing file: String) { running.withLock { $0[pid] = file } }
+
+    static func ended(_ pid: pid_t) { running.withLock { $0[pid] = nil } }
+
+    /// Kills every process still running and removes its file.
+    static func endAll() {
+        for (pid, file) in running.value {
+            kill(pid, SIGKILL)
+            unlink(file)
+        }
     }
 }
 
@@ -35,7 +56,10 @@ struct Interrupted: Error {
             var first: Int32?
             var graceful = false
             for await signal in signals {
-                if let first { exit(128 + first) }
+                if let first {
+                    ChildProcesses.endAll()
+                    exit(128 + first)
+                }
                 first = signal.rawValue
                 graceful = endsGracefully()
                 if !graceful { work.cancel() }

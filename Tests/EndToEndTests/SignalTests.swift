@@ -74,4 +74,57 @@ import Glibc
         let text = try await errors.text()
         #expect(text.hasSuffix("interrupted; run the same command again to resume\n"), "\(text)")
     }
+
+    /// A signal while ffmpeg writes the one file ends ffmpeg too, and nothing of the file is
+    /// left, also when a second signal ends the command at once (an ffmpeg that never ends
+    /// stands in for a long mux).
+    @Test(arguments: [1, 2])
+    func aSignalDuringTheMuxEndsFFmpegAndLeavesNoFile(signals: Int) async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        let bin = setup.workspace.output("bin")
+        try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
+        let pidFile = setup.workspace.output("ffmpeg.pid")
+        let script = "#!/bin/bash\necho $$ > \(pidFile)\nprintf partial > \"${@: -1}\"\nexec sleep 60\n"
+        try script.write(toFile: bin + "/ffmpeg", atomically: true, encoding: .utf8)
+        chmod(bin + "/ffmpeg", 0o755)
+        let folder = setup.workspace.outputDirectory
+        let process = ChildProcess()
+        process.executableURL = URL(fileURLWithPath: CLI.binary)
+        process.arguments = ["download", setup.origin.url(TestStreams.Kind.ts.playlist), "-o", "out.mp4"]
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        var environment = ProcessInfo.processInfo.environment
+        environment["STREAMCACHE_DIR"] = setup.workspace.cacheDirectory
+        environment["STREAMCACHE_LIBRARY"] = setup.library
+        environment["PATH"] = bin + ":" + (environment["PATH"] ?? "/usr/bin:/bin")
+        process.environment = environment
+        try process.run()
+        var ffmpeg: pid_t?
+        for _ in 0..<300 where ffmpeg == nil {
+            try await Task.sleep(for: .milliseconds(100))
+            ffmpeg = (try? String(contentsOfFile: pidFile, encoding: .utf8)).flatMap {
+                pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines))
+            }
+        }
+        let child = try #require(ffmpeg, "ffmpeg was not started")
+        defer { kill(child, SIGKILL) }
+        for _ in 0..<signals {
+            kill(process.processIdentifier, SIGTERM)
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let status = try await onOwnThread {
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        #expect(status == 143)
+        var gone = false
+        for _ in 0..<50 where !gone {
+            gone = kill(child, 0) != 0
+            if !gone { try await Task.sleep(for: .milliseconds(100)) }
+        }
+        #expect(gone, "ffmpeg outlived the command")
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.contains("out.mp4") }
+        #expect(left.isEmpty, "\(left)")
+    }
 }
