@@ -157,6 +157,35 @@ import Testing
         #expect(played.count >= LiveRecordingTests.sequences(playlist).count * 10 - 10)
     }
 
+    /// A playlist that comes one byte every 5 s (never idle long enough for a read to time out)
+    /// holds the recording past neither its `--until` nor the first signal.
+    @Test(arguments: [false, true])
+    func aTricklingReloadHoldsTheRecordingPastNoStop(bySignal: Bool) async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/live"
+        _ = try await LiveOrigin.makeSegments(in: folder, count: 30)
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3", "--trickle-after", "2"])
+        let until = Calendar.current.dateComponents([.hour, .minute, .second], from: Date().addingTimeInterval(8))
+        let time = String(format: "%02d:%02d:%02d", until.hour ?? 0, until.minute ?? 0, until.second ?? 0)
+        let (process, output, errors) = try CLI.start(
+            ["hls", "download", origin.url("vod.m3u8")] + (bySignal ? [] : ["--until", time]),
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        _ = output
+        _ = try #require(try await LiveRecordingTests.listed(3, in: setup.library, by: process))
+        // By now a reload trickles, for 5 s a byte (a reload's own limit is 15 s).
+        try await Task.sleep(for: .seconds(4))
+        let started = ContinuousClock.now
+        if bySignal { kill(process.processIdentifier, SIGTERM) }
+        try await onOwnThread { process.waitUntilExit() }
+        let stderr = try await errors.text()
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        #expect(started.duration(to: .now) < .seconds(bySignal ? 4 : 9), "\(stderr)")
+        let asset = try #require(try await setup.assets().first)
+        #expect(asset.state == "complete" && asset.duration >= 3)
+    }
+
     @Test func aPlaylistThatDisappearsEndsTheRecordingWithWhatItHas() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }

@@ -2,6 +2,7 @@
 """A live HLS origin for StreamCache's recording tests, written apart from StreamCache's own code.
 
 Usage: live_origin.py DIR [--window N] [--event] [--start N] [--period SECONDS] [--missing NAME]...
+       [--trickle-after SECONDS]
 
 Every VOD media playlist DIR/NAME.m3u8 (one with #EXTINF lines) is served at /NAME.m3u8 as a
 live playlist that advances with the wall clock: START segments are listed at first (default:
@@ -10,7 +11,8 @@ window lists the last N segments (default 3) with EXT-X-MEDIA-SEQUENCE advancing
 every segment from the first under EXT-X-PLAYLIST-TYPE:EVENT. Once every segment is listed the
 playlist gets EXT-X-ENDLIST (the stream turns VOD). Multivariant playlists and every other file
 are served as they are, with Range; each --missing NAME gets 404 (a segment listed before it is
-there, or lost at the origin). GET /_stats answers {"path?query": requests}; a request's
+there, or lost at the origin). With --trickle-after, every playlist asked for that many
+seconds after the start comes one byte every 5 s. GET /_stats answers {"path?query": requests}; a request's
 query is kept in its path there. GET /_log answers [[seconds since the start, path], …] and
 GET /_now the seconds since the start: segment k (past the first START) is listed from
 (k - START + 1) × PERIOD seconds on. Prints "listening on http://127.0.0.1:PORT" first.
@@ -85,6 +87,20 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
+    def trickle(self, body):
+        """The playlist one byte every 5 s: never idle long enough for a read to time out."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.apple.mpegurl")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        try:
+            for index in range(len(body)):
+                self.wfile.write(body[index:index + 1])
+                self.wfile.flush()
+                time.sleep(5)
+        except OSError:
+            self.close_connection = True
+
     def do_HEAD(self):
         self.do_GET()
 
@@ -107,6 +123,8 @@ class Handler(BaseHTTPRequestHandler):
             text = body.decode()
             if "#EXTINF" in text:
                 text = live_view(text)
+            if ARGS.trickle_after is not None and time.monotonic() - STARTED > ARGS.trickle_after:
+                return self.trickle(text.encode())
             return self.answer(200, text.encode(), "application/vnd.apple.mpegurl")
         content_type = "video/mp2t" if name.endswith(".ts") else "application/octet-stream"
         match = re.match(r"bytes=(\d+)-(\d*)$", self.headers.get("Range") or "")
@@ -133,6 +151,7 @@ def main():
     parser.add_argument("--start", type=int)
     parser.add_argument("--period", type=float)
     parser.add_argument("--missing", action="append", default=[])
+    parser.add_argument("--trickle-after", type=float)
     ARGS = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     # A client that hangs up mid-answer is no error of the origin's.

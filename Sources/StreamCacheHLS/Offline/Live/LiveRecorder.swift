@@ -90,7 +90,7 @@ actor LiveRecorder {
         // The first reload of every track, before any is recorded: the first says where a new
         // recording starts.
         var firsts: [MediaPlaylist] = []
-        for index in tracks.indices { firsts.append(try await reload(index)) }
+        for index in tracks.indices { firsts.append(try await reload(index, limit: .seconds(30))) }
         start = Self.start(of: firsts[0], fromStart: options.recording.fromStart)
         let until = options.recording.until.map { date in Task { [stop] in await Self.stop(stop, at: date) } }
         defer { until?.cancel() }
@@ -154,7 +154,10 @@ actor LiveRecorder {
             if stop.reason != nil { return }
             do {
                 loadedAt = .now
-                playlist = try await reload(index)
+                playlist = try await reload(index, limit: max(target * 3, .seconds(15)))
+            } catch _ where stop.reason != nil {
+                // Asked to end while it reloaded: what was recorded stands.
+                return
             } catch is CancellationError {
                 // The app stopped reading the events: the recording ends as if asked to.
                 stop.request()
@@ -294,18 +297,26 @@ actor LiveRecorder {
     // MARK: - Reloads
 
     /// The media playlist of track `index`, fetched again (a conditional request through the
-    /// cache), trying again with a pause that doubles.
-    private func reload(_ index: Int) async throws -> MediaPlaylist {
+    /// cache), trying again with a pause that doubles. Each attempt has `limit` to come whole,
+    /// and ends when the recording is asked to.
+    private func reload(_ index: Int, limit: Duration) async throws -> MediaPlaylist {
         let url = tracks[index].url
+        let fetcher = PlaylistFetcher(engine: engine, options: options)
         var attempt = 0
         while true {
             attempt += 1
             do {
-                guard
-                    case .media(let playlist) = try await PlaylistFetcher(engine: engine, options: options).playlist(
-                        url
+                let loaded = try await stop.bounded(by: limit) { try await fetcher.playlist(url) }
+                if stop.reason != nil { throw CancellationError() }
+                guard let loaded else {
+                    throw OfflineError(
+                        .playlist,
+                        "\(url.absoluteString) did not come whole within \(Int(Self.seconds(limit))) s"
                     )
-                else { throw OfflineError(.playlist, "\(url.absoluteString) is no longer a media playlist") }
+                }
+                guard case .media(let playlist) = loaded else {
+                    throw OfflineError(.playlist, "\(url.absoluteString) is no longer a media playlist")
+                }
                 return playlist
             } catch {
                 if Task.isCancelled { throw CancellationError() }

@@ -51,6 +51,21 @@ public final class RecordingStop: Sendable {
         state.withLock { $0.isRecording = recording }
     }
 
+    /// `body`'s result if it comes within `limit` and before the recording is asked to end; else
+    /// `body` is cancelled and `nil` returned. A request that trickles (a byte every few
+    /// seconds, never idle long enough to time out) thus holds a recording past neither.
+    func bounded<T: Sendable>(by limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T? {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                await self.sleep(for: limit)
+                return nil
+            }
+            defer { group.cancelAll() }
+            return try await group.next() ?? nil
+        }
+    }
+
     /// Waits `duration`, or less if the recording is asked to end meanwhile.
     func sleep(for duration: Duration) async {
         let deadline = ContinuousClock.now + duration
