@@ -28,12 +28,14 @@ struct CacheOptions: ParsableArguments {
     ///
     /// - Parameters:
     ///   - timeout: how long the origin may take to accept a connection and between bytes.
+    ///   - connectTimeout: how long it may take to accept a connection, if not `timeout`.
     ///   - bytesPerSecond: the most the origin's bodies may bring in, all requests together
     ///     (`--limit-rate`).
     ///   - evicts: whether the engine keeps the cache within its stored budget (`rm` does not).
     func withEngine<Result>(
         configure: (inout CacheConfiguration) -> Void = { _ in },
         timeout: Duration? = nil,
+        connectTimeout: Duration? = nil,
         bytesPerSecond: Int64? = nil,
         evicts: Bool = true,
         _ body: (CacheEngine) async throws -> Result
@@ -42,7 +44,7 @@ struct CacheOptions: ParsableArguments {
         try directory.prepare()
         let settings = try CacheSettings.load(from: directory)
         let client = HTTPOriginClient(
-            connectTimeout: timeout ?? .seconds(10),
+            connectTimeout: connectTimeout ?? timeout ?? .seconds(10),
             readTimeout: timeout ?? .seconds(30),
             logger: logger
         )

@@ -39,6 +39,8 @@ extension StreamCacheCommand {
 
         @OptionGroup var transfer: TransferOptions
 
+        @OptionGroup(title: "curl's options") var curl: CurlOptions
+
         @OptionGroup var originHeaders: OriginHeaderOptions
 
         @OptionGroup var cache: CacheOptions
@@ -49,13 +51,16 @@ extension StreamCacheCommand {
             if head && (remoteName || output != nil || range != nil) {
                 throw ValidationError("-I prints the fields only: it takes no -o, -O or --range")
             }
+            if curl.continueAt != nil, !remoteName, output == nil || output == "-" {
+                throw ValidationError("-C - goes on with a file: give -o FILE or -O")
+            }
         }
 
         func run() async throws {
             let (url, credentials) = try URLArgument.parseFetching(url)
             if head { return try await printFields(url, headers: try originHeaders.originHeaders(extra: credentials)) }
             let specifier = try Self.parseRange(range)
-            let path = remoteName ? try Self.remoteName(of: url) : output ?? "-"
+            let path = curl.place(remoteName ? try Self.remoteName(of: url) : output ?? "-")
             if output == nil, !remoteName, isatty(STDOUT_FILENO) == 1 {
                 // curl exits 23 too, for the same refusal.
                 throw CommandFailure(
@@ -64,13 +69,15 @@ extension StreamCacheCommand {
                 )
             }
             try OutputFile.check(path)
-            try await Download(
+            let download = Download(
                 url: url,
                 headers: try originHeaders.originHeaders(extra: credentials),
                 range: specifier,
                 output: path,
                 progress: path == "-" || transfer.silent ? nil : Progress.make(label: "get", forced: transfer.progress)
-            ).run(cache: cache, transfer: transfer)
+            )
+            let (cache, transfer) = (cache, transfer)
+            try await transfer.withinMaxTime { try await download.run(cache: cache, transfer: transfer) }
         }
 
         /// The file `-O` writes: the URL's last path segment as written, in the current folder.

@@ -38,10 +38,16 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "Audio: 'default', 'all', or languages such as 'en,de'.")
         var audio = "default"
 
-        @Option(name: .long, help: "Subtitles: 'none', 'all', or languages such as 'en,fr'.")
+        @Option(
+            name: [.long, .customLong("sub-langs")],
+            help: "Subtitles: 'none', 'all', or languages such as 'en,fr' (yt-dlp's --sub-langs)."
+        )
         var subtitles = "none"
 
-        @Option(name: .long, help: "Files fetched at once.")
+        @Option(
+            name: [.long, .customShort("N"), .customLong("concurrent-fragments")],
+            help: "Files fetched at once (yt-dlp's -N)."
+        )
         var jobs = 4
 
         @Flag(
@@ -214,30 +220,33 @@ extension StreamCacheCommand {
                 }) {
                     // The download retries each file itself (with backoff, `maxAttempts` in a
                     // row): the engine's reads try once, so retries do not multiply.
-                    try await library.cache.withEngine(
-                        configure: { configuration in
-                            configuration.maxAttempts = 1
-                            // A download reads every file to its end: one request per file (up to
-                            // the largest span) rather than spans that grow from 1 MiB, as a
-                            // player that may seek away is asked for; each request costs the
-                            // origin's latency.
-                            configuration.firstFetchSpan = configuration.maxFetchSpan
-                        },
-                        timeout: transfer.timeoutDuration,
-                        bytesPerSecond: try transfer.bytesPerSecond()
-                    ) { engine in
-                        var reporter = reporter
-                        let events =
-                            if let url {
-                                offline.download(url, criteria: criteria, options: options, engine: engine)
-                            } else {
-                                offline.resume(id: resumed ?? "", options: options, engine: engine)
+                    try await transfer.withinMaxTime {
+                        try await library.cache.withEngine(
+                            configure: { configuration in
+                                configuration.maxAttempts = 1
+                                // A download reads every file to its end: one request per file (up to
+                                // the largest span) rather than spans that grow from 1 MiB, as a
+                                // player that may seek away is asked for; each request costs the
+                                // origin's latency.
+                                configuration.firstFetchSpan = configuration.maxFetchSpan
+                            },
+                            timeout: transfer.timeoutDuration,
+                            connectTimeout: transfer.connectTimeoutDuration,
+                            bytesPerSecond: try transfer.bytesPerSecond()
+                        ) { engine in
+                            var reporter = reporter
+                            let events =
+                                if let url {
+                                    offline.download(url, criteria: criteria, options: options, engine: engine)
+                                } else {
+                                    offline.resume(id: resumed ?? "", options: options, engine: engine)
+                                }
+                            for await event in events {
+                                reporter.report(event)
                             }
-                        for await event in events {
-                            reporter.report(event)
+                            try Task.checkCancellation()
+                            return reporter
                         }
-                        try Task.checkCancellation()
-                        return reporter
                     }
                 }
             } catch let interrupted as Interrupted {

@@ -12,7 +12,7 @@ struct OriginHeaderOptions: ParsableArguments {
     var header: [String] = []
 
     @Option(
-        name: [.customShort("b"), .long],
+        name: [.customShort("b"), .long, .customLong("cookies")],
         help: ArgumentHelp(
             "Cookies for the origin: 'a=1; b=2', or a Netscape cookie file as curl -b and yt-dlp --cookies read (never stored).",
             valueName: "data|file"
@@ -20,11 +20,43 @@ struct OriginHeaderOptions: ParsableArguments {
     )
     var cookie: [String] = []
 
+    @Option(name: [.customShort("A"), .long], help: "The User-Agent header for the origin, as curl -A sends it.")
+    var userAgent: String?
+
+    @Option(
+        name: [.customShort("u"), .long],
+        help: ArgumentHelp(
+            "Basic credentials for the origin, as curl -u sends them (never stored).",
+            valueName: "user:password"
+        )
+    )
+    var user: String?
+
     /// The headers and cookies, each sent only where it goes.
     ///
     /// - Throws: ``CommandFailure`` (status 64) for a header or cookie that cannot be used.
     func originHeaders(extra: [HeaderField] = []) throws -> OriginHeaders {
-        OriginHeaders(fields: try fields() + extra, cookies: try cookies())
+        OriginHeaders(fields: try fields() + curlFields() + extra, cookies: try cookies())
+    }
+
+    /// `-A` and `-u` as the headers they stand for.
+    private func curlFields() throws -> [HeaderField] {
+        var fields: [HeaderField] = []
+        if let userAgent {
+            guard let field = HeaderField(parsing: "User-Agent: " + userAgent) else {
+                throw CommandFailure("invalid -A: a User-Agent without line breaks", status: ExitStatus.usage)
+            }
+            fields.append(field)
+        }
+        if let user {
+            guard user.contains(":"), !user.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F })
+            else {
+                // The line names no part of it: it may be a password.
+                throw CommandFailure("invalid -u: expected user:password", status: ExitStatus.usage)
+            }
+            fields.append(HeaderField("Authorization", "Basic " + Data(user.utf8).base64EncodedString()))
+        }
+        return fields
     }
 
     /// `-b` values: a list of `name=value` pairs when one holds `=`, else a cookie file.

@@ -66,7 +66,12 @@ struct Interrupted: Error {
             }
             return graceful ? nil : first
         }
-        let result = await work.result
+        // The caller's cancellation (a --max-time) reaches the work as a signal does.
+        let result = await withTaskCancellationHandler {
+            await work.result
+        } onCancel: {
+            work.cancel()
+        }
         // Ends the wait (a cancelled `for await` over the signals finishes).
         watcher.cancel()
         if let signal = await watcher.value { throw Interrupted(signal: signal) }

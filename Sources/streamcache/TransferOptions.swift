@@ -7,11 +7,20 @@ struct TransferOptions: ParsableArguments {
     @Flag(name: .long, help: "Show progress on stderr even when it is not a terminal.")
     var progress = false
 
-    @Flag(name: .shortAndLong, help: "No progress or notes on stderr; errors are still said.")
+    @Flag(
+        name: [.short, .long, .customShort("q"), .customLong("quiet")],
+        help: "No progress or notes on stderr; errors are still said."
+    )
     var silent = false
 
     @Option(name: .long, help: "Seconds to wait for the origin to connect and between bytes (default 10 and 30).")
     var timeout: Double?
+
+    @Option(name: .long, help: "Seconds to wait for the origin to connect, as curl's option (default 10).")
+    var connectTimeout: Double?
+
+    @Option(name: .long, help: "Seconds the whole command may take, as curl's option; then it stops with status 28.")
+    var maxTime: Double?
 
     @Option(
         name: .long,
@@ -30,8 +39,10 @@ struct TransferOptions: ParsableArguments {
     var retry: Int?
 
     func validate() throws {
-        if let timeout, !(timeout > 0 && timeout <= 86400) {
-            throw ValidationError("invalid --timeout \(timeout): give seconds above 0, at most 86400 (one day)")
+        for (name, value) in [("--timeout", timeout), ("--connect-timeout", connectTimeout), ("--max-time", maxTime)] {
+            if let value, !(value > 0 && value <= 86400) {
+                throw ValidationError("invalid \(name) \(value): give seconds above 0, at most 86400 (one day)")
+            }
         }
         _ = try bytesPerSecond()
         if let retry, !(0...20).contains(retry) {
@@ -40,6 +51,28 @@ struct TransferOptions: ParsableArguments {
     }
 
     var timeoutDuration: Duration? { timeout.map { .milliseconds(Int64($0 * 1000)) } }
+
+    var connectTimeoutDuration: Duration? { (connectTimeout ?? timeout).map { .milliseconds(Int64($0 * 1000)) } }
+
+    /// Runs `body`, stopped with status 28 once `--max-time` has passed, as curl stops.
+    func withinMaxTime<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        guard let maxTime else { return try await body() }
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await body() }
+            group.addTask {
+                try await Task.sleep(for: .milliseconds(Int64(maxTime * 1000)))
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let result = first else {
+                throw CommandFailure(
+                    "the operation timed out after \(maxTime) s (--max-time)",
+                    status: ExitStatus.timeout
+                )
+            }
+            return result
+        }
+    }
 
     /// The attempts a request gets: one, and `--retry` more (3 in all by default).
     var attempts: Int? { retry.map { $0 + 1 } }
@@ -60,6 +93,7 @@ extension CacheOptions {
         try await withEngine(
             configure: { if let attempts = transfer.attempts { $0.maxAttempts = attempts } },
             timeout: transfer.timeoutDuration,
+            connectTimeout: transfer.connectTimeoutDuration,
             bytesPerSecond: try transfer.bytesPerSecond(),
             body
         )

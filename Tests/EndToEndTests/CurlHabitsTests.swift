@@ -147,4 +147,75 @@ import Testing
         #expect(busy.status == 22, "\(busy.stderr)")
         #expect(try await origin.requests("busy.bin").count == 2, "--retry 1: one request and one more")
     }
+
+    /// curl's options as its users type them, each with its meaning or as `get` already behaves.
+    @Test func curlsOptionsWorkAsCurlUsersTypeThem() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await ScriptedOrigin(
+            [
+                "/a.bin": ["status": 200, "size": 30000, "headers": [["Cache-Control", "max-age=600"]]],
+                "/moved.bin": ["status": 302, "headers": [["Location", "/a.bin"]]],
+                "/slow.bin": ["status": 200, "endless": true, "rate": 1000],
+            ],
+            in: workspace
+        )
+        let body = ScriptedOrigin.body(size: 30000)
+        let output = workspace.outputDirectory
+        func get(_ arguments: [String]) async throws -> ProcessResult {
+            try await CLI.run(["get"] + arguments, cacheDir: workspace.cacheDirectory, in: output)
+        }
+        let fsSL = try await get([origin.url("moved.bin"), "-fsSL", "-A", "Player/2.0", "-u", "me:pw", "-o", "a"])
+        #expect(fsSL.status == 0 && fsSL.stderr.isEmpty, "\(fsSL.stderr)")
+        #expect(workspace.read(output + "/a") == body)
+        let sent = try #require(try await origin.requests("moved.bin").first)
+        #expect(sent.values("User-Agent") == ["Player/2.0"])
+        #expect(sent.values("Authorization") == ["Basic " + Data("me:pw".utf8).base64EncodedString()])
+
+        try FileManager.default.createDirectory(atPath: output + "/dir", withIntermediateDirectories: true)
+        let named = try await get([origin.url("a.bin"), "-O", "--output-dir", "dir", "--compressed", "-S", "-q"])
+        #expect(named.status == 0 && named.stderr.isEmpty, "\(named.stderr)")
+        #expect(workspace.read(output + "/dir/a.bin") == body)
+
+        let asked = try await origin.requests("a.bin").count
+        let continued = try await get([origin.url("a.bin"), "-C", "-", "-o", "a", "--connect-timeout", "5"])
+        #expect(continued.status == 0, "\(continued.stderr)")
+        #expect(workspace.read(output + "/a") == body)
+        #expect(try await origin.requests("a.bin").count == asked, "cached bytes were fetched again")
+
+        let started = ContinuousClock.now
+        let slow = try await get([origin.url("slow.bin"), "--max-time", "1", "-o", "slow"])
+        #expect(slow.status == 28, "\(slow.stderr)")
+        #expect(slow.stderr.contains("timed out after 1.0 s"), "\(slow.stderr)")
+        #expect(started.duration(to: .now) < .seconds(10))
+        #expect(!FileManager.default.fileExists(atPath: output + "/slow"))
+
+        for (arguments, says) in [
+            (["-C", "100", "-o", "b"], "give -C -"),
+            (["-C", "-", "-o", "-"], "-C - goes on with a file"),
+            (["-u", "nocolon", "-o", "b"], "invalid -u"),
+            (["--max-time", "0", "-o", "b"], "invalid --max-time"),
+        ] {
+            let refused = try await get([origin.url("a.bin")] + arguments)
+            #expect(refused.status == 64, "\(arguments): \(refused.stderr)")
+            #expect(refused.stderr.contains(says), "\(arguments): \(refused.stderr)")
+        }
+    }
+
+    /// yt-dlp's names for what `download` does: `-N`, `--sub-langs`, `--cookies`, `-q`.
+    @Test func ytDlpsNamesAreTakenByDownload() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.multi, in: setup.workspace.originDirectory)
+        let result = try await CLI.run(
+            [
+                "download", setup.origin.url("multi/master.m3u8"), "-N", "2", "--sub-langs", "all", "--cookies",
+                "a=1", "-q", "--max-time", "120",
+            ],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
+        let asset = try #require(try await setup.assets().first)
+        #expect(asset.state == "complete" && !asset.subtitles.isEmpty, "\(asset.subtitles)")
+    }
 }
