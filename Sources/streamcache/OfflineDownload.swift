@@ -65,6 +65,12 @@ extension StreamCacheCommand {
         @Flag(name: .long, help: "Print one JSON object per event on stdout.")
         var json = false
 
+        @Flag(
+            name: [.customShort("F"), .long],
+            help: "List the variants, renditions or representations (as hls inspect does) and download nothing."
+        )
+        var listFormats = false
+
         @Option(
             name: .long,
             help: "Live streams: stop after this much recorded media (e.g. 90s, 20m, 1h)."
@@ -191,6 +197,10 @@ extension StreamCacheCommand {
         }
 
         func run() async throws {
+            if listFormats {
+                let inspect = try HLSInspect.parse([url] + (json ? ["--json"] : []))
+                return try await inspect.run()
+            }
             let offline = library.offlineLibrary
             let resumed = try offline.id(named: url)
             if resumed == nil, !self.url.contains("://"), !self.url.contains("/"), !self.url.contains(".") {

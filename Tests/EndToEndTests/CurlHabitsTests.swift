@@ -202,11 +202,17 @@ import Testing
         }
     }
 
-    /// yt-dlp's names for what `download` does: `-N`, `--sub-langs`, `--cookies`, `-q`.
+    /// yt-dlp's names for what `download` does: `-F`, `-N`, `--sub-langs`, `--cookies`, `-q`.
     @Test func ytDlpsNamesAreTakenByDownload() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
         try await TestStreams.make(.multi, in: setup.workspace.originDirectory)
+        // -F lists what hls inspect lists, and downloads nothing.
+        let url = setup.origin.url("multi/master.m3u8")
+        let listed = try await CLI.run(["download", "-F", url], cacheDir: setup.workspace.cacheDirectory)
+        let inspected = try await CLI.run(["hls", "inspect", url], cacheDir: setup.workspace.cacheDirectory)
+        #expect(listed.status == 0 && listed.output == inspected.output && listed.output.contains("variants"))
+        #expect(try await setup.assets().isEmpty)
         let result = try await CLI.run(
             [
                 "download", setup.origin.url("multi/master.m3u8"), "-N", "2", "--sub-langs", "all", "--cookies",
