@@ -163,7 +163,7 @@ struct DASHPackagePlanner: PackagePlanner {
         case .only(let wanted):
             var chosen: [DASHRepresentation] = []
             for language in wanted {
-                guard let match = listed.first(where: { $0.lowercased().hasPrefix(language.lowercased()) }) else {
+                guard let match = listed.first(where: { LanguageTags.sameLanguage($0, language) }) else {
                     throw OfflineError(
                         .noMatchingRendition,
                         "no \(what) in \(language); there is "

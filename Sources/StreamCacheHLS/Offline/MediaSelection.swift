@@ -105,11 +105,10 @@ public struct MediaSelection: Hashable, Sendable {
         }
     }
 
-    /// `en` matches `en` and `en-US`, case-insensitively.
+    /// `en`, `eng` and `en-US` each match `en`, `eng` and `en-US` (``LanguageTags``).
     private static func matches(_ rendition: Rendition, _ tag: String) -> Bool {
-        guard let language = rendition.language?.lowercased() else { return false }
-        let wanted = tag.lowercased()
-        return language == wanted || language.hasPrefix(wanted + "-")
+        guard let language = rendition.language else { return false }
+        return LanguageTags.sameLanguage(language, tag)
     }
 }
 

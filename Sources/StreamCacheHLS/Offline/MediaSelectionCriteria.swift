@@ -20,7 +20,8 @@ public struct MediaSelectionCriteria: Hashable, Sendable {
         case `default`
         /// Every rendition of the group.
         case all
-        /// The renditions in these languages (`en` matches `en-US`), in this order.
+        /// The renditions in these languages (`en`, `eng` and `en-US` are one, ``LanguageTags``), in
+        /// this order.
         case only([String])
 
         /// Parses `none`, `default`, `all` or a comma-separated list of language tags.
