@@ -32,7 +32,10 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "Choose the lowest variant at or above this many bits per second.")
         var minBitrate: String?
 
-        @Option(name: .long, help: "Choose no variant larger than WIDTHxHEIGHT (e.g. 1280x720).")
+        @Option(
+            name: .long,
+            help: "Choose no variant larger than WIDTHxHEIGHT (1280x720) or taller than a height (720p)."
+        )
         var maxResolution: String?
 
         @Option(name: .long, help: "Audio: 'default', 'all', or languages such as 'en,de'.")
@@ -148,13 +151,23 @@ extension StreamCacheCommand {
             return options
         }
 
+        /// `1280x720`, or `720p`: a height, any width.
+        static func resolution(_ text: String) -> Resolution? {
+            let lowered = text.lowercased()
+            guard lowered.hasSuffix("p") else { return Resolution(parsing: lowered) }
+            guard let height = Int(lowered.dropLast()), lowered.count <= 7 else { return nil }
+            return Resolution(width: Int.max, height: height)
+        }
+
         func criteria() throws -> MediaSelectionCriteria {
             var criteria = MediaSelectionCriteria()
             if let maxBitrate { criteria.bitrate = .atMost(try Self.bitrate(maxBitrate, option: "--max-bitrate")) }
             if let minBitrate { criteria.bitrate = .atLeast(try Self.bitrate(minBitrate, option: "--min-bitrate")) }
             if let maxResolution {
-                guard let size = Resolution(parsing: maxResolution.lowercased()), size.width > 0, size.height > 0 else {
-                    throw ValidationError("invalid --max-resolution '\(maxResolution)': expected WIDTHxHEIGHT")
+                guard let size = Self.resolution(maxResolution), size.width > 0, size.height > 0 else {
+                    throw ValidationError(
+                        "invalid --max-resolution '\(maxResolution.prefix(40))': expected WIDTHxHEIGHT or a height such as 720p"
+                    )
                 }
                 criteria.maxResolution = size
             }

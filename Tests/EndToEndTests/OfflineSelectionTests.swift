@@ -26,6 +26,8 @@ import Testing
             (["--min-bitrate", String(low + 1)], high, "320x240"),
             (["--min-bitrate", "1k"], low, "160x120"),
             (["--max-resolution", "200x200"], low, "160x120"),
+            (["--max-resolution", "120p"], low, "160x120"),
+            (["--max-resolution", "240P"], high, "320x240"),
         ]
         for (arguments, bandwidth, resolution) in cases {
             let result = try await setup.download("variants/master.m3u8", arguments + ["--dry-run", "--json"])
