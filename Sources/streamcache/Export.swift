@@ -40,6 +40,15 @@ extension StreamCacheCommand {
                 }
             }
             let (url, credentials) = try URLArgument.parseFetching(url)
+            let manifest = ["m3u8", "m3u", "mpd"].contains(url.pathExtension.lowercased())
+            if manifest, OutputTemplate.extensions.contains((file as NSString).pathExtension.lowercased()) {
+                // The playlist's text under a media file's name is nobody's wish.
+                throw CommandFailure(
+                    "\(Credentials.redacted(url.absoluteString)) is a manifest, and export writes a URL's own bytes: "
+                        + "streamcache download URL -o \(file) writes its media as one file",
+                    status: ExitStatus.usage
+                )
+            }
             let output = try Self.outputPath(file, url: url)
             try OutputFile.check(output)
             try await Download(

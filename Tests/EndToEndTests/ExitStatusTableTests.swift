@@ -11,6 +11,7 @@ import Testing
         case getNotFound, getRefused, getUnresolved, getTimeout, getUnwritable, getRangePastTheEnd
         case getMissingURL, getUnknownOption, getBadRange, getBadTimeout, getNotAURL, getBadHeader, commandTypo
         case exportNotFound, exportRefused, exportUnwritable, exportMissingFile, exportFolderWithoutName
+        case exportManifestAsMedia
         case downloadPlaylistNotFound, downloadRefused, downloadSegmentNotFound, downloadNotAPlaylist
         case downloadBadJobs, downloadNeitherURLNorID
         case verifyUnknownOption
@@ -34,6 +35,7 @@ import Testing
             case .getBadHeader: (64, "invalid --header")
             case .commandTypo: (64, "did you mean 'get'?")
             case .exportFolderWithoutName: (64, "give a file name")
+            case .exportManifestAsMedia: (64, "download URL -o")
             case .downloadBadJobs: (64, "invalid --jobs")
             case .downloadNeitherURLNorID: (64, "it is not a URL")
             case .downloadNotAPlaylist: (1, "not an HLS playlist")
@@ -64,6 +66,7 @@ import Testing
             case .exportUnwritable: return ["export", origin.url("a.bin"), missing]
             case .exportMissingFile: return ["export", origin.url("a.bin")]
             case .exportFolderWithoutName: return ["export", origin.url(""), output]
+            case .exportManifestAsMedia: return ["export", origin.url("show/master.m3u8"), output + "/show.mp4"]
             case .downloadPlaylistNotFound: return ["download", origin.url("nope.m3u8")]
             case .downloadRefused: return ["download", "http://127.0.0.1:\(refused)/a.m3u8"]
             case .downloadSegmentNotFound: return ["download", origin.url("gap.m3u8")]
