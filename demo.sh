@@ -14,14 +14,24 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-echo "== building (the first build takes several minutes; progress every 50 steps)"
-# SwiftPM's "[N/M] Compiling …" lines, one in 50 shown; the whole log only if the build fails.
-if ! swift build -c release --product streamcache 2>&1 | tee "$work/build.log" \
-    | awk -F'[][/]' '/^\[[0-9]+\/[0-9]+\]/ { if ($2 > 0 && ($2 % 50 == 0 || $2 == $3)) { printf "   step %s of %s\n", $2, $3; fflush() } }'
-then
+echo "== building (the first build takes 10 to 30 minutes; a line at least every 10 s)"
+# A line every 10 s with the step SwiftPM is at ("[N/M] Compiling …"): one step can take minutes.
+# The whole log only if the build fails.
+started=$SECONDS
+(
+    while sleep 10; do
+        step=$(grep -o '^\[[0-9]*/[0-9]*\]' "$work/build.log" 2>/dev/null | tail -1 | tr -d '[]')
+        echo "   building for $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s, step ${step:-0/?}"
+    done
+) &
+ticker=$!
+pids+=("$ticker")
+if ! swift build -c release --product streamcache > "$work/build.log" 2>&1; then
+    kill "$ticker" 2>/dev/null || true
     cat "$work/build.log"
     exit 1
 fi
+kill "$ticker" 2>/dev/null || true
 bin="$(swift build -c release --show-bin-path)/streamcache"
 echo "== built $bin"
 
@@ -56,3 +66,5 @@ echo "== the proxy's access log:"
 sed 's/^/   /' "$work/access.log"
 echo "== streamcache ls:"
 "$bin" ls --cache-dir "$work/cache" | sed 's/^/   /'
+echo "== That was StreamCache: two plays of the same 5 MB through the proxy, the first from the origin,"
+echo "   the second from the cache on disk, so the origin sent each byte once."
