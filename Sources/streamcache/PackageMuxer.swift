@@ -100,7 +100,22 @@ struct PackageMuxer {
         if !silent { Terminal.printError("wrote \(path)" + (bytes.map { " (\(ByteCount.format($0)))" } ?? "")) }
     }
 
-    /// Runs `executable` to its end: its status and what it wrote on stderr. The process is the
+    /// The kinds of stream (`video`, `audio`, `subtitle`) ffprobe, beside ffmpeg, finds in the
+    /// package whose entry point is `entryPoint`; `nil` if it cannot tell.
+    func streamKinds(of entryPoint: String) async -> Set<String>? {
+        let ffprobe = (ffmpeg as NSString).deletingLastPathComponent + "/ffprobe"
+        guard access(ffprobe, X_OK) == 0 else { return nil }
+        let arguments = [
+            "-v", "error", "-allowed_extensions", "ALL", "-protocol_whitelist", "file,crypto,data",
+            "-show_entries", "stream=codec_type", "-of", "csv=p=0", entryPoint,
+        ]
+        guard let (status, output) = try? await Self.run(ffprobe, arguments, writing: nil, output: true), status == 0
+        else { return nil }
+        return Set(output.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) })
+    }
+
+    /// Runs `executable`, which writes `file` (if any), to its end: its status and what it wrote
+    /// on stderr (on stdout with `output`). The process is the
     /// command's: killed when the calling task is cancelled, as a signal to the command cancels
     /// it, and by a second signal before the command exits (``ChildProcesses``). (SIGKILL: a
     /// child inherits the command's trapped SIGINT and SIGTERM as ignored, and what it wrote is
@@ -108,15 +123,16 @@ struct PackageMuxer {
     private static func run(
         _ executable: String,
         _ arguments: [String],
-        writing file: String
+        writing file: String?,
+        output: Bool = false
     ) async throws -> (Int32, String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle.nullDevice
         let pipe = Pipe()
-        process.standardError = pipe
+        process.standardOutput = output ? pipe : FileHandle.nullDevice
+        process.standardError = output ? FileHandle.nullDevice : pipe
         try process.run()
         let pid = process.processIdentifier
         ChildProcesses.started(pid, writing: file)

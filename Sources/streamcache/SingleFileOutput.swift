@@ -55,12 +55,14 @@ struct SingleFileOutput {
     ///   missing folder; ``CommandFailure`` when ffmpeg fails (the package is kept).
     @discardableResult
     func write(_ asset: OfflineAsset) async throws -> String {
+        var hasVideo = Self.hasVideo(asset)
+        if hasVideo == nil { hasVideo = await muxer.streamKinds(of: asset.path)?.contains("video") ?? true }
         let path = template.path(
             OutputTemplate.Values(
                 title: asset.displayTitle,
                 id: asset.id,
                 height: asset.variant?.resolution?.split(separator: "x").last.flatMap { Int($0) },
-                hasVideo: Self.hasVideo(asset),
+                hasVideo: hasVideo ?? true,
                 hasSubtitles: !asset.subtitles.isEmpty
             )
         )
@@ -79,10 +81,12 @@ struct SingleFileOutput {
     }
 
     /// Whether the package has video: a variant with a resolution or a video codec, or one
-    /// that says neither.
-    static func hasVideo(_ asset: OfflineAsset) -> Bool {
-        guard let variant = asset.variant else { return false }
-        guard variant.resolution == nil, let codecs = variant.codecs else { return true }
+    /// that says neither; `nil` when the manifest does not say (a media playlist alone, a
+    /// variant without `CODECS` or `RESOLUTION`): the segments tell (``PackageMuxer/streamKinds(of:)``).
+    static func hasVideo(_ asset: OfflineAsset) -> Bool? {
+        guard let variant = asset.variant else { return nil }
+        if variant.resolution != nil { return true }
+        guard let codecs = variant.codecs else { return nil }
         return ["avc", "hvc", "hev", "vp0", "vp8", "vp9", "av01", "dvh"].contains { codecs.contains($0) }
     }
 }

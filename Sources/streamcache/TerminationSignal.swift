@@ -16,18 +16,18 @@ enum TerminationSignal {
 /// command exits at once (a second signal), each is killed and its file removed, so none
 /// goes on writing, or leaves a file, after it.
 enum ChildProcesses {
-    private static let running = Locked([pid_t: String]())
+    private static let running = Locked([pid_t: String?]())
 
-    /// `pid` runs, writing `file`.
-    static func started(_ pid: pid_t, writing file: String) { running.withLock { $0[pid] = file } }
+    /// `pid` runs, writing `file` (if any).
+    static func started(_ pid: pid_t, writing file: String?) { running.withLock { $0[pid] = .some(file) } }
 
-    static func ended(_ pid: pid_t) { running.withLock { $0[pid] = nil } }
+    static func ended(_ pid: pid_t) { running.withLock { _ = $0.removeValue(forKey: pid) } }
 
     /// Kills every process still running and removes its file.
     static func endAll() {
         for (pid, file) in running.value {
             kill(pid, SIGKILL)
-            unlink(file)
+            if let file { unlink(file) }
         }
     }
 }

@@ -55,6 +55,51 @@ import Testing
         #expect(assets.map(\.state) == ["complete"], "the package is kept")
     }
 
+    /// A media playlist without `CODECS` says nothing of its tracks: the segments tell, and
+    /// `%(ext)s` and the file keep every track they hold (video and audio, video alone, audio
+    /// alone), plain, fMP4 and AES-128 alike.
+    @Test(arguments: [
+        ("ts/index.m3u8", "x.mp4", ["h264", "aac"]), ("fmp4/index.m3u8", "x.mp4", ["h264", "aac"]),
+        ("aes/index.m3u8", "x.mp4", ["h264", "aac"]), ("video/index.m3u8", "x.mp4", ["h264"]),
+        ("audio/index.m3u8", "x.m4a", ["aac"]),
+    ])
+    func aPlaylistWithoutCodecsKeepsEveryTrackItHolds(playlist: String, file: String, codecs: [String]) async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        switch playlist {
+        case "ts/index.m3u8": try await TestStreams.make(.ts, in: origin)
+        case "fmp4/index.m3u8": try await TestStreams.make(.fmp4, in: origin)
+        case "aes/index.m3u8": try await TestStreams.make(.aes, in: origin)
+        default:
+            let folder = origin + "/" + (playlist as NSString).deletingLastPathComponent
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let source =
+                playlist.hasPrefix("video")
+                ? ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=4", "-c:v", "libx264", "-g", "10"]
+                : ["-f", "lavfi", "-i", "sine=frequency=440:duration=4", "-c:a", "aac"]
+            let made = try await Tool.run(
+                "ffmpeg",
+                ["-hide_banner", "-v", "error"] + source
+                    + ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", origin + "/" + playlist]
+            )
+            #expect(made.status == 0, "\(made.stderr)")
+        }
+        let folder = setup.workspace.outputDirectory
+        let result = try await CLI.run(
+            ["download", setup.origin.url(playlist), "-o", "x.%(ext)s"],
+            cacheDir: setup.workspace.cacheDirectory,
+            in: folder
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == [file])
+        let probed = try await Tool.run(
+            "ffprobe",
+            ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", folder + "/" + file]
+        )
+        #expect(probed.output.split(separator: "\n").map(String.init) == codecs, "\(probed.output)")
+    }
+
     @Test func anMKVKeepsTheSubtitlesAndExportWritesThePackageAgain() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
