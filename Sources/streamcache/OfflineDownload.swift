@@ -120,7 +120,8 @@ extension StreamCacheCommand {
             _ = try criteria()
             guard (1...64).contains(jobs) else { throw ValidationError("invalid --jobs \(jobs): expected 1 to 64") }
             _ = try recordingOptions()
-            if let output {
+            let direct = URL(string: url).map(DirectFile.names) ?? false
+            if let output, !direct {
                 do {
                     _ = try OutputTemplate(output)
                 } catch let failure as CommandFailure {
@@ -224,6 +225,20 @@ extension StreamCacheCommand {
                 )
             }
             let url = resumed == nil ? try URLArgument.parse(url) : nil
+            if let url, DirectFile.names(url) {
+                let path = try DirectFile.path(of: url, template: output)
+                if dryRun { return print("\(url.absoluteString) is a media file: download writes it as \(path)") }
+                try OutputFile.check(path)
+                try await Download(
+                    url: url,
+                    headers: try originHeaders.originHeaders(),
+                    range: .from(first: 0, last: nil),
+                    output: path,
+                    progress: transfer.silent ? nil : Progress.make(label: "download", forced: transfer.progress)
+                ).run(cache: library.cache, transfer: transfer)
+                if !transfer.silent { Terminal.printError("wrote \(path)") }
+                return
+            }
             // ffmpeg and the output's folder are checked before any byte is fetched.
             let single = try output.map {
                 try SingleFileOutput($0, force: singleFile.force, verbose: singleFile.verbose, silent: transfer.silent)
