@@ -101,9 +101,12 @@ extension StreamCacheCommand {
 
         @Flag(
             name: .long,
-            help: "With -o: keep only the file; the package is deleted (its bytes stay cached, unpinned)."
+            help: "With -o: keep only the file, as without --keep-package (the package's bytes stay cached, unpinned)."
         )
         var noPackage = false
+
+        @Flag(name: .long, help: "With -o: keep the package as well as the file.")
+        var keepPackage = false
 
         @OptionGroup var singleFile: SingleFileOptions
 
@@ -129,6 +132,8 @@ extension StreamCacheCommand {
                 }
             }
             guard output != nil || !noPackage else { throw ValidationError("--no-package goes with -o FILE") }
+            guard output != nil || !keepPackage else { throw ValidationError("--keep-package goes with -o FILE") }
+            guard !(noPackage && keepPackage) else { throw ValidationError("give --keep-package or --no-package") }
         }
 
         /// `--duration`, `--until` and `--from-start`.
@@ -296,7 +301,8 @@ extension StreamCacheCommand {
             case .finished:
                 guard let single, let id = outcome.finishedID, let asset = offline.asset(id) else { return }
                 try await single.write(asset)
-                if noPackage { try await Self.removePackage(id, library: library) }
+                // One file, as yt-dlp leaves: the package goes once the file is written.
+                if !keepPackage { try await Self.removePackage(id, library: library) }
             case .failed, .none: throw ExitCode(outcome.failure.map(ExitStatus.of) ?? ExitStatus.failure)
             }
         }

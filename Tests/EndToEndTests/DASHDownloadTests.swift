@@ -113,7 +113,7 @@ import Testing
         let file = setup.workspace.outputDirectory + "/show.mkv"
         let result = try await setup.download(
             "dash/subs.mpd",
-            ["--subtitles", "fr", "-o", file],
+            ["--subtitles", "fr", "-o", file, "--keep-package"],
             command: ["download"]
         )
         #expect(result.status == 0, "\(result.stderr)")

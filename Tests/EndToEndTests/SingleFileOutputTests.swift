@@ -37,7 +37,10 @@ import Testing
         ).write(toFile: master, atomically: true, encoding: .utf8)
         let folder = setup.workspace.outputDirectory
         let result = try await CLI.run(
-            ["download", setup.origin.url("multi/master.m3u8"), "-o", "%(title)s.%(ext)s", "--audio", "all"],
+            [
+                "download", setup.origin.url("multi/master.m3u8"), "-o", "%(title)s.%(ext)s", "--audio", "all",
+                "--keep-package",
+            ],
             cacheDir: setup.workspace.cacheDirectory,
             in: folder
         )
@@ -105,7 +108,10 @@ import Testing
         defer { setup.remove() }
         try await TestStreams.make(.multi, in: setup.workspace.originDirectory)
         let folder = setup.workspace.outputDirectory
-        let result = try await setup.download("multi/master.m3u8", ["-o", folder + "/x.mkv", "--subtitles", "all"])
+        let result = try await setup.download(
+            "multi/master.m3u8",
+            ["-o", folder + "/x.mkv", "--subtitles", "all", "--keep-package"]
+        )
         #expect(result.status == 0, "\(result.stderr)")
         let id = try #require(result.output.split(separator: "\n").last.map(String.init))
         #expect(try await Self.streams(folder + "/x.mkv").codecs == ["h264", "aac", "webvtt"])
@@ -122,17 +128,18 @@ import Testing
         #expect(again.frames == (try await Self.streams(folder + "/x.mkv")).frames)
     }
 
-    @Test func anEncryptedPackageIsWrittenDecryptedAndNoPackageKeepsOnlyTheFile() async throws {
+    /// By default, as yt-dlp leaves one file, the package goes once the file is written.
+    @Test func anEncryptedPackageIsWrittenDecryptedAndOnlyTheFileStays() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
         try await TestStreams.make(.aes, in: setup.workspace.originDirectory)
         let reference = try await Self.streams(setup.origin.url("aes/index.m3u8"))
         let output = setup.workspace.outputDirectory + "/show.ts"
-        let result = try await setup.download("aes/index.m3u8", ["-o", output, "--keep-encryption", "--no-package"])
+        let result = try await setup.download("aes/index.m3u8", ["-o", output, "--keep-encryption"])
         #expect(result.status == 0, "\(result.stderr)")
         let written = try await Self.streams(output)
         #expect(written.frames.count == 60 && written.frames == reference.frames)
-        #expect(try await setup.assets().isEmpty, "--no-package kept the package")
+        #expect(try await setup.assets().isEmpty, "the package was kept beside the file")
     }
 
     /// Each bad `-o`: one line, its status, before any segment is fetched.
@@ -142,6 +149,7 @@ import Testing
         (["-o", "x.avi"], 64, "'.avi' is not a container"),
         (["-o", "%(uploader)s.mp4"], 64, "unknown field %(uploader)s"),
         (["--no-package"], 64, "--no-package goes with -o"),
+        (["--keep-package"], 64, "--keep-package goes with -o"),
     ])
     func aBadOutputIsRefusedBeforeAnySegment(arguments: [String], status: Int32, says: String) async throws {
         let setup = try await OfflineSetup()
