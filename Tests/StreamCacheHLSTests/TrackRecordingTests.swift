@@ -77,7 +77,10 @@ import Testing
         #expect(TrackRecording.numbering(ofFileName: "e1-s2.ts")! == (1, 2))
     }
 
-    @Test func aRestartedTrackGoesOnAfterItsLastListedSegment() {
+    /// A recording restarted (after a kill) goes on after its last listed segment; only what
+    /// the origin dropped meanwhile makes a discontinuity.
+    @Test(arguments: [false, true])
+    func aRestartedTrackGoesOnAfterItsLastListedSegment(originDroppedSome: Bool) {
         var track = Self.track()
         _ = Self.record(&track, Self.window(0, 4))
         let text = track.playlist.text(ended: false)
@@ -94,9 +97,15 @@ import Testing
             lost: track.lost
         )
         #expect(restarted.lastSequence == 3)
-        #expect(Self.record(&restarted, Self.window(2, 4)) == [4, 5])
-        // Whatever the origin dropped while nothing recorded is a loss: the next is marked.
-        #expect(restarted.playlist.playlist.segments[4].discontinuity)
+        if originDroppedSome {
+            // Segments 4 and 5 left the window while nothing recorded: a loss, the next is marked.
+            #expect(Self.record(&restarted, Self.window(6, 3)) == [6, 7, 8])
+            #expect(restarted.playlist.playlist.segments[4].discontinuity)
+            #expect(restarted.lost.lostSegments == 2)
+        } else {
+            #expect(Self.record(&restarted, Self.window(2, 4)) == [4, 5])
+            #expect(!restarted.playlist.playlist.segments.contains { $0.discontinuity }, "nothing was lost")
+        }
     }
 
     /// Renditions whose first reloads saw different windows are cut to the segments all have.

@@ -31,8 +31,8 @@ struct TrackRecording {
         var planner = planner
         planner.naming = .recorded(epoch: epoch)
         self.planner = planner
-        // Whatever the origin dropped while no recording ran is a loss.
-        afterLoss = last != nil
+        // What the origin dropped while no recording ran is found as any gap is
+        // (``unseenSegments(in:startingAt:)``): a restart that lost nothing adds no discontinuity.
     }
 
     /// The segments of `origin` to take now, each with its media sequence number: those after
