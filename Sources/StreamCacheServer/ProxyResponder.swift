@@ -20,6 +20,8 @@ struct ProxyResponder: Sendable {
     /// What the paths of this server begin with before `/<URL>`: `/<key>` on a server with an
     /// access key, else nothing. Rewritten playlists point at paths that begin with it.
     let pathPrefix: String
+    /// The client blocking reloads go through, if not the engine's (``BlockingReload``).
+    var reloadOrigin: (any OriginClient)? = nil
 
     /// Answers `request`, which admission judged `verdict` (``RequestAdmission``) and which
     /// carries `body` (a method other than `GET` and `HEAD`); its access-log entry is written
@@ -117,6 +119,12 @@ struct ProxyResponder: Sendable {
 
     private func serve(_ target: ProxyTarget, exchange: inout Exchange) async throws -> ProxyResponse {
         let request = exchange.request
+        if BlockingReload.isBlocking(target.url), let format = ManifestFormats.format(of: target.url, contentType: nil)
+        {
+            let relay = RelayedRequest(engine: engine, originHeaders: originHeaders, client: reloadOrigin)
+            return try await BlockingReload(relay: relay, pathPrefix: pathPrefix)
+                .answer(request, url: target.url, format: format, exchange: &exchange)
+        }
         let ranges = RangeRequest(range: request.headerFields[.range], ifRange: request.headerFields[.ifRange])
 
         // One open for the whole request: its content information and its bytes.

@@ -28,6 +28,10 @@ public struct ProxyConfiguration: Sendable {
     /// When set, every path must begin with `/<accessKey>` (`/<key>/https://…`); others get `403`.
     /// Other apps on a device can reach a loopback port: ``InAppServer`` sets a new key at each launch.
     public var accessKey: String?
+    /// The client low-latency HLS blocking reloads go through (``BlockingReload``), with
+    /// connections of its own so that held reloads never take the ones segments need; `nil`:
+    /// the engine's.
+    public var reloadOrigin: (any OriginClient)?
 
     public init() {}
 }
@@ -86,7 +90,8 @@ public struct ProxyServer: Sendable {
                 library: configuration.offlineLibrary ?? OfflineLibrary(cache: engine.directory),
                 engine: engine
             ),
-            pathPrefix: accessKey.map { "/" + $0 } ?? ""
+            pathPrefix: accessKey.map { "/" + $0 } ?? "",
+            reloadOrigin: configuration.reloadOrigin
         )
         let idleTimeout = configuration.idleTimeout
         let connections = OpenConnections()

@@ -11,6 +11,8 @@ import StreamCache
 struct RelayedRequest {
     let engine: CacheEngine
     let originHeaders: OriginHeaders
+    /// The client to send it with, if not the engine's.
+    var client: (any OriginClient)?
 
     /// The most of an answer that is relayed: a licence, a form's answer, not a download.
     static let answerLimit = 16 << 20
@@ -44,7 +46,7 @@ struct RelayedRequest {
         // NIO's decoder reads `M-SEARCH` as its `MSEARCH`, a method no server knows.
         origin.method = request.method.rawValue == "MSEARCH" ? "M-SEARCH" : request.method.rawValue
         origin.body = sent
-        let (head, answer) = try await engine.relay(origin) { head, body in
+        let (head, answer) = try await engine.relay(origin, through: client) { head, body in
             var bytes: [UInt8] = []
             for try await chunk in body {
                 guard bytes.count + chunk.count <= Self.answerLimit else {

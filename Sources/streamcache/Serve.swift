@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import StreamCache
 import StreamCacheHLS
+import StreamCacheHTTP
 import StreamCacheServer
 
 extension StreamCacheCommand {
@@ -155,6 +156,8 @@ extension StreamCacheCommand {
             configuration.allowedOrigins = allowOrigin
             configuration.offlineLibrary = HLSLibraryOptions.library(library, cache: cache)
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+            // Blocking reloads are held by the origin for up to a few target durations.
+            configuration.reloadOrigin = HTTPOriginClient(readTimeout: .seconds(60), logger: cache.logger)
             let logs: ProxyLogs
             do {
                 logs = try ProxyLogs(accessLogPath: accessLog, errorLogPath: errorLog, logger: cache.logger)

@@ -57,4 +57,41 @@ import Testing
             )
         }
     }
+
+    /// Blocking reloads are questions of their moment: none is stored, and 40 held at once by
+    /// the origin leave the connections segments need free.
+    @Test func blockingReloadsAreNotStoredAndTakeNoSegmentsConnection() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let playlist: [String: Any] = [
+            "text": Self.playlist, "headers": [["Content-Type", "application/vnd.apple.mpegurl"]], "hold": 4,
+        ]
+        let segment: [String: Any] = ["size": 5000, "headers": [["Cache-Control", "max-age=600"]]]
+        let origin = try await ScriptedOrigin(["/ll/index.m3u8": playlist, "/ll/seg.mp4": segment], in: workspace)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        var held: [ChildProcess] = []
+        defer { for player in held where player.isRunning { player.terminate() } }
+        for part in 0..<40 {
+            let player = ChildProcess()
+            player.executableURL = URL(fileURLWithPath: "/usr/bin/curl")
+            player.arguments = [
+                "-s", "-o", "/dev/null", proxy.url(origin.url("ll/index.m3u8?_HLS_msn=268&_HLS_part=\(part)")),
+            ]
+            try player.run()
+            held.append(player)
+        }
+        try await Task.sleep(for: .milliseconds(500))
+        let started = ContinuousClock.now
+        let reply = try await Curl.fetch(proxy.url(origin.url("ll/seg.mp4")))
+        #expect(reply.status == 200 && reply.body.count == 5000)
+        // The reloads are held for 4 s: a segment behind them would wait that long.
+        #expect(started.duration(to: .now) < .seconds(3), "a segment waited behind held reloads")
+        for player in held { try await onOwnThread { player.waitUntilExit() } }
+
+        struct Listed: Decodable { let url: String }
+        let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
+        let urls = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources.map(\.url)
+        #expect(!urls.contains { $0.contains("_HLS_") }, "blocking reloads were stored: \(urls.count) resources")
+        #expect(try await origin.allRequests().filter { $0.path.contains("_HLS_msn") }.count == 40)
+    }
 }

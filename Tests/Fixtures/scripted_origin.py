@@ -11,7 +11,8 @@ scripted fields; with "notModifiedToIfRange", a request with If-Range gets a 304
 Transfer-Encoding; with "endless": true, a chunked body that never ends (at "rate" bytes a second
 if given; GET /_stats counts its bytes sent so far in "endlessBytes"); with "etagPerResponse", a new
 ETag on every response; with "bodyPerResponse" as well, other bytes under it (byte i = (i + n) % 251
-for the n-th response); with "interim": [[NAME, VALUE]…], a 200
+for the n-th response); with "hold": SECONDS, the answer waits that long (a held blocking
+reload); with "interim": [[NAME, VALUE]…], a 200
 goes after a 103 Early Hints with those fields; with "ignoresIfRange", a Range is answered whatever If-Range says (each
 range a 206 under the response's own tag). Any other method (POST, PUT, DELETE, PATCH, M-SEARCH) gets
 "unsafeStatus" (200) with "unsafeHeaders" and the body "got N bytes of TYPE", and is recorded
@@ -160,6 +161,8 @@ class Handler(BaseHTTPRequestHandler):
         if entry is None:
             self.answer(404, [("Content-Type", "text/plain")], b"no such path\n")
             return
+        if entry.get("hold"):
+            time.sleep(entry["hold"])  # a low-latency origin holding a blocking reload
         fields = [tuple(f) for f in entry.get("headers", [])]
         shift = entry.get("shift", 0)
         if entry.get("shiftByQuery"):

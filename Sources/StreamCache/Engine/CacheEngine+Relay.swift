@@ -12,12 +12,15 @@ extension CacheEngine {
     ///
     /// - Throws: ``StreamCacheError`` for a refused URL or a transport error, or what `handle`
     ///   threw.
+    /// - Parameter client: the client to send it with, if not the engine's (connections of its
+    ///   own).
     package func relay<Result: Sendable>(
         _ request: OriginRequest,
+        through client: (any OriginClient)? = nil,
         _ handle: @Sendable (OriginResponseHead, OriginBody) async throws -> Result
     ) async throws -> Result {
         try Self.validate(request.url, configuration: configuration)
-        return try await environment.origin.client.fetch(request) { head, body in
+        return try await (client ?? environment.origin.client).fetch(request) { head, body in
             if Self.invalidates(method: request.method, status: head.status) {
                 await self.invalidate(Self.namedURLs(of: head, for: request.url))
             }
