@@ -42,7 +42,7 @@ extension StreamCacheCommand {
                 if let recording = asset.recording { lines.append(Self.describe(recording)) }
                 let alone = library.offlineLibrary.filesHeldAlone(asset.id)
                 if asset.state == .complete, alone > 0 {
-                    lines.append("\(alone) file(s) held by the package alone, not shared with the cache")
+                    lines.append("\(alone) file(s) take disk space of their own (no copy shared with the cache)")
                 }
                 notes.append(lines)
             }

@@ -64,7 +64,7 @@ import Testing
         #expect(Double(used) <= 1.05 * media, "cache and package take \(used) bytes for \(Int(media)) of media")
 
         let listed = try await CLI.run(["hls", "ls", "--library", library], cacheDir: workspace.cacheDirectory)
-        #expect(!listed.output.contains("held by the package alone"), "\(listed.output)")
+        #expect(!listed.output.contains("disk space of their own"), "\(listed.output)")
 
         // Eviction of a file the package shares drops the cache's name, never the bytes.
         let segment = url.replacingOccurrences(of: "index.m3u8", with: "s1.ts")
@@ -81,7 +81,7 @@ import Testing
         let removedCache = try await CLI.run(["rm", "--all"], cacheDir: workspace.cacheDirectory)
         #expect(removedCache.status == 0, "\(removedCache.stderr)")
         let alone = try await CLI.run(["hls", "ls", "--library", library], cacheDir: workspace.cacheDirectory)
-        #expect(alone.output.contains("    \(segments) file(s) held by the package alone"), "\(alone.output)")
+        #expect(alone.output.contains("    \(segments) file(s) take disk space of their own"), "\(alone.output)")
         let kept = workspace.read(library + "/\(id)/video/00002.ts")
         #expect(kept == TestData.bytes(count: segmentSize, seed: 732), "the package lost bytes with the cache")
 
