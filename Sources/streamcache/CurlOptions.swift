@@ -19,6 +19,12 @@ struct CurlOptions: ParsableArguments {
     @Flag(name: .long, help: "Accepted as curl's: get asks for the bytes unencoded and writes them as they are.")
     var compressed = false
 
+    @Flag(
+        name: [.customShort("v"), .long],
+        help: "Say on stderr what was asked and what the response said (its fields, as -I prints them), as curl -v."
+    )
+    var verbose = false
+
     @Option(
         name: [.customShort("C"), .long],
         help: ArgumentHelp(

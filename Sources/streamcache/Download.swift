@@ -13,6 +13,8 @@ struct Download {
     /// The output path, `-` for stdout.
     let output: String
     let progress: Progress?
+    /// Told what is known of the resource when its first bytes come (`get -v`).
+    var described: (@Sendable (ContentInfo) -> Void)? = nil
 
     /// Runs the download.
     ///
@@ -43,7 +45,9 @@ struct Download {
             var chunks = stream.makeAsyncIterator()
             while let chunk = try await chunks.nextChunk() {
                 if written == 0 {
-                    Warning.checkFits(url, length: await stream.currentInfo().length, budget: engine.budget)
+                    let info = await stream.currentInfo()
+                    described?(info)
+                    Warning.checkFits(url, length: info.length, budget: engine.budget)
                 }
                 try file.write(chunk)
                 written += Int64(chunk.count)

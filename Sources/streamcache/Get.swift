@@ -69,15 +69,23 @@ extension StreamCacheCommand {
                 )
             }
             try OutputFile.check(path)
-            let download = Download(
+            var download = Download(
                 url: url,
                 headers: try originHeaders.originHeaders(extra: credentials),
                 range: specifier,
                 output: path,
                 progress: path == "-" || transfer.silent ? nil : Progress.make(label: "get", forced: transfer.progress)
             )
-            let (cache, transfer) = (cache, transfer)
-            try await transfer.withinMaxTime { try await download.run(cache: cache, transfer: transfer) }
+            if curl.verbose {
+                // Never a credential: the URL without its user information, no header values.
+                Terminal.printError("> GET \(Credentials.redacted(url.absoluteString))")
+                if let range { Terminal.printError("> Range: bytes=\(range)") }
+                download.described = { info in
+                    for line in Self.fieldLines(info) { Terminal.printError("< " + line) }
+                }
+            }
+            let (cache, transfer, job) = (cache, transfer, download)
+            try await transfer.withinMaxTime { try await job.run(cache: cache, transfer: transfer) }
         }
 
         /// The file `-O` writes: the URL's last path segment as written, in the current folder.
@@ -95,21 +103,26 @@ extension StreamCacheCommand {
         private func printFields(_ url: URL, headers: OriginHeaders) async throws {
             try await cache.withEngine(transfer: transfer) { engine in
                 let info = try await engine.open(url, originHeaders: headers).info()
-                var lines = ["HTTP/1.1 200 OK"]
-                var named: Set<String> = []
-                func add(_ name: String, _ value: String?) {
-                    guard let value, named.insert(name.lowercased()).inserted else { return }
-                    lines.append("\(name): \(value)")
-                }
-                add("Content-Length", info.length.map(String.init))
-                add("Content-Type", info.contentType)
-                add("ETag", info.etag)
-                add("Last-Modified", info.lastModified)
-                add("Accept-Ranges", info.byteRangeAccess ? "bytes" : "none")
-                for field in info.stored.originFields { add(field.name, field.value) }
                 // Lines end in CRLF as HTTP writes them; the fields are shown as `print` shows text.
-                for line in lines + [""] { print(line, terminator: "\r\n") }
+                for line in Self.fieldLines(info) + [""] { print(line, terminator: "\r\n") }
             }
+        }
+
+        /// What the cache knows of a response, as a status line and header lines.
+        static func fieldLines(_ info: ContentInfo) -> [String] {
+            var lines = ["HTTP/1.1 200 OK"]
+            var named: Set<String> = []
+            func add(_ name: String, _ value: String?) {
+                guard let value, named.insert(name.lowercased()).inserted else { return }
+                lines.append("\(name): \(value)")
+            }
+            add("Content-Length", info.length.map(String.init))
+            add("Content-Type", info.contentType)
+            add("ETag", info.etag)
+            add("Last-Modified", info.lastModified)
+            add("Accept-Ranges", info.byteRangeAccess ? "bytes" : "none")
+            for field in info.stored.originFields { add(field.name, field.value) }
+            return lines
         }
 
         /// Parses `A-B` (inclusive), `A-` or `-N` (the last N bytes); `nil`: the whole resource.

@@ -177,6 +177,13 @@ import Testing
         #expect(named.status == 0 && named.stderr.isEmpty, "\(named.stderr)")
         #expect(workspace.read(output + "/dir/a.bin") == body)
 
+        let verbose = try await get([origin.url("a.bin"), "-v", "-u", "me:s3cretpw", "-o", "v"])
+        #expect(verbose.status == 0, "\(verbose.stderr)")
+        for line in ["> GET \(origin.url("a.bin"))", "< HTTP/1.1 200 OK", "< Content-Length: 30000"] {
+            #expect(verbose.stderr.contains(line), "\(line) not in \(verbose.stderr)")
+        }
+        #expect(!verbose.stderr.contains("s3cretpw") && !verbose.stderr.contains("Authorization"))
+
         let asked = try await origin.requests("a.bin").count
         let continued = try await get([origin.url("a.bin"), "-C", "-", "-o", "a", "--connect-timeout", "5"])
         #expect(continued.status == 0, "\(continued.stderr)")
