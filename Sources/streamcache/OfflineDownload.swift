@@ -198,6 +198,10 @@ extension StreamCacheCommand {
             options.headers = try originHeaders.originHeaders()
             options.recording = try recordingOptions()
             if let attempts = transfer.attempts { options.maxAttempts = attempts }
+            // Where it is now: a resume by id may run from another folder.
+            options.outputFile = output.map { path in
+                path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+            }
             return options
         }
 
@@ -244,7 +248,9 @@ extension StreamCacheCommand {
                 if !transfer.silent { Terminal.printError("wrote \(path)") }
                 return
             }
-            // ffmpeg and the output's folder are checked before any byte is fetched.
+            // ffmpeg and the output's folder are checked before any byte is fetched. A resume by id
+            // writes the file its first run was asked for.
+            let output = output ?? resumed.flatMap(offline.outputFile(of:))
             let single = try output.map {
                 try SingleFileOutput($0, force: singleFile.force, verbose: singleFile.verbose, silent: transfer.silent)
             }

@@ -103,6 +103,36 @@ import Testing
         #expect(probed.output.split(separator: "\n").map(String.init) == codecs, "\(probed.output)")
     }
 
+    /// A download with `-o` that stopped (a segment missing) resumes by id, from any folder, and
+    /// writes the file its first run was asked for.
+    @Test func aResumeByIDWritesTheFileTheFirstRunAskedFor() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.ts, in: setup.workspace.originDirectory)
+        let segment = setup.workspace.originDirectory + "/ts/index1.ts"
+        let kept = setup.workspace.originDirectory + "/kept.ts"
+        try FileManager.default.moveItem(atPath: segment, toPath: kept)
+        let folder = setup.workspace.outputDirectory
+        let failed = try await CLI.run(
+            ["download", setup.origin.url("ts/index.m3u8"), "-o", "show.%(ext)s"],
+            cacheDir: setup.workspace.cacheDirectory,
+            in: folder
+        )
+        #expect(failed.status == 22, "\(failed.stderr)")
+        let asset = try #require(try await setup.assets().first)
+
+        try FileManager.default.moveItem(atPath: kept, toPath: segment)
+        let resumed = try await CLI.run(
+            ["download", asset.id],
+            cacheDir: setup.workspace.cacheDirectory,
+            in: setup.workspace.originDirectory
+        )
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["show.mp4"])
+        #expect(try await Self.streams(folder + "/show.mp4").codecs == ["h264", "aac"])
+        #expect(try await setup.assets().isEmpty, "the package stayed beside the file")
+    }
+
     @Test func anMKVKeepsTheSubtitlesAndExportWritesThePackageAgain() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }

@@ -83,6 +83,7 @@ struct AssetDownloader: Sendable {
         manifest.state = .downloading
         manifest.failure = nil
         if let title = options.title { manifest.title = title }
+        if let outputFile = options.outputFile { manifest.outputFile = outputFile }
         if let artwork = options.artwork { try library.writeArtwork(artwork, id: manifest.id) }
         try library.writePlaylistsAndManifest(manifest)
         // The origin's playlists stay in the streaming cache with the files (one store).

@@ -33,6 +33,8 @@ struct AssetManifest: Codable, Sendable {
     var selectionIDs: [String]?
     /// The title the app gave the package.
     var title: String?
+    /// The one file the download writes when it ends (``OfflineDownloadOptions/outputFile``).
+    var outputFile: String?
     /// A live recording's state; `nil` for a package planned whole.
     var recording: RecordingState?
 

@@ -29,6 +29,10 @@ public struct OfflineDownloadOptions: Sendable {
     public var artwork: Data?
     /// How a live stream is recorded.
     public var recording = RecordingOptions()
+    /// The one file the command writes from the package when the download ends (an absolute
+    /// path or template, `-o`), kept with the package so that a resume by id writes it too
+    /// (``OfflineLibrary/outputFile(of:)``); `nil` keeps what the package has.
+    public var outputFile: String?
 
     public init() {}
 }

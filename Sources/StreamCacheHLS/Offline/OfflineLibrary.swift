@@ -160,6 +160,13 @@ public struct OfflineLibrary: Sendable {
     }
 
     /// The asset `id`, if the library has it.
+    /// The one file the download of asset `id` was asked to write when it ends (`-o`), kept so
+    /// that a resume by id writes it too; `nil` if none was.
+    public func outputFile(of id: String) -> String? {
+        guard AssetID.isValid(id) else { return nil }
+        return (try? AssetManifest.load(from: folder(id)))?.outputFile
+    }
+
     public func asset(_ id: String) -> OfflineAsset? {
         guard AssetID.isValid(id), let manifest = try? AssetManifest.load(from: folder(id)) else { return nil }
         let folder = folder(id)
