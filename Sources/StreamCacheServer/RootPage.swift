@@ -31,8 +31,12 @@ enum RootPage {
             for asset in assets {
                 let entry = "/offline/\(asset.id)/" + (asset.path as NSString).lastPathComponent
                 let title = asset.displayTitle
+                // Packages titled alike (several selections of one stream) are told apart by what
+                // each holds and its id.
+                let selection = [asset.selectionSummary, "id " + asset.id.prefix(8)].filter { !$0.isEmpty }
                 html +=
-                    "<li><a href=\"\(escaped(entry))\">\(escaped(title))</a> \(asset.state.rawValue), "
+                    "<li><a href=\"\(escaped(entry))\">\(escaped(title))</a> (\(escaped(selection.joined(separator: ", ")))) "
+                    + "\(asset.state.rawValue), "
                     + "\(Int(asset.progress * 100))%, \(ByteSize.text(asset.bytes)): <code>\(escaped(base + entry))</code></li>\n"
             }
             html += "</ul>\n"

@@ -35,7 +35,7 @@ extension StreamCacheCommand {
                 rows.append([
                     asset.id, asset.state.rawValue, String(format: "%.0f%%", asset.progress * 100),
                     ByteCount.format(asset.bytes), HLSDownloadReporter.mediaDuration(asset.duration),
-                    Self.selection(asset), asset.displayTitle, asset.path,
+                    asset.selectionSummary, asset.displayTitle, asset.path,
                 ])
                 var lines: [String] = []
                 if let failure = asset.failure { lines.append("failed: \(failure)") }
@@ -50,19 +50,6 @@ extension StreamCacheCommand {
                 print(row)
                 for line in lines { print("    " + line) }
             }
-        }
-
-        /// `1280x720 2.1 Mbit/s, audio en,de, subtitles en`.
-        static func selection(_ asset: OfflineAsset) -> String {
-            var parts: [String] = []
-            if let variant = asset.variant {
-                parts.append(
-                    [variant.resolution, Bitrate.text(variant.bandwidth)].compactMap { $0 }.joined(separator: " ")
-                )
-            }
-            if !asset.audio.isEmpty { parts.append("audio " + asset.audio.joined(separator: ",")) }
-            if !asset.subtitles.isEmpty { parts.append("subtitles " + asset.subtitles.joined(separator: ",")) }
-            return parts.joined(separator: ", ")
         }
 
         static func object(_ asset: OfflineAsset) -> [String: Any] {

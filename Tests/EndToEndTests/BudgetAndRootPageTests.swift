@@ -49,6 +49,9 @@ import Testing
         ).write(toFile: master, atomically: true, encoding: .utf8)
         let downloaded = try await setup.download("multi/master.m3u8")
         let id = try #require(downloaded.output.split(separator: "\n").last.map(String.init))
+        // Another selection of the same stream, titled alike.
+        let german = try await setup.download("multi/master.m3u8", "--audio", "de")
+        let germanID = try #require(german.output.split(separator: "\n").last.map(String.init))
 
         let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
         let page = try await Curl.fetch(proxy.url(""))
@@ -61,6 +64,11 @@ import Testing
             "\(html)"
         )
         #expect(!html.contains("<script>"))
+        // Told apart by what each holds and its id.
+        for (asset, audio) in [(id, "audio en"), (germanID, "audio de")] {
+            let line = html.split(separator: "\n").first { $0.contains("/offline/\(asset)/") } ?? ""
+            #expect(line.contains(audio) && line.contains("id \(asset.prefix(8))"), "\(line)")
+        }
 
         let changed = try await CLI.run(["config", "--max-size", "64M"], cacheDir: setup.workspace.cacheDirectory)
         #expect(changed.status == 0)

@@ -13,6 +13,19 @@ extension OfflineAsset {
         return Self.title(fromURL: url) ?? id
     }
 
+    /// What was chosen, where a person reads it: `320x240 403 kbit/s, audio en,de, subtitles en`
+    /// (`hls ls`, `serve`'s page: packages titled alike are told apart by it and their ids).
+    public var selectionSummary: String {
+        var parts: [String] = []
+        if let variant {
+            let size = [variant.resolution, Bitrate.text(variant.bandwidth)].compactMap { $0 }
+            parts.append(size.joined(separator: " "))
+        }
+        if !audio.isEmpty { parts.append("audio " + audio.joined(separator: ",")) }
+        if !subtitles.isEmpty { parts.append("subtitles " + subtitles.joined(separator: ",")) }
+        return parts.joined(separator: ", ")
+    }
+
     static func title(fromURL text: String) -> String? {
         guard let url = URL(string: text) else { return nil }
         let names = url.pathComponents.filter { $0 != "/" }.map { ($0 as NSString).deletingPathExtension }
