@@ -39,8 +39,11 @@ struct BlockingReload {
             throw ProxyRefusal(.badGateway, "the \(format.documentName) is larger than \(format.maximumSize >> 20) MiB")
         }
         let text: String?
+        let pathPrefix = pathPrefix
         do {
-            text = try format.rewrite(original, from: url, pathPrefix: pathPrefix)
+            text = try await ManifestWork.run(size: original.count) {
+                try format.rewrite(original, from: url, pathPrefix: pathPrefix)
+            }
         } catch {
             throw ProxyRefusal(.badGateway, "invalid \(format.documentName) from the origin: \(error)")
         }

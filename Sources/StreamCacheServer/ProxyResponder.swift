@@ -257,7 +257,12 @@ struct ProxyResponder: Sendable {
             // Another reader's check moved the cache to a newer document while this one was read.
             changed = true
         }
-        if changed || (exchange.cacheBytes > 0 && !read.revalidated && format.mayChange(original, from: resource.url)) {
+        let url = resource.url
+        let fromCache = original
+        let mayChange =
+            !changed && exchange.cacheBytes > 0 && !read.revalidated
+            ? try await ManifestWork.run(size: fromCache.count) { format.mayChange(fromCache, from: url) } : false
+        if changed || mayChange {
             // A live document (or an HLS multivariant playlist) answered from the cache may be
             // stale: the origin is asked with a conditional request (a 304 costs no body), a new
             // version is fetched and cached, and the cached one stands in when the origin cannot
@@ -265,8 +270,11 @@ struct ProxyResponder: Sendable {
             original = try await Self.revalidated(resource, bound: tooLarge, of: format, exchange: &exchange)
         }
         let text: String?
+        let (document, pathPrefix) = (original, pathPrefix)
         do {
-            text = try format.rewrite(original, from: resource.url, pathPrefix: pathPrefix)
+            text = try await ManifestWork.run(size: document.count) {
+                try format.rewrite(document, from: url, pathPrefix: pathPrefix)
+            }
         } catch {
             throw ProxyRefusal(.badGateway, "invalid \(format.documentName) from the origin: \(error)")
         }
