@@ -73,11 +73,7 @@ struct RelayedRequest {
     /// The fields of an answer that go on to the player: all but this hop's (RFC 9110 §7.6.1,
     /// and those `Connection` names) and the framing, which the proxy sets for its own body.
     static func endToEnd(_ fields: [HeaderField]) -> HTTPFields {
-        let hop = Set(
-            fields.filter { $0.hasName("Connection") }
-                .flatMap { $0.value.split(separator: ",") }
-                .map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        )
+        let hop = HeaderField.connectionNames(in: fields)
         let framing: Set<String> = [
             "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
             "content-length",
@@ -85,7 +81,9 @@ struct RelayedRequest {
         var relayed = HTTPFields()
         for field in fields {
             let name = field.name.lowercased()
-            guard !hop.contains(name), !framing.contains(name), let fieldName = HTTPField.Name(field.name) else {
+            guard !hop.contains(where: { HeaderField.namesMatch(field.name, $0) }), !framing.contains(name),
+                let fieldName = HTTPField.Name(field.name)
+            else {
                 continue
             }
             relayed.append(HTTPField(name: fieldName, value: field.value))

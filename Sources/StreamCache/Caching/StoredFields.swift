@@ -35,8 +35,7 @@ public struct StoredFields: Hashable, Sendable {
     /// `fields` as a cache stores them, received at `receivedAt`: without the ones `Connection`
     /// names, which are for one hop (RFC 9110 §7.6.1).
     public init(fields: [HeaderField] = [], receivedAt: Double = 0) {
-        let hop = fields.filter { $0.hasName("Connection") }.flatMap { $0.value.split(separator: ",") }
-            .map { $0.trimmingCharacters(in: .whitespaces) }
+        let hop = HeaderField.connectionNames(in: fields)
         let stored = fields.filter { field in
             Self.isStored(field.name) && !hop.contains { HeaderField.namesMatch(field.name, $0) }
         }

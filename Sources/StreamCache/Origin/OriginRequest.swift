@@ -81,6 +81,13 @@ public struct HeaderField: Hashable, Sendable {
     /// Whether the field is named `other`, in any case (field names are ASCII tokens).
     public func hasName(_ other: String) -> Bool { Self.namesMatch(name, other) }
 
+    /// The field names `Connection` lists among `fields`, as written: fields of one hop, never
+    /// stored or passed on (RFC 9110 §7.6.1).
+    package static func connectionNames(in fields: [HeaderField]) -> [String] {
+        fields.filter { $0.hasName("Connection") }.flatMap { $0.value.split(separator: ",") }
+            .map { $0.trimmingCharacters(in: .whitespaces) }
+    }
+
     /// Whether two field names are the same in any case (ASCII letters only).
     package static func namesMatch(_ name: String, _ other: String) -> Bool {
         name.utf8.count == other.utf8.count
