@@ -129,7 +129,9 @@ struct CacheHits: Sendable {
             length > 0, !judged.isManifest(resource.info.contentType),
             // Bytes that came with other values of the parameters the key leaves out are proven
             // by a read first.
-            resource.tokenDigest == judged.tokenDigest
+            resource.tokenDigest == judged.tokenDigest,
+            // Coded content, for a server whose engine does not pass it on: the read refuses it.
+            engine.configuration.keepsEncodedContent || resource.info.contentCoding == nil
         else { return nil }
         if resource.info.stored.variesOnRequestFields {
             // The variant of other values of the fields it varies on is not this request's

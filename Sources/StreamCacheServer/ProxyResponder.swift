@@ -240,6 +240,14 @@ struct ProxyResponder: Sendable {
             "the \(format.documentName) is larger than \(format.maximumSize >> 20) MiB"
         )
         guard (info.length ?? 0) <= format.maximumSize else { throw tooLarge }
+        if let coding = info.contentCoding {
+            // Its text is what the rewrite needs; a document passed on as it came would lead the
+            // player past the cache.
+            throw ProxyRefusal(
+                .badGateway,
+                "the \(format.documentName) from the origin is Content-Encoding: \(coding), not its text"
+            )
+        }
         let read: StartedRead
         if let started {
             read = started

@@ -186,6 +186,8 @@ extension StreamCacheCommand {
                     $0.refuseURL = listener.refusal(of:)
                     $0.retriesErrorStatuses = false
                     $0.isShared = isShared
+                    // Players decode what the origin coded, as they would from the origin.
+                    $0.keepsEncodedContent = true
                 },
                 bytesPerSecond: try bytesPerSecond()
             ) { engine in

@@ -58,20 +58,4 @@ import Testing
         }
         #expect(proxy.process.isRunning)
     }
-
-    /// Bytes an origin gzipped despite `Accept-Encoding: identity` were served as the file.
-    @Test func anEncodedBodyGetsAClear502AndIsNotCached() async throws {
-        let setup = try await ProxySetup(originArguments: ["--fault", "gzip-encoding"])
-        defer { setup.remove() }
-        try setup.workspace.write(TestData.bytes(count: 10_000, seed: 501), as: "a.bin")
-        for range in ["bytes=0-1", "bytes=100-199"] {
-            let reply = try await Curl.fetch(setup.url("a.bin"), headers: ["Range: \(range)"])
-            #expect(reply.status == 502, "\(range)")
-            #expect(String(decoding: reply.body, as: UTF8.self).contains("Content-Encoding: gzip"))
-        }
-        struct Listed: Decodable { let cachedBytes: Int64 }
-        let listed = try await CLI.run(["ls", "--json"], cacheDir: setup.workspace.cacheDirectory)
-        let resources = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources
-        #expect(resources.allSatisfy { $0.cachedBytes == 0 }, "encoded bytes were cached: \(listed.output)")
-    }
 }

@@ -85,6 +85,19 @@ final class NginxProcess: Sendable {
         try await self.init { _ in "root \(root);" }
     }
 
+    /// nginx sending each file under `root` that has a `.gz` beside it as that file,
+    /// `Content-Encoding: gzip`, whatever the client accepts (`gzip_static always`), and logging
+    /// each request it answers (``requests()``).
+    convenience init(codingEverythingIn root: String) async throws {
+        try await self.init { prefix in "root \(root); gzip_static always; access_log \(prefix)/access.log;" }
+    }
+
+    /// The request lines of the access log (one a request answered), when it keeps one.
+    func requests() -> [String] {
+        let log = (try? String(contentsOfFile: prefix + "/access.log", encoding: .utf8)) ?? ""
+        return log.split(separator: "\n").map(String.init)
+    }
+
     /// nginx as a caching reverse proxy of `origin` (`http://127.0.0.1:PORT`): `proxy_cache`
     /// with `proxy_cache_revalidate on` and no `proxy_cache_valid`, so it caches what the
     /// origin's fields allow.

@@ -3,8 +3,9 @@ import StreamCache
 import StreamCacheTesting
 import Testing
 
-/// An origin that encodes its bodies (gzip) despite `Accept-Encoding: identity` would have its
-/// encoded bytes stored at resource offsets and served as the file.
+/// An origin that codes its bodies (gzip) despite `Accept-Encoding: identity`: a reader that
+/// needs the content refuses them, cached or not; a proxy's engine
+/// (``CacheConfiguration/keepsEncodedContent``) keeps them as they came, with their field.
 @Suite(.timeLimit(.minutes(2))) struct ContentEncodingTests {
     @Test func anEncodedBodyIsRefusedAndNothingOfItIsCached() async throws {
         let fixture = try await EngineFixture.make(conditions: OriginConditions(faults: [.gzipEncoding]))
@@ -23,6 +24,25 @@ import Testing
         #expect(sent.contains("Accept-Encoding: identity"))
         let cached = try await engine.resources().reduce(Int64(0)) { $0 + $1.1.count }
         #expect(cached == 0, "encoded bytes were cached")
+        await fixture.tearDown()
+    }
+
+    @Test func aProxysCopyOfCodedContentIsReadByNoOtherReader() async throws {
+        let fixture = try await EngineFixture.make(conditions: OriginConditions(faults: [.gzipEncoding]))
+        let coded = TestData.bytes(count: 50_000, seed: 601)
+        fixture.origin.setResource(coded, at: "/notes.txt")
+        let url = fixture.origin.url("/notes.txt")
+        let proxy = try fixture.engine { $0.keepsEncodedContent = true }
+        #expect(try await readAll(proxy, url, offset: 100, length: 1000) == slice(coded, 100, 1000))
+        let record = try #require(try await proxy.resources().first?.0)
+        #expect(record.info.contentCoding == "gzip", "the coding was not kept with the bytes")
+        await proxy.shutdown()
+
+        let reader = try fixture.engine { $0.maxAttempts = 1 }
+        await #expect(throws: StreamCacheError.self, "a cached coded copy was read as the content") {
+            _ = try await readAll(reader, url, offset: 100, length: 1000)
+        }
+        await reader.shutdown()
         await fixture.tearDown()
     }
 }

@@ -82,7 +82,7 @@ public struct StoredFields: Hashable, Sendable {
     static let notStored = [
         "connection", "keep-alive", "proxy-connection", "te", "trailer", "transfer-encoding", "upgrade",
         "proxy-authenticate", "proxy-authorization", "set-cookie", "set-cookie2", "content-length",
-        "accept-ranges", "content-encoding",
+        "accept-ranges",
     ]
 
     /// Compared in place, without lowercasing a copy of each name: every resource's fields are

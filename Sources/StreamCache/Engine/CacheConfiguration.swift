@@ -71,6 +71,12 @@ public struct CacheConfiguration: Sendable {
     /// responses are not stored, and a valid `CDN-Cache-Control` (RFC 9213) is taken instead of
     /// `Cache-Control`. A private cache (the default: one user's player, app or command) ignores them.
     public var isShared = false
+    /// Whether content the origin coded though `Accept-Encoding: identity` asked for the content
+    /// itself (a `Content-Encoding` such as `gzip`) is kept and read as it came, the field with it,
+    /// as RFC 9111 §3 stores a response: for a proxy, whose clients decode it. Every other reader
+    /// (a file, a package, the resource loader) needs the content: for it such an answer, or such
+    /// a stored copy, fails the read with `encodedBody`, and nothing of it is kept.
+    public var keepsEncodedContent = false
     /// A fresh URL for a resource whose URL the origin refused with `401` or `403` (a signed
     /// URL's token expired): given the key and the refused URL, the app answers a URL of the
     /// same key, or `nil` to pass the refusal on. Asked once per refused URL; the request is

@@ -22,14 +22,20 @@ public enum OriginAnswer: Hashable, Sendable {
 
     /// Judges `head`, the answer to a request for bytes `first...last` (`last == nil`: to the end).
     ///
+    /// - Parameter keepsCoding: whether content under a `Content-Encoding` is taken as it came
+    ///   (``CacheConfiguration/keepsEncodedContent``); else it is refused.
     /// - Throws: ``StreamCacheError`` `originStatus` for error statuses, `originProtocolViolation`
-    ///   for a response that does not carry what was asked (wrong start, overlong range, bad totals).
-    public static func judge(_ head: OriginResponseHead, first: Int64, last: Int64?) throws -> OriginAnswer {
+    ///   for a response that does not carry what was asked (wrong start, overlong range, bad totals),
+    ///   `encodedBody` for bytes that are not the content or its coding as `Content-Encoding` says.
+    public static func judge(
+        _ head: OriginResponseHead,
+        first: Int64,
+        last: Int64?,
+        keepsCoding: Bool = false
+    ) throws -> OriginAnswer {
         let info = head.contentInfo
         let host = head.url.originName
-        if head.status == 200 || head.status == 206, let encoding = head["Content-Encoding"],
-            !encoding.split(separator: ",").allSatisfy({ $0.trimming(" \t").lowercased() == "identity" })
-        {
+        if !keepsCoding, head.status == 200 || head.status == 206, let encoding = info.contentCoding {
             throw StreamCacheError(
                 .encodedBody,
                 "origin \(host) sent Content-Encoding: \(encoding) although only unencoded bytes were asked for"

@@ -59,12 +59,13 @@ extension OriginAnswer {
         _ head: OriginResponseHead,
         body: OriginBody,
         first: Int64,
-        last: Int64?
+        last: Int64?,
+        keepsCoding: Bool
     ) async throws
         -> OriginAnswer
     {
         do {
-            return try judge(head, first: first, last: last)
+            return try judge(head, first: first, last: last, keepsCoding: keepsCoding)
         } catch var error as StreamCacheError where error.kind == .originStatus || error.kind == .tooManyRedirects {
             guard head.status != 416 else { throw error }
             error.reply = await OriginReply.capture(head, body)

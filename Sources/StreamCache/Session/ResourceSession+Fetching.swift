@@ -61,7 +61,13 @@ extension ResourceSession {
         guard let request = try await claim(proposed) else { return nil }
         let originRequest = OriginRequest(url: url, range: (request.askedFirst, request.last), ifRange: request.ifRange)
         return try await fetchFromOrigin(originRequest) { head, body in
-            var answer = try await OriginAnswer.judge(head, body: body, first: request.askedFirst, last: request.last)
+            var answer = try await OriginAnswer.judge(
+                head,
+                body: body,
+                first: request.askedFirst,
+                last: request.last,
+                keepsCoding: self.environment.configuration.keepsEncodedContent
+            )
             if case .notModified = answer, request.ifRange != nil {
                 // A 304 to If-Range (RFC 9110 allows only 206 or 200): ask once more without it,
                 // as every later request will; the answer's validators are checked as always.

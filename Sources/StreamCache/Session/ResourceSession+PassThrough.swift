@@ -26,7 +26,12 @@ extension ResourceSession {
         return PassThrough { send in
             try await session.fetchFromOrigin(request) { head, body in
                 var skip: Int64
-                switch try OriginAnswer.judge(head, first: position, last: end.map { $0 - 1 }) {
+                switch try OriginAnswer.judge(
+                    head,
+                    first: position,
+                    last: end.map { $0 - 1 },
+                    keepsCoding: session.environment.configuration.keepsEncodedContent
+                ) {
                 case .partial(_, let info):
                     guard !moved(info) else {
                         throw StreamCacheError(

@@ -112,7 +112,8 @@ extension ResourceSession {
                 head,
                 body: body,
                 first: piece.lowerBound,
-                last: piece.upperBound - 1
+                last: piece.upperBound - 1,
+                keepsCoding: environment.configuration.keepsEncodedContent
             )
             let start: Int64
             switch answer {

@@ -285,6 +285,14 @@ actor ResourceSession {
     func nextStep(reader id: Int, at position: Int64, preferringFile: Bool = false) async throws -> ReadStep {
         while true {
             try Task.checkCancellation()
+            // A proxy's copy of coded content (``CacheConfiguration/keepsEncodedContent``) is not
+            // the content this reader needs.
+            if !environment.configuration.keepsEncodedContent, let coding = machine.info.contentCoding {
+                throw StreamCacheError(
+                    .encodedBody,
+                    "the cached copy of \(url.originName) is Content-Encoding: \(coding), not the content itself"
+                )
+            }
             // One look at the file per step: replaced by another process, or cut short?
             let status = file.status()
             if status?.isUnlinked == true, lastAdoptionCheck.map({ $0.duration(to: .now) > .seconds(1) }) ?? true {

@@ -31,6 +31,17 @@ public struct ContentInfo: Hashable, Sendable {
         self.stored = stored
     }
 
+    /// The content coding of the bytes (`Content-Encoding`, say `gzip`), `nil` for the content
+    /// itself (no field, or only `identity`).
+    public var contentCoding: String? {
+        guard let encoding = stored.value("Content-Encoding"),
+            !encoding.split(separator: ",").allSatisfy({
+                $0.trimmingCharacters(in: .whitespaces).lowercased() == "identity"
+            })
+        else { return nil }
+        return encoding
+    }
+
     /// The validator to send in `If-Range`: a strong ETag, else `Last-Modified`.
     public var ifRangeValidator: String? {
         if let etag, !etag.hasPrefix("W/") { return etag }
