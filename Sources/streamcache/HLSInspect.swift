@@ -68,7 +68,7 @@ extension StreamCacheCommand {
         }
 
         /// The playlist text, from the origin or a file.
-        private func load() async throws -> [UInt8] {
+        func load() async throws -> [UInt8] {
             let lowered = source.lowercased()
             if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
                 return try await fetch(URLArgument.parse(source))
@@ -89,7 +89,7 @@ extension StreamCacheCommand {
             return [UInt8](data)
         }
 
-        private func fetch(_ url: URL) async throws -> [UInt8] {
+        func fetch(_ url: URL) async throws -> [UInt8] {
             let client = HTTPOriginClient()
             do {
                 let data = try await client.fetch(OriginRequest(url: url)) { head, body in

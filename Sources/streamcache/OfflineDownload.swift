@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StreamCache
+import StreamCacheDASHModel
 import StreamCacheHLS
 
 extension StreamCacheCommand {
@@ -70,9 +71,18 @@ extension StreamCacheCommand {
 
         @Flag(
             name: [.customShort("F"), .long],
-            help: "List the variants, renditions or representations (as hls inspect does) and download nothing."
+            help: "List the variants, renditions or representations with the ids -f takes, and download nothing."
         )
         var listFormats = false
+
+        @Option(
+            name: [.customShort("f"), .customLong("format")],
+            help: ArgumentHelp(
+                "Choose tracks by the ids -F lists, joined by + (v2+a1+s1); a kind not named is chosen as without -f.",
+                valueName: "ids"
+            )
+        )
+        var format: String?
 
         @Option(
             name: .long,
@@ -187,6 +197,14 @@ extension StreamCacheCommand {
             }
             criteria.audio = audio
             criteria.subtitles = subtitles
+            if let format {
+                guard let choice = FormatChoice(parsing: format) else {
+                    throw ValidationError(
+                        "invalid -f '\(format.prefix(40))': expected ids that -F lists, such as v2 or v2+a1+s1"
+                    )
+                }
+                criteria.formats = choice
+            }
             return criteria
         }
 
@@ -220,10 +238,7 @@ extension StreamCacheCommand {
         }
 
         func run() async throws {
-            if listFormats {
-                let inspect = try HLSInspect.parse([url] + (json ? ["--json"] : []))
-                return try await inspect.run()
-            }
+            if listFormats { return try await listTheFormats() }
             let offline = library.offlineLibrary
             let resumed = try offline.id(named: url)
             if resumed == nil, !self.url.contains("://"), !self.url.contains("/"), !self.url.contains(".") {
@@ -311,6 +326,55 @@ extension StreamCacheCommand {
                 if !keepPackage { try await Self.removePackage(id, library: library) }
             case .failed, .none: throw ExitCode(outcome.failure.map(ExitStatus.of) ?? ExitStatus.failure)
             }
+        }
+
+        /// `-F`: the tracks of the stream at `url`, with their ids.
+        private func listTheFormats() async throws {
+            let inspect = try HLSInspect.parse([url])
+            let bytes = try await inspect.load()
+            let rows: [[String]]
+            if HLSInspect.looksLikeXML(bytes) {
+                let presentation: MediaPresentation
+                do {
+                    presentation = try MediaPresentation(parsing: bytes)
+                } catch {
+                    throw CommandFailure("invalid MPD \(url): \(error)")
+                }
+                rows = FormatList.rows(of: presentation, url: try URLArgument.parse(url))
+            } else {
+                let playlist: Playlist
+                do {
+                    playlist = try Playlist(parsing: bytes, url: url)
+                } catch {
+                    throw CommandFailure("invalid playlist \(url): \(error)")
+                }
+                guard case .multivariant(let multivariant) = playlist else {
+                    // One stream: nothing to choose; what it holds is inspect's summary.
+                    print("a media playlist: one format, the stream itself (nothing for -f to choose)")
+                    return print(PlaylistDescription.text(of: playlist), terminator: "")
+                }
+                rows = FormatList.rows(
+                    of: multivariant,
+                    seconds: await Self.duration(of: multivariant, at: url, inspect)
+                )
+            }
+            if json { return StandardOutput.write(try FormatList.json(rows) + Data("\n".utf8)) }
+            print(FormatList.text(rows), terminator: "")
+        }
+
+        /// The length of a VOD stream in seconds, from its first variant's media playlist; `nil`
+        /// for a live one or one that cannot be read (sizes are then not estimated).
+        private static func duration(
+            of playlist: MultivariantPlaylist,
+            at base: String,
+            _ inspect: HLSInspect
+        ) async -> Double? {
+            guard let first = playlist.variants.first, let url = URL(string: first.uri, relativeTo: URL(string: base))
+            else { return nil }
+            guard let bytes = try? await inspect.fetch(url.absoluteURL),
+                case .media(let media)? = try? Playlist(parsing: bytes, url: url.absoluteString), media.endList
+            else { return nil }
+            return media.totalDuration
         }
 
         /// Deletes the package `id`, its files left in the streaming cache unpinned.

@@ -214,11 +214,10 @@ import Testing
         let setup = try await OfflineSetup()
         defer { setup.remove() }
         try await TestStreams.make(.multi, in: setup.workspace.originDirectory)
-        // -F lists what hls inspect lists, and downloads nothing.
+        // -F lists the tracks, and downloads nothing.
         let url = setup.origin.url("multi/master.m3u8")
         let listed = try await CLI.run(["download", "-F", url], cacheDir: setup.workspace.cacheDirectory)
-        let inspected = try await CLI.run(["hls", "inspect", url], cacheDir: setup.workspace.cacheDirectory)
-        #expect(listed.status == 0 && listed.output == inspected.output && listed.output.contains("variants"))
+        #expect(listed.status == 0 && listed.output.contains("choose with -f"), "\(listed.output)")
         #expect(try await setup.assets().isEmpty)
         let result = try await CLI.run(
             [
@@ -230,5 +229,64 @@ import Testing
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result.stderr)")
         let asset = try #require(try await setup.assets().first)
         #expect(asset.state == "complete" && !asset.subtitles.isEmpty, "\(asset.subtitles)")
+    }
+
+    /// `-F` lists every track with the id `-f` takes, for HLS and DASH alike, and `-f` downloads
+    /// the tracks it names.
+    @Test func theIdsThatMinusFListsAreTheOnesMinusfTakes() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        try await TestStreams.make(.variants, in: setup.workspace.originDirectory)
+        let hls = setup.origin.url("variants/master.m3u8")
+        let listed = try await CLI.run(["download", "-F", hls], cacheDir: setup.workspace.cacheDirectory)
+        let rows = listed.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.contains { $0.first == "v2" && $0.contains("160x120") && $0.contains { $0.hasPrefix("~") } })
+        #expect(rows.contains { $0.first == "a2" && $0.contains("de") }, "\(listed.output)")
+        #expect(try await setup.assets().isEmpty)
+
+        let chosen = try await CLI.run(
+            ["download", hls, "-f", "v2+a2", "-q"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(chosen.status == 0, "\(chosen.stderr)")
+        let asset = try #require(try await setup.assets().first)
+        #expect(asset.variant?.resolution == "160x120" && asset.audio == ["de"], "\(asset)")
+
+        // The same ids for a DASH MPD of two video representations.
+        let folder = setup.workspace.originDirectory + "/ladder"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let made = try await Tool.run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=10:duration=4",
+                "-f", "lavfi", "-i", "sine=frequency=440:duration=4", "-map", "0:v", "-map", "0:v", "-map", "1:a",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-s:v:1", "160x120", "-b:v:0", "400k",
+                "-b:v:1", "100k", "-c:a", "aac", "-f", "dash", "-seg_duration", "2", "-adaptation_sets",
+                "id=0,streams=v id=1,streams=a", folder + "/manifest.mpd",
+            ]
+        )
+        #expect(made.status == 0, "\(made.stderr)")
+        let dash = setup.origin.url("ladder/manifest.mpd")
+        let dashListed = try await CLI.run(["download", "-F", dash], cacheDir: setup.workspace.cacheDirectory)
+        let dashRows = dashListed.output.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(dashRows.contains { $0.first == "v2" && $0.contains("160x120") }, "\(dashListed.output)")
+        #expect(dashRows.contains { $0.first == "a1" }, "\(dashListed.output)")
+        let dashChosen = try await CLI.run(
+            ["download", dash, "-f", "v2", "-q"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(dashChosen.status == 0, "\(dashChosen.stderr)")
+        let package = try #require(try await setup.assets().first { $0.url == dash }?.path)
+        let probe = try await Tool.run(
+            "ffprobe",
+            ["-v", "error", "-show_entries", "stream=height", "-of", "csv=p=0", package]
+        )
+        #expect(probe.output.split(separator: "\n").contains("120"), "\(probe.output) \(probe.stderr)")
+
+        // An id past the end says which there are; what is no id is a usage error.
+        let missing = try await CLI.run(["download", hls, "-f", "v7"], cacheDir: setup.workspace.cacheDirectory)
+        #expect(missing.status != 0 && missing.stderr.contains("the video formats are v1…v2"), "\(missing.stderr)")
+        let invalid = try await CLI.run(["download", hls, "-f", "best"], cacheDir: setup.workspace.cacheDirectory)
+        #expect(invalid.status == 64 && invalid.stderr.contains("invalid -f 'best'"), "\(invalid.stderr)")
     }
 }

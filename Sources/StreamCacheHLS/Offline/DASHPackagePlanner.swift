@@ -97,6 +97,9 @@ struct DASHPackagePlanner: PackagePlanner {
         criteria: MediaSelectionCriteria,
         url: URL
     ) throws(OfflineError) -> [DASHRepresentation] {
+        if let formats = criteria.formats {
+            return try protectionChecked(try chosen(from: all, by: formats, criteria: criteria, url: url), url: url)
+        }
         let videos = all.filter { $0.contentType == "video" && criteria.allows(codecs: $0.codecs, videoRange: nil) }
         let fitting = videos.filter { video in
             guard let limit = criteria.maxResolution, let width = video.width, let height = video.height else {
@@ -126,6 +129,45 @@ struct DASHPackagePlanner: PackagePlanner {
         guard hasMedia else {
             throw OfflineError(.noMatchingVariant, "\(url.absoluteString) lists no video or audio representation")
         }
+        return try protectionChecked(chosen, url: url)
+    }
+
+    /// The representations `formats` name, each kind not named chosen by `criteria`'s languages
+    /// (video: none).
+    private static func chosen(
+        from all: [DASHRepresentation],
+        by formats: FormatChoice,
+        criteria: MediaSelectionCriteria,
+        url: URL
+    ) throws(OfflineError) -> [DASHRepresentation] {
+        let audio = all.filter { $0.contentType == "audio" }
+        let text = all.filter { $0.contentType == "text" }
+        var chosen = try FormatChoice.pick(
+            formats.video.map { [$0] } ?? [],
+            of: all.filter { $0.contentType == "video" },
+            kind: .video
+        )
+        chosen +=
+            formats.audio.isEmpty
+            ? try byLanguage(audio, criteria.audio, what: "audio")
+            : try FormatChoice.pick(formats.audio, of: audio, kind: .audio)
+        guard !chosen.isEmpty else {
+            throw OfflineError(.noMatchingVariant, "the formats chosen hold no video or audio of \(url.absoluteString)")
+        }
+        chosen +=
+            formats.subtitles.isEmpty
+            ? try byLanguage(text, criteria.subtitles, what: "subtitles")
+            : try FormatChoice.pick(formats.subtitles, of: text, kind: .subtitles)
+        return chosen
+    }
+
+    /// `chosen`, once none is protected by DRM.
+    ///
+    /// - Throws: ``OfflineError`` `drm` naming the protection system.
+    private static func protectionChecked(
+        _ chosen: [DASHRepresentation],
+        url: URL
+    ) throws(OfflineError) -> [DASHRepresentation] {
         for representation in chosen {
             let systems = representation.protection.filter { !["cenc", "ClearKey"].contains($0) }
             guard systems.isEmpty else {

@@ -17,7 +17,13 @@ public struct MediaSelection: Hashable, Sendable {
         _ playlist: MultivariantPlaylist,
         criteria: MediaSelectionCriteria
     ) throws(OfflineError) -> MediaSelection {
-        try resolve(playlist, variant: try chooseVariant(playlist.variants, criteria: criteria), criteria: criteria)
+        let variant =
+            if let index = criteria.formats?.video {
+                try FormatChoice.pick([index], of: playlist.variants, kind: .video)[0]
+            } else {
+                try chooseVariant(playlist.variants, criteria: criteria)
+            }
+        return try resolve(playlist, variant: variant, criteria: criteria)
     }
 
     /// The renditions `criteria` choose for `variant` of `playlist` (its bitrate and filters are
@@ -28,16 +34,45 @@ public struct MediaSelection: Hashable, Sendable {
         criteria: MediaSelectionCriteria
     ) throws(OfflineError) -> MediaSelection {
         let audio = try chooseRenditions(
-            playlist.renditions.filter { $0.type == "AUDIO" && $0.groupId == variant.audio },
+            playlist.renditions.filter { $0.type == "AUDIO" },
+            of: variant.audio,
+            named: criteria.formats?.audio ?? [],
             languages: criteria.audio,
-            what: "audio"
+            kind: .audio
         )
         let subtitles = try chooseRenditions(
-            playlist.renditions.filter { $0.type == "SUBTITLES" && $0.groupId == variant.subtitles },
+            playlist.renditions.filter { $0.type == "SUBTITLES" },
+            of: variant.subtitles,
+            named: criteria.formats?.subtitles ?? [],
             languages: criteria.subtitles,
-            what: "subtitles"
+            kind: .subtitles
         )
         return MediaSelection(variant: variant, audio: audio, subtitles: subtitles)
+    }
+
+    /// The renditions of `all` (one type's, in document order) for a variant of `group`: those
+    /// `named` by their ids, else those `languages` ask for.
+    ///
+    /// - Throws: ``OfflineError`` `noMatchingRendition` for a named rendition of another group.
+    private static func chooseRenditions(
+        _ all: [Rendition],
+        of group: String?,
+        named: [Int],
+        languages: MediaSelectionCriteria.Languages,
+        kind: FormatChoice.Kind
+    ) throws(OfflineError) -> [Rendition] {
+        guard !named.isEmpty else {
+            return try chooseRenditions(all.filter { $0.groupId == group }, languages: languages, what: kind.name)
+        }
+        let picked = try FormatChoice.pick(named, of: all, kind: kind)
+        for (index, rendition) in zip(named, picked) where rendition.groupId != group {
+            throw OfflineError(
+                .noMatchingRendition,
+                "format \(FormatChoice.id(kind, index)) is in group \(rendition.groupId), and the variant plays "
+                    + (group.map { "group \($0)" } ?? "no \(kind.name) group")
+            )
+        }
+        return picked
     }
 
     private static func chooseVariant(

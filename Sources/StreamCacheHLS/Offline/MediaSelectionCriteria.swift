@@ -63,6 +63,8 @@ public struct MediaSelectionCriteria: Hashable, Sendable {
     public var videoRanges: VideoRanges
     public var audio: Languages
     public var subtitles: Languages
+    /// Tracks named by their ids (`download -f v2+a1`), before every other criterion.
+    public var formats: FormatChoice?
 
     /// The defaults: the highest-bandwidth variant of any codec and range, its default audio, no
     /// subtitles.
