@@ -121,7 +121,7 @@ struct HLSDownloadReporter: Sendable {
         }
         let line = parts.joined(separator: "  ")
         if interactive, !silent {
-            FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+            StandardStream.error.write(Data("\r\(line)\u{1B}[K".utf8))
         } else {
             note(line)
         }
@@ -136,7 +136,7 @@ struct HLSDownloadReporter: Sendable {
             line += "  \(recording.lostSegments) lost (\(Self.mediaDuration(recording.lostSeconds)))"
         }
         if interactive, !silent {
-            FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+            StandardStream.error.write(Data("\r\(line)\u{1B}[K".utf8))
         } else {
             note(line)
         }
@@ -148,7 +148,7 @@ struct HLSDownloadReporter: Sendable {
     }
 
     private func clearLine() {
-        if interactive && !json { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if interactive && !json { StandardStream.error.write(Data("\r\u{1B}[K".utf8)) }
     }
 
     private var seconds: Double {

@@ -27,7 +27,7 @@ struct Progress {
         lastReport = .now
         let line = Self.line(label: label, done: done, total: total, seconds: elapsed)
         if interactive {
-            FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+            StandardStream.error.write(Data("\r\(line)\u{1B}[K".utf8))
         } else {
             Terminal.printError(line)
         }
@@ -65,7 +65,7 @@ struct Progress {
     func waiting(for what: String) {
         let line = "\(label)  waiting for \(what)…"
         if interactive {
-            FileHandle.standardError.write(Data("\r\(line)\u{1B}[K".utf8))
+            StandardStream.error.write(Data("\r\(line)\u{1B}[K".utf8))
         } else {
             Terminal.printError(line)
         }
@@ -73,7 +73,7 @@ struct Progress {
 
     /// Removes the redrawn line (before another message).
     func clear() {
-        if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if interactive { StandardStream.error.write(Data("\r\u{1B}[K".utf8)) }
     }
 
     /// The last line: what was done, and how fast.

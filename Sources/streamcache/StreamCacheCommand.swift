@@ -102,7 +102,7 @@ struct CommandFailure: Error {
 enum Terminal {
     /// Prints a line on stderr, as ``visible(_:keepingLines:)`` shows it.
     static func printError(_ line: String) {
-        FileHandle.standardError.write(Data((visible(line, keepingLines: false) + "\n").utf8))
+        StandardStream.error.write(Data((visible(line, keepingLines: false) + "\n").utf8))
     }
 
     /// Whether stderr is a terminal (progress bars) rather than a file or pipe (progress lines).

@@ -20,10 +20,10 @@ extension StreamCacheCommand {
             let report = try await cache.withEngine(evicts: false) { engine in
                 try await engine.verify { done, total in
                     guard interactive else { return }
-                    FileHandle.standardError.write(Data("\rverify  \(done) of \(total) resources\u{1B}[K".utf8))
+                    StandardStream.error.write(Data("\rverify  \(done) of \(total) resources\u{1B}[K".utf8))
                 }
             }
-            if interactive { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+            if interactive { StandardStream.error.write(Data("\r\u{1B}[K".utf8)) }
             for damage in report.damaged {
                 print(
                     "\(damage.url): \(ByteCount.format(damage.bytes)) were bad, forgotten; they are fetched again when read"

@@ -28,6 +28,6 @@ enum Warning {
 
     static func print(_ message: String) {
         let shown = Terminal.visible(message, keepingLines: false)
-        FileHandle.standardError.write(Data("streamcache: warning: \(shown)\n".utf8))
+        StandardStream.error.write(Data("streamcache: warning: \(shown)\n".utf8))
     }
 }
