@@ -60,11 +60,12 @@ import Testing
 
     /// A media playlist without `CODECS` says nothing of its tracks: the segments tell, and
     /// `%(ext)s` and the file keep every track they hold (video and audio, video alone, audio
-    /// alone), plain, fMP4 and AES-128 alike.
+    /// alone), plain, fMP4 and AES-128 alike; so do a DASH MPD's whose `codecs` were taken out.
     @Test(arguments: [
         ("ts/index.m3u8", "x.mp4", ["h264", "aac"]), ("fmp4/index.m3u8", "x.mp4", ["h264", "aac"]),
         ("aes/index.m3u8", "x.mp4", ["h264", "aac"]), ("video/index.m3u8", "x.mp4", ["h264"]),
-        ("audio/index.m3u8", "x.m4a", ["aac"]),
+        ("audio/index.m3u8", "x.m4a", ["aac"]), ("dash/manifest.mpd", "x.mp4", ["h264", "aac"]),
+        ("dashvideo/manifest.mpd", "x.mp4", ["h264"]), ("dashaudio/manifest.mpd", "x.m4a", ["aac"]),
     ])
     func aPlaylistWithoutCodecsKeepsEveryTrackItHolds(playlist: String, file: String, codecs: [String]) async throws {
         let setup = try await OfflineSetup()
@@ -77,16 +78,27 @@ import Testing
         default:
             let folder = origin + "/" + (playlist as NSString).deletingLastPathComponent
             try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let video = ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=4"]
+            let audio = ["-f", "lavfi", "-i", "sine=frequency=440:duration=4"]
+            let coding = ["-c:v", "libx264", "-g", "10", "-c:a", "aac"]
             let source =
-                playlist.hasPrefix("video")
-                ? ["-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=4", "-c:v", "libx264", "-g", "10"]
-                : ["-f", "lavfi", "-i", "sine=frequency=440:duration=4", "-c:a", "aac"]
+                playlist.hasPrefix("dash/") ? video + audio : playlist.contains("video") ? video : audio
+            let muxer =
+                playlist.hasSuffix(".mpd")
+                ? ["-f", "dash", "-seg_duration", "2"] : ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod"]
             let made = try await Tool.run(
                 "ffmpeg",
-                ["-hide_banner", "-v", "error"] + source
-                    + ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", origin + "/" + playlist]
+                ["-hide_banner", "-v", "error"] + source + coding + muxer + [origin + "/" + playlist]
             )
             #expect(made.status == 0, "\(made.stderr)")
+            if playlist.hasSuffix(".mpd") {
+                // No `codecs`: the segments tell what the tracks are.
+                let path = origin + "/" + playlist
+                let text = try String(contentsOfFile: path, encoding: .utf8)
+                let bare = text.replacingOccurrences(of: #" codecs="[^"]*""#, with: "", options: .regularExpression)
+                #expect(bare != text)
+                try bare.write(toFile: path, atomically: true, encoding: .utf8)
+            }
         }
         let folder = setup.workspace.outputDirectory
         let result = try await CLI.run(
