@@ -79,6 +79,33 @@ import Testing
         #expect(counts.filter { $0.key.hasSuffix(".ts") }.values.allSatisfy { $0 == 1 }, "\(counts)")
     }
 
+    /// An origin that recycles segment names (`r0.ts`, `r1.ts`, `r2.ts` for ever newer segments)
+    /// under `max-age` without a validator: each segment recorded is the one listed, never an
+    /// older one cached under its name.
+    @Test func recycledSegmentNamesRecordTheNewerSegments() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/live"
+        let segments = try await LiveOrigin.makeSegments(in: folder, count: 40)
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3", "--repeat-uris", "3"])
+        let result = try await CLI.run(
+            ["hls", "download", origin.url("vod.m3u8"), "--duration", "8s"],
+            cacheDir: setup.workspace.cacheDirectory,
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let playlist = try Self.playlist(of: id, in: setup)
+        let files = playlist.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
+        let originals = segments.map { FileManager.default.contents(atPath: folder + "/" + $0) }
+        let recorded = files.map { file in
+            originals.firstIndex(of: FileManager.default.contents(atPath: setup.library + "/\(id)/video/\(file)"))
+        }
+        #expect(recorded.count >= 6, "\(playlist)")
+        let first = recorded.first.flatMap { $0 } ?? -1
+        #expect(recorded == Array(first..<first + recorded.count).map { Optional($0) }, "\(recorded)")
+    }
+
     @Test func fromStartTakesTheFirstSegmentListedAndTheLiveEdgeIsTheDefault() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }

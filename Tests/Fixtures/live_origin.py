@@ -2,7 +2,7 @@
 """A live HLS origin for StreamCache's recording tests, written apart from StreamCache's own code.
 
 Usage: live_origin.py DIR [--window N] [--event] [--start N] [--period SECONDS] [--missing NAME]...
-       [--trickle-after SECONDS]
+       [--trickle-after SECONDS] [--repeat-uris N]
 
 Every VOD media playlist DIR/NAME.m3u8 (one with #EXTINF lines) is served at /NAME.m3u8 as a
 live playlist that advances with the wall clock: START segments are listed at first (default:
@@ -12,7 +12,10 @@ every segment from the first under EXT-X-PLAYLIST-TYPE:EVENT. Once every segment
 playlist gets EXT-X-ENDLIST (the stream turns VOD). Multivariant playlists and every other file
 are served as they are, with Range; each --missing NAME gets 404 (a segment listed before it is
 there, or lost at the origin). With --trickle-after, every playlist asked for that many
-seconds after the start comes one byte every 5 s. GET /_stats answers {"path?query": requests}; a request's
+seconds after the start comes one byte every 5 s. With --repeat-uris N, segment k is listed as
+rJ.ts (J = k mod N), a URI that names a newer segment each time it comes round again, answered
+with Cache-Control: max-age=3600 and no validator, as a CDN that recycles segment names
+does. GET /_stats answers {"path?query": requests}; a request's
 query is kept in its path there. GET /_log answers [[seconds since the start, path], …] and
 GET /_now the seconds since the start: segment k (past the first START) is listed from
 (k - START + 1) × PERIOD seconds on. Prints "listening on http://127.0.0.1:PORT" first.
@@ -29,6 +32,8 @@ ARGS = None
 STARTED = time.monotonic()
 COUNTS = {}
 LOG = []
+# With --repeat-uris: the segment each recycled name (r0.ts…) stands for now.
+RECYCLED = {}
 LOCK = threading.Lock()
 
 
@@ -65,8 +70,12 @@ def live_view(text):
     if ARGS.event:
         lines.append("#EXT-X-PLAYLIST-TYPE:EVENT")
     lines += maps
-    for before, uri, _ in segments[first:listed]:
+    for index, (before, uri, _) in enumerate(segments[first:listed], start=first):
         lines += before
+        if ARGS.repeat_uris:
+            with LOCK:
+                RECYCLED["r%d.ts" % (index % ARGS.repeat_uris)] = uri
+            uri = "r%d.ts" % (index % ARGS.repeat_uris)
         lines.append(uri)
     if listed == len(segments):
         lines.append("#EXT-X-ENDLIST")
@@ -79,9 +88,11 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, *args):
         pass
 
-    def answer(self, status, body, content_type):
+    def answer(self, status, body, content_type, fields=()):
         self.send_response(status)
         self.send_header("Content-Type", content_type)
+        for name, value in fields:
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         if self.command != "HEAD":
@@ -114,6 +125,10 @@ class Handler(BaseHTTPRequestHandler):
             COUNTS[self.path] = COUNTS.get(self.path, 0) + 1
             LOG.append([time.monotonic() - STARTED, self.path])
         name = self.path.split("?")[0].lstrip("/")
+        fields = []
+        with LOCK:
+            if name in RECYCLED:
+                name, fields = RECYCLED[name], [("Cache-Control", "max-age=3600")]
         path = os.path.realpath(os.path.join(ARGS.dir, name))
         if name in ARGS.missing or not path.startswith(os.path.realpath(ARGS.dir) + os.sep) or not os.path.isfile(path):
             return self.answer(404, b"not found\n", "text/plain")
@@ -133,13 +148,15 @@ class Handler(BaseHTTPRequestHandler):
             last = min(int(match.group(2)) if match.group(2) else len(body) - 1, len(body) - 1)
             self.send_response(206)
             self.send_header("Content-Type", content_type)
+            for field, value in fields:
+                self.send_header(field, value)
             self.send_header("Content-Range", "bytes %d-%d/%d" % (first, last, len(body)))
             self.send_header("Content-Length", str(last - first + 1))
             self.end_headers()
             if self.command != "HEAD":
                 self.wfile.write(body[first:last + 1])
             return
-        self.answer(200, body, content_type)
+        self.answer(200, body, content_type, fields)
 
 
 def main():
@@ -152,6 +169,7 @@ def main():
     parser.add_argument("--period", type=float)
     parser.add_argument("--missing", action="append", default=[])
     parser.add_argument("--trickle-after", type=float)
+    parser.add_argument("--repeat-uris", type=int)
     ARGS = parser.parse_args()
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     # A client that hangs up mid-answer is no error of the origin's.
