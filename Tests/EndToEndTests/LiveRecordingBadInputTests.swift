@@ -165,8 +165,9 @@ import Testing
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory + "/live"
         _ = try await LiveOrigin.makeSegments(in: folder, count: 30)
-        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3", "--trickle-after", "2"])
-        let until = Calendar.current.dateComponents([.hour, .minute, .second], from: Date().addingTimeInterval(8))
+        // Room for a slow start on a busy machine: its first reloads come whole.
+        let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3", "--trickle-after", "5"])
+        let until = Calendar.current.dateComponents([.hour, .minute, .second], from: Date().addingTimeInterval(12))
         let time = String(format: "%02d:%02d:%02d", until.hour ?? 0, until.minute ?? 0, until.second ?? 0)
         let (process, output, errors) = try CLI.start(
             ["hls", "download", origin.url("vod.m3u8")] + (bySignal ? [] : ["--until", time]),
@@ -175,7 +176,7 @@ import Testing
         _ = output
         _ = try #require(try await LiveRecordingTests.listed(3, in: setup.library, by: process))
         // By now a reload trickles, for 5 s a byte (a reload's own limit is 15 s).
-        try await Task.sleep(for: .seconds(4))
+        try await Task.sleep(for: .seconds(6))
         let started = ContinuousClock.now
         if bySignal { kill(process.processIdentifier, SIGTERM) }
         try await onOwnThread { process.waitUntilExit() }
