@@ -84,6 +84,18 @@ extension StreamCacheCommand {
         )
         var format: String?
 
+        @Flag(
+            name: [.customShort("x"), .customLong("extract-audio")],
+            help: ArgumentHelp(
+                "Audio alone: an audio-only variant or the audio rendition (DASH: audio representations), and -o writes the audio (.m4a).",
+                discussion: """
+                    A stream whose audio is only inside its video variants is fetched whole; -o still \
+                    writes its audio alone.
+                    """
+            )
+        )
+        var extractAudio = false
+
         @Option(
             name: .long,
             help: "Live streams: stop after this much recorded media (e.g. 90s, 20m, 1h)."
@@ -205,6 +217,10 @@ extension StreamCacheCommand {
                 }
                 criteria.formats = choice
             }
+            criteria.audioOnly = extractAudio
+            if extractAudio, criteria.formats?.video != nil {
+                throw ValidationError("-x takes audio alone: give -f audio ids (a1), not a video one")
+            }
             return criteria
         }
 
@@ -267,7 +283,14 @@ extension StreamCacheCommand {
             // writes the file its first run was asked for.
             let output = output ?? resumed.flatMap(offline.outputFile(of:))
             let single = try output.map {
-                try SingleFileOutput($0, force: singleFile.force, verbose: singleFile.verbose, silent: transfer.silent)
+                var single = try SingleFileOutput(
+                    $0,
+                    force: singleFile.force,
+                    verbose: singleFile.verbose,
+                    silent: transfer.silent
+                )
+                single.audioOnly = extractAudio
+                return single
             }
             let criteria = try criteria()
             let options = try downloadOptions()

@@ -31,12 +31,14 @@ struct PackageMuxer {
 
     /// ffmpeg's arguments for writing the package whose entry point is `entryPoint` to
     /// `temporary`, a file in the container `container` names (an extension of
-    /// ``OutputTemplate/extensions``), with the WebVTT files `subtitles` as subtitle streams.
+    /// ``OutputTemplate/extensions``), with the WebVTT files `subtitles` as subtitle streams; its
+    /// audio alone if `audioOnly`.
     static func arguments(
         entryPoint: String,
         subtitles: [SubtitleTracks.Track],
         temporary: String,
-        container: String
+        container: String,
+        audioOnly: Bool = false
     ) -> [String] {
         var arguments = [
             "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
@@ -59,27 +61,36 @@ struct PackageMuxer {
             }
             format = container == "mkv" ? "matroska" : "mp4"
         }
+        if audioOnly { maps = ["-map", "0:a"] }
         arguments += maps + ["-c", "copy"]
         if format == "mp4", container != "m4a" { arguments += ["-c:s", "mov_text"] }
         return arguments + ["-f", format, temporary]
     }
 
-    /// Writes `asset` to `path` (beside it first, then renamed: a failed run leaves no file).
+    /// Writes `asset` to `path` (beside it first, then renamed: a failed run leaves no file), its
+    /// audio alone if `audioOnly`.
     ///
     /// - Throws: ``CommandFailure`` with ffmpeg's last line when it fails; the package is kept.
-    func write(_ asset: OfflineAsset, to path: String, verbose: Bool, silent: Bool) async throws {
+    func write(
+        _ asset: OfflineAsset,
+        to path: String,
+        audioOnly: Bool = false,
+        verbose: Bool,
+        silent: Bool
+    ) async throws {
         let container = (path as NSString).pathExtension.lowercased()
         let folder = LocalPath.folder(of: path)
         let temporary = LocalPath.appending(".\(LocalPath.lastComponent(of: path)).\(getpid()).partial", to: folder)
         let subtitles =
-            ["mp4", "mkv"].contains(container)
+            ["mp4", "mkv"].contains(container) && !audioOnly
             ? try SubtitleTracks.of(entryPoint: asset.path, into: folder, name: LocalPath.lastComponent(of: path)) : []
         defer { for track in subtitles where track.isJoined { unlink(track.path) } }
         let arguments = Self.arguments(
             entryPoint: asset.path,
             subtitles: subtitles,
             temporary: temporary,
-            container: container
+            container: container,
+            audioOnly: audioOnly
         )
         if verbose { Terminal.printError(([ffmpeg] + arguments).map(Self.quoted).joined(separator: " ")) }
         if !silent { Terminal.printError("writing \(path) with ffmpeg") }

@@ -14,6 +14,8 @@ struct SingleFileOutput {
     let verbose: Bool
     /// Say nothing but errors.
     let silent: Bool
+    /// Write the audio alone (`download -x`).
+    var audioOnly = false
 
     /// Checks what can be checked before any download: the template, ffmpeg on `PATH`, and the
     /// folder the template names (when no field is in it).
@@ -55,7 +57,7 @@ struct SingleFileOutput {
     ///   missing folder; ``CommandFailure`` when ffmpeg fails (the package is kept).
     @discardableResult
     func write(_ asset: OfflineAsset) async throws -> String {
-        var hasVideo = Self.hasVideo(asset)
+        var hasVideo = audioOnly ? false : Self.hasVideo(asset)
         if hasVideo == nil { hasVideo = await muxer.streamKinds(of: asset.path)?.contains("video") ?? true }
         let path = template.path(
             OutputTemplate.Values(
@@ -68,9 +70,11 @@ struct SingleFileOutput {
         )
         try Self.check(path, force: force)
         // ffmpeg is the command's: a signal ends it and its file as it ends a download.
-        let (muxer, verbose, silent) = (muxer, verbose, silent)
+        let (muxer, audioOnly, verbose, silent) = (muxer, audioOnly, verbose, silent)
         do {
-            try await Interrupted.run { try await muxer.write(asset, to: path, verbose: verbose, silent: silent) }
+            try await Interrupted.run {
+                try await muxer.write(asset, to: path, audioOnly: audioOnly, verbose: verbose, silent: silent)
+            }
         } catch let interrupted as Interrupted {
             Terminal.printError(
                 "interrupted; the package is kept at \(asset.path): streamcache export \(asset.id) FILE writes the file"

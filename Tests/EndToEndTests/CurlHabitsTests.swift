@@ -289,4 +289,38 @@ import Testing
         let invalid = try await CLI.run(["download", hls, "-f", "best"], cacheDir: setup.workspace.cacheDirectory)
         #expect(invalid.status == 64 && invalid.stderr.contains("invalid -f 'best'"), "\(invalid.stderr)")
     }
+
+    /// `-x`, yt-dlp's audio only: the audio rendition of an HLS stream and the audio
+    /// representation of a DASH one are fetched without any video; a stream whose audio is
+    /// inside its video is fetched whole; `-o x.%(ext)s` writes `x.m4a`, audio alone, for each.
+    @Test(arguments: ["multi/master.m3u8", "ts/index.m3u8", "dash/manifest.mpd"])
+    func minusXKeepsTheAudioAlone(stream: String) async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        switch stream {
+        case "multi/master.m3u8": try await TestStreams.make(.multi, in: origin)
+        case "ts/index.m3u8": try await TestStreams.make(.ts, in: origin)
+        default: try await DASHThroughServeTests.make(.timeline, in: origin + "/dash")
+        }
+        let folder = setup.workspace.outputDirectory
+        let result = try await CLI.run(
+            ["download", setup.origin.url(stream), "-x", "-o", "x.%(ext)s", "-q"],
+            cacheDir: setup.workspace.cacheDirectory,
+            in: folder
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder) == ["x.m4a"])
+        let probed = try await Tool.run(
+            "ffprobe",
+            ["-v", "error", "-show_entries", "stream=codec_type", "-of", "csv=p=0", folder + "/x.m4a"]
+        )
+        #expect(probed.output.split(separator: "\n") == ["audio"], "\(probed.output)")
+        let paths = try await setup.origin.stats().requests.map(\.path)
+        if stream != "ts/index.m3u8" {
+            // No video segment was asked for: the variant's own playlist (HLS), stream 0 (DASH).
+            let video = paths.filter { $0.contains("chunk-stream0") || $0.hasSuffix("/multi/p0.m3u8") }
+            #expect(video.isEmpty, "\(paths)")
+        }
+    }
 }

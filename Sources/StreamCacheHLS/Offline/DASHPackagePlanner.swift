@@ -97,6 +97,18 @@ struct DASHPackagePlanner: PackagePlanner {
         criteria: MediaSelectionCriteria,
         url: URL
     ) throws(OfflineError) -> [DASHRepresentation] {
+        if criteria.audioOnly, criteria.formats?.video == nil {
+            var audio = all.filter { $0.contentType == "audio" }
+            if let named = criteria.formats?.audio, !named.isEmpty {
+                audio = try FormatChoice.pick(named, of: audio, kind: .audio)
+            } else {
+                audio = try byLanguage(audio, criteria.audio, what: "audio")
+            }
+            guard !audio.isEmpty else {
+                throw OfflineError(.noMatchingRendition, "\(url.absoluteString) lists no audio representation")
+            }
+            return try protectionChecked(audio, url: url)
+        }
         if let formats = criteria.formats {
             return try protectionChecked(try chosen(from: all, by: formats, criteria: criteria, url: url), url: url)
         }

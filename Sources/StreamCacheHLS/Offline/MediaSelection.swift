@@ -17,6 +17,7 @@ public struct MediaSelection: Hashable, Sendable {
         _ playlist: MultivariantPlaylist,
         criteria: MediaSelectionCriteria
     ) throws(OfflineError) -> MediaSelection {
+        if criteria.audioOnly { return try resolveAudio(playlist, criteria: criteria) }
         let variant =
             if let index = criteria.formats?.video {
                 try FormatChoice.pick([index], of: playlist.variants, kind: .video)[0]
@@ -48,6 +49,36 @@ public struct MediaSelection: Hashable, Sendable {
             kind: .subtitles
         )
         return MediaSelection(variant: variant, audio: audio, subtitles: subtitles)
+    }
+
+    /// Audio alone: the best audio-only variant the criteria allow, with its audio renditions;
+    /// else the audio rendition the criteria choose for the variant they choose, as a variant of
+    /// its own; else that variant, whose audio is in its own stream (its video comes too).
+    private static func resolveAudio(
+        _ playlist: MultivariantPlaylist,
+        criteria: MediaSelectionCriteria
+    ) throws(OfflineError) -> MediaSelection {
+        var rest = criteria
+        rest.audioOnly = false
+        rest.subtitles = .none
+        let audioVariants = playlist.variants.filter(\.isAudioOnly)
+        if !audioVariants.isEmpty, rest.formats?.video == nil {
+            var onlyAudio = playlist
+            onlyAudio.variants = audioVariants
+            rest.maxResolution = nil
+            return try resolve(onlyAudio, criteria: rest)
+        }
+        let selection = try resolve(playlist, criteria: rest)
+        guard let rendition = selection.audio.first(where: { $0.uri != nil }), let uri = rendition.uri else {
+            return selection
+        }
+        var attributes = AttributeList()
+        // A rendition says no bitrate: a typical audio one stands in for the size estimate.
+        attributes.setUnquoted("BANDWIDTH", to: "128000")
+        let codecs = (selection.variant.codecs ?? "").split(separator: ",")
+            .map { String($0).trimmingSpaces() }.filter(Variant.isAudioCodec)
+        if !codecs.isEmpty { attributes.setQuoted("CODECS", to: codecs.joined(separator: ",")) }
+        return MediaSelection(variant: Variant(attributes: attributes, uri: uri), audio: [], subtitles: [])
     }
 
     /// The renditions of `all` (one type's, in document order) for a variant of `group`: those
@@ -150,4 +181,21 @@ public struct MediaSelection: Hashable, Sendable {
 extension Rendition {
     /// `LANGUAGE`, else `NAME`.
     public var languageOrName: String { language ?? name }
+}
+
+extension Variant {
+    /// Whether `CODECS` names audio codecs only and no `RESOLUTION` is given: an audio-only
+    /// variant.
+    var isAudioOnly: Bool {
+        guard resolution == nil, let codecs, !codecs.isEmpty else { return false }
+        return codecs.split(separator: ",").allSatisfy { Self.isAudioCodec(String($0).trimmingSpaces()) }
+    }
+
+    /// Whether a `CODECS` entry is an audio codec (AAC, AC-3, E-AC-3, Opus, FLAC, MP3, ALAC, DTS).
+    static func isAudioCodec(_ codec: String) -> Bool {
+        let lowered = codec.lowercased()
+        return ["mp4a", "ac-3", "ec-3", "opus", "flac", "fla", "mp3", "alac", "dts", "ac-4"].contains {
+            lowered.hasPrefix($0)
+        }
+    }
 }

@@ -65,6 +65,9 @@ public struct MediaSelectionCriteria: Hashable, Sendable {
     public var subtitles: Languages
     /// Tracks named by their ids (`download -f v2+a1`), before every other criterion.
     public var formats: FormatChoice?
+    /// Audio alone (`download -x`): no video track where the stream has its audio apart (an
+    /// audio-only HLS variant, an audio rendition, DASH audio representations), and no subtitles.
+    public var audioOnly = false
 
     /// The defaults: the highest-bandwidth variant of any codec and range, its default audio, no
     /// subtitles.
