@@ -42,7 +42,7 @@ struct BlockingReload {
         let pathPrefix = pathPrefix
         do {
             text = try await ManifestWork.run(size: original.count) {
-                try format.rewrite(original, from: url, pathPrefix: pathPrefix)
+                try format.read(original, from: url, pathPrefix: pathPrefix).rewritten
             }
         } catch {
             throw ProxyRefusal(.badGateway, "invalid \(format.documentName) from the origin: \(error)")

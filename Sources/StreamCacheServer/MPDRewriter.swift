@@ -28,12 +28,11 @@ enum MPDRewriter: ManifestFormat {
         url.pathExtension.lowercased() == "mpd"
     }
 
-    static func rewrite(_ bytes: [UInt8], from url: URL, pathPrefix: String) throws -> String? {
+    static func read(_ bytes: [UInt8], from url: URL, pathPrefix: String) throws -> ManifestReading {
         let presentation = try MediaPresentation(parsing: bytes)
-        return presentation.mappingURLs(documentURL: url) { pathPrefix + "/" + $0 }.text
-    }
-
-    static func mayChange(_ bytes: [UInt8], from url: URL) -> Bool {
-        (try? MediaPresentation(parsing: bytes))?.isDynamic ?? false
+        return ManifestReading(
+            mayChange: presentation.isDynamic,
+            rewritten: presentation.mappingURLs(documentURL: url) { pathPrefix + "/" + $0 }.text
+        )
     }
 }

@@ -18,14 +18,20 @@ protocol ManifestFormat {
     static func typeNames(_ contentType: String?) -> Bool?
     /// Whether the path of `url` names the format (by its extension).
     static func pathNames(_ url: URL) -> Bool
-    /// The document `bytes` (fetched from `url`) with its URLs pointing at the proxy, each after
-    /// `pathPrefix`; `nil` for a document passed on as it is.
+    /// The document `bytes` (fetched from `url`), parsed once for all the proxy asks of it.
     ///
     /// - Throws: an error that names the line or the element, for a broken document.
-    static func rewrite(_ bytes: [UInt8], from url: URL, pathPrefix: String) throws -> String?
+    static func read(_ bytes: [UInt8], from url: URL, pathPrefix: String) throws -> ManifestReading
+}
+
+/// What the proxy learns from one parse of a manifest.
+struct ManifestReading: Sendable {
     /// Whether the document may change at the origin (live), so that a cached copy is checked
     /// with the origin on every request.
-    static func mayChange(_ bytes: [UInt8], from url: URL) -> Bool
+    let mayChange: Bool
+    /// The document with its URLs pointing at the proxy, each after the path prefix; `nil` for a
+    /// document passed on as it is.
+    let rewritten: String?
 }
 
 extension ManifestFormat {

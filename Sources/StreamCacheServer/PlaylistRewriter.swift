@@ -49,29 +49,30 @@ enum PlaylistRewriter: ManifestFormat {
         return pathExtension == "m3u8" || pathExtension == "m3u"
     }
 
-    /// The playlist `bytes` (fetched from `url`) with its URIs pointing at the proxy; `nil` for
-    /// text without `#EXTM3U` (a plain M3U list of links), which is passed on as it is.
+    /// The playlist `bytes` (fetched from `url`) with its URIs pointing at the proxy, and
+    /// whether it may change at the origin: a media playlist without `EXT-X-ENDLIST` (live or
+    /// event) or a multivariant playlist. Text without `#EXTM3U` (a plain M3U list of links) is
+    /// passed on as it is, and does not change.
     ///
     /// - Throws: ``HLSParseError`` if the bytes are a broken playlist or not text.
-    static func rewrite(_ bytes: [UInt8], from url: URL, pathPrefix: String = "") throws(HLSParseError) -> String? {
+    static func read(
+        _ bytes: [UInt8],
+        from url: URL,
+        pathPrefix: String = ""
+    ) throws(HLSParseError) -> ManifestReading {
         let playlist: Playlist
         do {
             playlist = try Playlist(parsing: bytes, url: url.absoluteString)
         } catch  where error.isMissingHeader {
-            return nil
+            return ManifestReading(mayChange: false, rewritten: nil)
         }
-        return playlist.mappingURIs { pathPrefix + proxyPath(for: $0, relativeTo: url) }.text
-    }
-
-    /// Whether the playlist `bytes` may change at the origin: a media playlist without
-    /// `EXT-X-ENDLIST` (live or event) or a multivariant playlist. Plain M3U lists and broken
-    /// playlists are taken as they are.
-    static func mayChange(_ bytes: [UInt8], from url: URL) -> Bool {
-        switch try? Playlist(parsing: bytes, url: url.absoluteString) {
-        case .multivariant: true
-        case .media(let media): !media.endList
-        case nil: false
-        }
+        let mayChange =
+            switch playlist {
+            case .multivariant: true
+            case .media(let media): !media.endList
+            }
+        let rewritten = playlist.mappingURIs { pathPrefix + proxyPath(for: $0, relativeTo: url) }.text
+        return ManifestReading(mayChange: mayChange, rewritten: rewritten)
     }
 
     /// `/<absolute URL>` of `uri` as seen from `base`.

@@ -265,27 +265,30 @@ struct ProxyResponder: Sendable {
             // Another reader's check moved the cache to a newer document while this one was read.
             changed = true
         }
-        let url = resource.url
-        let fromCache = original
-        let mayChange =
-            !changed && exchange.cacheBytes > 0 && !read.revalidated
-            ? try await ManifestWork.run(size: fromCache.count) { format.mayChange(fromCache, from: url) } : false
-        if changed || mayChange {
+        let (url, pathPrefix) = (resource.url, pathPrefix)
+        /// `document` parsed, once for all the answer needs of it; a broken one is refused.
+        func parse(_ document: [UInt8]) async throws -> ManifestReading {
+            do {
+                return try await ManifestWork.run(size: document.count) {
+                    try format.read(document, from: url, pathPrefix: pathPrefix)
+                }
+            } catch {
+                throw ProxyRefusal(.badGateway, "invalid \(format.documentName) from the origin: \(error)")
+            }
+        }
+        var reading = changed ? nil : try await parse(original)
+        if changed || (exchange.cacheBytes > 0 && !read.revalidated && reading?.mayChange == true) {
             // A live document (or an HLS multivariant playlist) answered from the cache may be
             // stale: the origin is asked with a conditional request (a 304 costs no body), a new
             // version is fetched and cached, and the cached one stands in when the origin cannot
-            // be reached.
-            original = try await Self.revalidated(resource, bound: tooLarge, of: format, exchange: &exchange)
-        }
-        let text: String?
-        let (document, pathPrefix) = (original, pathPrefix)
-        do {
-            text = try await ManifestWork.run(size: document.count) {
-                try format.rewrite(document, from: url, pathPrefix: pathPrefix)
+            // be reached. Only a document that changed is parsed again.
+            let checked = try await Self.revalidated(resource, bound: tooLarge, of: format, exchange: &exchange)
+            if reading == nil || checked != original {
+                original = checked
+                reading = try await parse(checked)
             }
-        } catch {
-            throw ProxyRefusal(.badGateway, "invalid \(format.documentName) from the origin: \(error)")
         }
+        let text = reading?.rewritten
         let rewritten = text.map { ByteBuffer(string: $0) } ?? ByteBuffer(bytes: original)
         let decision = ResponseDecision(
             info: ContentInfo(
