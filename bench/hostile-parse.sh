@@ -1,24 +1,30 @@
 #!/usr/bin/env bash
-# How the time and peak memory of reading a hostile MPD grow with its size: text of `&amp;`
-# entities (each one a piece the XML parser reports) and many attributes, at 1, 4 and 8 MiB
-# (documents are refused past 16 MiB, and libxml2 refuses one text of 10 MB). `hls inspect FILE` parses the document once; a linear
-# reader shows seconds per MiB that stay flat as the size grows.
+# How the time and peak memory of reading a hostile manifest grow with its size: MPDs of
+# `&amp;` entities (each one a piece the XML parser reports) and of many attributes, HLS playlists
+# of one-character segments and of long tags, at 1, 4 and 16 MiB (`bench/hostile_documents.py`;
+# documents past 16 MiB are refused). `hls inspect FILE` parses the document once; a linear
+# reader shows seconds per MiB that stay flat as the size grows, or a refusal within budget.
 #
 #   bench/hostile-parse.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 
-for mib in 1 4 8; do
-    for shape in entities attributes; do python3 bench/hostile_mpd.py "$shape" "$mib" "$work/$shape-$mib.mpd"; done
+shapes="entities attributes segments tags"
+for mib in 1 4 16; do
+    for shape in $shapes; do python3 bench/hostile_documents.py "$shape" "$mib" "$work/$shape-$mib"; done
 done
-printf '%-12s %6s %9s %11s %9s\n' shape MiB seconds 's per MiB' 'peak MiB'
-for shape in entities attributes; do
-    for mib in 1 4 8; do
-        file="$work/$shape-$mib.mpd"
-        /usr/bin/time -f '%e %M' -o "$work/time" "$bin" hls inspect "$file" >/dev/null
-        read -r seconds kib < "$work/time"
-        awk -v s="$shape" -v m="$mib" -v t="$seconds" -v k="$kib" \
-            'BEGIN { printf "%-12s %6d %9.2f %11.3f %9.0f\n", s, m, t, t / m, k / 1024 }'
+printf '%-12s %6s %9s %11s %9s  %s\n' shape MiB seconds 's per MiB' 'peak MiB' outcome
+for shape in $shapes; do
+    for mib in 1 4 16; do
+        file="$work/$shape-$mib"
+        if /usr/bin/time -f '%e %M' -o "$work/time" "$bin" hls inspect "$file" >/dev/null 2>"$work/err"; then
+            outcome=read
+        else
+            outcome="refused: $(head -c 70 "$work/err")"
+        fi
+        read -r seconds kib < <(tail -1 "$work/time")
+        awk -v s="$shape" -v m="$mib" -v t="$seconds" -v k="$kib" -v o="$outcome" \
+            'BEGIN { printf "%-12s %6d %9.2f %11.3f %9.0f  %s\n", s, m, t, t / m, k / 1024, o }'
     done
 done
