@@ -2,7 +2,7 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-extension HostileWorldRoundThree {
+extension OneSuiteAtATime {
     /// RFC 9111's cases for a private cache, written as the public HTTP caching tests write
     /// theirs (`bench/conformance.py`), against the built `serve` and nginx `proxy_cache` side
     /// by side in front of one origin: `serve` passes every one, and so never fewer than nginx.

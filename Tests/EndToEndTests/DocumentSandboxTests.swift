@@ -4,7 +4,7 @@ import Testing
 
 /// What may open as a document of the proxy's web origin carries the sandbox, beside any policy
 /// the origin sent; a browser's fetch or media request, which cannot, gets the origin's policy
-/// as it was stored (RFC 9111 §3.1). The browser's side of it: `HostileWorldRoundThreeTests`.
+/// as it was stored (RFC 9111 §3.1). The browser's side of it: `UntrustedInputTests`.
 @Suite(.timeLimit(.minutes(2))) struct DocumentSandboxTests {
     @Test func aDocumentGetsTheSandboxAndAFetchTheOriginsPolicy() async throws {
         let workspace = Workspace()

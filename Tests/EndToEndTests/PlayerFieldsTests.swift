@@ -2,7 +2,7 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-extension HostileWorldRoundThree {
+extension OneSuiteAtATime {
     /// `serve` as a cache in the path (RFC 9111): the player's request fields reach the origin,
     /// so a response that varies on one is reused only for a request with the same value of it
     /// (§4.1), from a session still open and from the resting cache alike; the fields it varies

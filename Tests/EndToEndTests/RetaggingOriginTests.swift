@@ -2,7 +2,7 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-extension HostileWorldRoundThree {
+extension OneSuiteAtATime {
     /// An origin that sends a new `ETag` with every response and no `Last-Modified` (one tag per
     /// server behind a balancer, or per request): the cache tells a new tag on the same bytes from
     /// a new file by the bytes it already holds, so a read goes on under the new tag, and a file

@@ -2,16 +2,15 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-/// The third red-team round, each finding against the built binary with cases of our own around
-/// the mechanism it is an example of. Its suites run one at a time: each starts servers,
-/// browsers and clients of its own, and side by side they crowded the tests beside them on a
-/// 2-core machine.
-@Suite(.serialized) enum HostileWorldRoundThree {}
+/// Suites that run one at a time: each starts servers, browsers and clients of its own, and side
+/// by side they crowded the tests beside them on a 2-core machine.
+@Suite(.serialized) enum OneSuiteAtATime {}
 
-extension HostileWorldRoundThree {
-    /// The third red-team round's findings, each against the built binary, with cases of our own
-    /// around the mechanism each one is an example of.
-    @Suite(.timeLimit(.minutes(3))) struct HostileWorldRoundThreeTests {
+extension OneSuiteAtATime {
+    /// Input StreamCache does not choose, against the built binary: names from URLs, short paths,
+    /// pages opened through the proxy, index rows, words from playlists, addresses of this
+    /// machine, the offline library's folders.
+    @Suite(.timeLimit(.minutes(3))) struct UntrustedInputTests {
         /// Every file name taken from a URL is its last path segment as written: percent-encoded
         /// slashes and dots stay in the name, the query is no part of it, and the write stays in the
         /// folder named (`get -O` the current one, `export URL FOLDER/` that folder).

@@ -2,8 +2,10 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-/// The second red-team round's findings, each against the built binary.
-@Suite(.timeLimit(.minutes(3))) struct HostileOriginRoundTwoTests {
+/// Origins and requests that break HTTP's rules (a 304 to a range, an expanding playlist, an
+/// overflowing port, ambiguous framing, unknown transfer codings, files cut short, tags that
+/// change on every answer): each ends in a clear answer or a whole read, against the built binary.
+@Suite(.timeLimit(.minutes(3))) struct ProtocolFaultTests {
     /// An origin that answers 304 to a range request with If-Range: asked once more without it,
     /// the read completes; one that answers every range request so: a few requests and one
     /// clear failure. Never a request loop.

@@ -2,9 +2,9 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-/// What a new user met on the command line: a budget that did not hold, stale live playlists,
-/// error lines nobody could read, options that did not parse.
-@Suite(.timeLimit(.minutes(3))) struct NewcomerTests {
+/// What every user of the command line relies on: a budget that holds, pins that stay, live
+/// playlists never stale, errors in one plain line, ranges and binary output as curl takes them.
+@Suite(.timeLimit(.minutes(3))) struct CommandLineBasicsTests {
     struct Listing: Decodable {
         struct Totals: Decodable {
             let resources: Int
