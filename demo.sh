@@ -15,13 +15,13 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "== building (the first build takes 10 to 30 minutes; a line at least every 10 s)"
-# A line every 10 s with the step SwiftPM is at ("[N/M] Compiling …"): one step can take minutes.
+# A line every 8 s with the step SwiftPM is at ("[N/M] Compiling …"): one step can take minutes.
 # The whole log only if the build fails. (No `-e` here: while packages are fetched the log has no
 # step yet, and the grep that finds none must not end the ticker.)
 started=$SECONDS
 (
     set +e
-    while sleep 10; do
+    while sleep 8; do
         step=$(grep -o '^\[[0-9]*/[0-9]*\]' "$work/build.log" 2>/dev/null | tail -1 | tr -d '[]')
         echo "   building for $(( (SECONDS - started) / 60 )) min $(( (SECONDS - started) % 60 )) s, step ${step:-0/?}"
     done
