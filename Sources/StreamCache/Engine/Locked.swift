@@ -15,6 +15,14 @@ package final class Locked<State>: @unchecked Sendable {
         try lock.withLock { try body(&state) }
     }
 
+    /// Runs `body` with the state if the lock is free now; `nil`, at once, if another thread
+    /// holds it (for an event loop, which must not wait).
+    package func withLockIfAvailable<Result>(_ body: (inout State) throws -> Result) rethrows -> Result? {
+        guard lock.try() else { return nil }
+        defer { lock.unlock() }
+        return try body(&state)
+    }
+
     /// A copy of the state.
     package var value: State {
         lock.withLock { state }

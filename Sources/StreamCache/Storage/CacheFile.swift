@@ -187,6 +187,13 @@ package final class CacheFile: Sendable {
         return trusted.whileNotWriting { status().map(isTrusted) ?? false }
     }
 
+    /// ``isTrustedNow()`` without waiting, for an event loop: `nil` when a write of this object
+    /// is under way and the file cannot be judged until it ends.
+    package func isTrustedWithoutWaiting() -> Bool? {
+        if let status = status(), isTrusted(status) { return true }
+        return trusted.ifNotWriting { status().map(isTrusted) ?? false }
+    }
+
     /// Says the file's bytes are checked as they are now (its blocks read against their sums).
     package func trust(_ status: Status) {
         trusted.set(status.identity)
@@ -195,18 +202,17 @@ package final class CacheFile: Sendable {
     /// The identity the file is trusted at; `nil` once something else changed it. A write of
     /// the file holds `writing` from the status before to the status after it; `value` is read
     /// and set under a lock of its own, held for a moment only.
-    private final class TrustedIdentity: @unchecked Sendable {
-        // `value` is guarded by `lock`.
-        private let lock = NSLock()
-        private var value: Identity?
-        private let writing = NSLock()
+    private final class TrustedIdentity: Sendable {
+        private let value = Locked<Identity?>(nil)
+        /// Held for the whole of a write: its region, not a value.
+        private let writing = Locked(())
 
-        func get() -> Identity? { lock.withLock { value } }
-        func set(_ identity: Identity?) { lock.withLock { value = identity } }
+        func get() -> Identity? { value.value }
+        func set(_ identity: Identity?) { value.withLock { $0 = identity } }
 
         /// Runs `write` with the trusted identity as it stood before, and sets what it returns.
         func write(_ write: (Identity?) throws -> Identity?) rethrows {
-            try writing.withLock {
+            try writing.withLock { _ in
                 let updated = try write(get())
                 set(updated)
             }
@@ -214,7 +220,12 @@ package final class CacheFile: Sendable {
 
         /// Runs `body` while no write is under way.
         func whileNotWriting<T>(_ body: () throws -> T) rethrows -> T {
-            try writing.withLock { try body() }
+            try writing.withLock { _ in try body() }
+        }
+
+        /// Runs `body` if no write is under way now; `nil` at once if one is.
+        func ifNotWriting<T>(_ body: () throws -> T) rethrows -> T? {
+            try writing.withLockIfAvailable { _ in try body() }
         }
     }
 
@@ -235,13 +246,11 @@ package final class CacheFile: Sendable {
     }
 
     /// A status and when it was read, for any thread.
-    private final class LastStatus: @unchecked Sendable {
-        // `value` is guarded by `lock`.
-        private let lock = NSLock()
-        private var value: (Status, ContinuousClock.Instant)?
+    private final class LastStatus: Sendable {
+        private let value = Locked<(Status, ContinuousClock.Instant)?>(nil)
 
-        func get() -> (Status, ContinuousClock.Instant)? { lock.withLock { value } }
-        func set(_ status: Status, at instant: ContinuousClock.Instant) { lock.withLock { value = (status, instant) } }
+        func get() -> (Status, ContinuousClock.Instant)? { value.value }
+        func set(_ status: Status, at instant: ContinuousClock.Instant) { value.withLock { $0 = (status, instant) } }
     }
 
     /// See ``Status/isUnlinked``.
