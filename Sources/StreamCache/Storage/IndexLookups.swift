@@ -15,12 +15,10 @@ import SQLite3
 /// the columns read straight from the statement. A read-only connection of a WAL database reads
 /// one snapshot per statement and never checkpoints or removes the WAL files, so it leaves the
 /// pool's connections, and other processes', as they were.
-final class IndexLookups: @unchecked Sendable {
+final class IndexLookups: Sendable {
     private let path: String
     private let sql: String
-    // `idle` is guarded by `lock`.
-    private let lock = NSLock()
-    private var idle: [Connection] = []
+    private let idle = Locked<[Connection]>([])
     /// Idle connections kept: one per thread that may read at once (a server's event loops, one
     /// per core by default), so none is opened and closed again for a single read.
     private static let kept = max(4, ProcessInfo.processInfo.activeProcessorCount)
@@ -35,8 +33,8 @@ final class IndexLookups: @unchecked Sendable {
     /// `nil` if the database cannot be read now (busy for longer than a read should wait on an
     /// event loop, or damaged).
     func rows<Found>(forKey key: String, into initial: Found, _ body: (inout Found, Columns) -> Void) -> Found? {
-        guard let connection = lock.withLock({ idle.popLast() }) ?? Connection(path: path, sql: sql) else { return nil }
-        defer { lock.withLock { if idle.count < Self.kept { idle.append(connection) } } }
+        guard let connection = idle.withLock({ $0.popLast() }) ?? Connection(path: path, sql: sql) else { return nil }
+        defer { idle.withLock { if $0.count < Self.kept { $0.append(connection) } } }
         return connection.rows(forKey: key, into: initial, body)
     }
 

@@ -13,7 +13,7 @@ import GRDB
 /// group, so what it wrote is durable in the index when it goes on, as with a transaction of
 /// its own; if the commit fails (or SQLite gave the transaction up, on a full disk for one),
 /// every write of the group gets the error and none of them is kept.
-final class IndexWrites: @unchecked Sendable {
+final class IndexWrites: Sendable {
     /// One caller's write: its body, and how to resume the caller.
     private struct Job {
         let body: (Database) throws -> Void
@@ -21,10 +21,8 @@ final class IndexWrites: @unchecked Sendable {
     }
 
     private let writer: any DatabaseWriter
-    // `pending` and `draining` are guarded by `lock`.
-    private let lock = NSLock()
-    private var pending: [Job] = []
-    private var draining = false
+    /// The writes waiting for the next group, and whether a drain runs on the writer's queue.
+    private let queue = Locked((pending: [Job](), draining: false))
 
     init(_ writer: any DatabaseWriter) {
         self.writer = writer
@@ -60,10 +58,10 @@ final class IndexWrites: @unchecked Sendable {
     }
 
     private func enqueue(_ job: Job) {
-        let startsDrain = lock.withLock {
-            pending.append(job)
-            defer { draining = true }
-            return !draining
+        let startsDrain = queue.withLock { queue in
+            queue.pending.append(job)
+            defer { queue.draining = true }
+            return !queue.draining
         }
         if startsDrain { writer.asyncWriteWithoutTransaction { db in self.drain(db) } }
     }
@@ -76,13 +74,13 @@ final class IndexWrites: @unchecked Sendable {
     }
 
     private func takePending() -> [Job]? {
-        lock.withLock {
-            guard !pending.isEmpty else {
-                draining = false
+        queue.withLock { queue in
+            guard !queue.pending.isEmpty else {
+                queue.draining = false
                 return nil
             }
-            defer { pending.removeAll(keepingCapacity: true) }
-            return pending
+            defer { queue.pending.removeAll(keepingCapacity: true) }
+            return queue.pending
         }
     }
 
