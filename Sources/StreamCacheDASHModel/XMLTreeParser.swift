@@ -34,7 +34,9 @@ public enum XMLTreeParser {
     ///   type declaration, or a document past the bounds.
     public static func parse(_ bytes: [UInt8]) throws(ManifestParseError) -> XMLNode {
         try Self.checkBounds(bytes)
-        let parser = XMLParser(data: Data(bytes))
+        // Fed as a stream, in pieces: given whole, libxml2 refuses a document past 10 MB as not
+        // well-formed, well within the size a manifest may have.
+        let parser = XMLParser(stream: InputStream(data: Data(bytes)))
         parser.shouldProcessNamespaces = false
         parser.shouldResolveExternalEntities = false
         let builder = TreeBuilder()

@@ -16,6 +16,15 @@ import Testing
         #expect(root.children.last == .text("y<z"))
     }
 
+    /// A document of 15 MiB, within the 16 MiB a manifest may have, is read whole: given in one
+    /// piece, the XML parser refused everything past 10 MB as not well-formed.
+    @Test func aDocumentPastTenMegabytesIsReadWhole() throws {
+        let text = String(repeating: "x", count: (1 << 20) - 16)
+        let document = "<MPD>" + String(repeating: "<Title>\(text)</Title>\n", count: 15) + "<Period/></MPD>"
+        let root = try XMLTreeParser.parse(Array(document.utf8))
+        #expect(root.children.filter { if case .element = $0 { true } else { false } }.count == 16)
+    }
+
     @Test(arguments: [
         // More attributes on one element than any MPD has.
         "<MPD " + (0...1_000).map { "a\($0)=\"1\"" }.joined(separator: " ") + "/>",
