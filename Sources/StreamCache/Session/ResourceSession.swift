@@ -96,7 +96,7 @@ actor ResourceSession {
     func notice(tokenDigest digest: String?) {
         guard digest != record.tokenDigest else { return }
         guard machine.written.isEmpty else {
-            machine.bytesMustProve = true
+            machine.otherTokensCame()
             return
         }
         record.tokenDigest = digest
@@ -157,9 +157,9 @@ actor ResourceSession {
                 settings: ResourceStateMachine.Settings(environment.configuration, url: url)
             )
             // Only a resource nothing is known of asks (``ResourceStateMachine/rangeSupport``).
-            if info.length == nil { machine.rangeSupport = environment.originRanges.support(of: url) }
+            if info.length == nil { machine.originRangesAre(environment.originRanges.support(of: url)) }
             // Bytes that came with other values of the parameters the key leaves out.
-            if record.tokenDigest != digest, !present.isEmpty { machine.bytesMustProve = true }
+            if record.tokenDigest != digest, !present.isEmpty { machine.otherTokensCame() }
             return ResourceSession(
                 key: key,
                 url: url,

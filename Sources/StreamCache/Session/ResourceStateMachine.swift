@@ -71,6 +71,14 @@ struct ResourceStateMachine: Sendable {
     var rangeSupport = OriginRangeSupport.Support.honoured
     /// Whether the origin is known to answer a request for a range with the whole body.
     var ignoresRange: Bool { rangeSupport == .ignored }
+
+    /// A reader came with other values of the query parameters the key leaves out than the
+    /// cached bytes were fetched with: the next check of the version is proven by bytes.
+    mutating func otherTokensCame() { bytesMustProve = true }
+
+    /// What the origin's other resources said it does with a request for a range, for a
+    /// resource nothing is known of yet.
+    mutating func originRangesAre(_ support: OriginRangeSupport.Support) { rangeSupport = support }
     /// When the index was last read for ranges another process recorded.
     var refreshedAt: Instant
     var lastID = 0
