@@ -13,7 +13,9 @@ import NIOCore
 ///   unanswered (RFC 9112 §9.6);
 /// * after the idle timeout without a request part while no answer is owed: idle keep-alive, a
 ///   head or body trickled in forever. An answer being made or written is never cut by it;
-/// * on graceful shutdown, at once when no answer is owed, else once the last is written;
+/// * on graceful shutdown, at once when no answer is owed, else once the last is written; a
+///   request read after it began is dropped unanswered, as NIO's `HTTPServerPipelineHandler`
+///   drops it, and the last answer owed says `Connection: close` (``answersLast``);
 /// * when an answer could not be written whole (the client sees the connection close).
 ///
 /// `Request` is what the responder needs of a request; the machine only keeps and hands it back.
@@ -83,6 +85,17 @@ struct ProxyConnection<Request> {
     /// When to look first.
     var firstCheck: Action { .checkAt(lastActivity + idleTimeout) }
 
+    /// Whether the answer begun now is the connection's last, once the server asked it to
+    /// finish: no request waits behind it, and none is being read. It says `Connection: close`,
+    /// whatever its own request asked.
+    var answersLast: Bool {
+        guard phase == .quiescing, waiting.isEmpty else { return false }
+        switch reading {
+        case .betweenRequests, .discarding: return true
+        case .request, .offeredToCache: return false
+        }
+    }
+
     /// Whether an answer is owed or being written: the client waits on the connection, which is
     /// not idle.
     var owesAnswers: Bool { answering || !waiting.isEmpty || cacheHitWritesInFlight > 0 }
@@ -92,7 +105,8 @@ struct ProxyConnection<Request> {
     /// A request's head was read; `closes` when the connection closes after its answer.
     mutating func headRead(_ request: Request, closes: Bool, now: NIODeadline) -> Action {
         guard phase != .closed else { return .none }
-        guard phase != .closingAfterAnswers else {
+        guard phase == .open else {
+            // After a request that closes, or once the server asked to finish: not answered.
             reading = .discarding
             return .none
         }

@@ -23,11 +23,12 @@ extension ProxyConnectionHandler {
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
         let framing = ResponseFraming(
             version: request.head.version,
-            closes: request.closesConnection,
+            closes: request.closesConnection || machine.answersLast,
             sandboxed: !request.fields.opensNoDocument
         )
         connections.answerStarted()
-        answering = Task { [respond, connections, channel = context.channel, verdict = request.verdict, body = request.body] in
+        answering = Task {
+            [respond, connections, channel = context.channel, verdict = request.verdict, body = request.body] in
             let response = await respond(converted, verdict, body, requestContext)
             await ProxyConnectionHandler.write(response, framing: framing, on: channel, handler: handler) { wentOut in
                 connections.answerEnded()

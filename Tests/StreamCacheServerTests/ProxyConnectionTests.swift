@@ -67,8 +67,21 @@ import Testing
         _ = read(1, into: &busy)
         _ = read(2, into: &busy)
         #expect(busy.quiesce() == .none)
+        // A request read once the server asked to finish is not answered.
+        #expect(read(3, into: &busy) == [.none, .none])
         #expect(busy.responderAnswered(wentOut: true, now: at(2)) == .startResponder(2, resumeReading: false))
+        // The last answer owed says the connection closes.
+        #expect(busy.answersLast)
         #expect(busy.responderAnswered(wentOut: true, now: at(3)) == .close)
+
+        var pipelined = Machine(idleTimeout: timeout, now: start)
+        _ = read(1, into: &pipelined)
+        #expect(pipelined.quiesce() == .none)
+        #expect(pipelined.answersLast, "the answer under way is the last")
+        var open = Machine(idleTimeout: timeout, now: start)
+        _ = read(1, into: &open)
+        _ = read(2, into: &open)
+        #expect(!open.answersLast, "no stop asked")
     }
 
     @Test func aCacheHitIsOfferedOnlyWhenTheResponderOwesNothing() {
@@ -170,6 +183,10 @@ private struct Life {
     /// Requests whose end was read before any closing request's end: each is owed an answer.
     var owed: Set<Int> = []
     var closingID: Int?
+    /// The first request whose head came after the server asked the connection to finish.
+    var quiescedFrom: Int?
+    /// The answer begun as the connection's last (``ProxyConnection/answersLast``).
+    var lastAnswer: Int?
 
     init(seed: UInt64, timeout: TimeAmount, start: NIODeadline) {
         machine = Machine(idleTimeout: timeout, now: start)
@@ -186,6 +203,8 @@ private struct Life {
             machine.checkInvariants()
             #expect(answered == answered.sorted() && Set(answered).count == answered.count, "answers out of order")
             if let closingID { #expect(answered.allSatisfy { $0 <= closingID }, "answered after a close") }
+            if let quiescedFrom { #expect(answered.allSatisfy { $0 < quiescedFrom }, "answered after the stop") }
+            if let lastAnswer { #expect(answered.last == lastAnswer, "answered after the last answer") }
         }
         if cleanClose { #expect(owed.isSubset(of: Set(answered)), "closed with requests unanswered") }
     }
@@ -209,6 +228,7 @@ private struct Life {
                 apply(machine.idleCheck(now: now), idle: true)
             }
         case 95..<98:
+            if quiescedFrom == nil { quiescedFrom = nextID }
             apply(machine.quiesce())
         case 98:
             closed = true
@@ -235,7 +255,7 @@ private struct Life {
             return
         }
         sending = nil
-        if closingID.map({ id <= $0 }) ?? true { owed.insert(id) }
+        if closingID.map({ id <= $0 }) ?? true, quiescedFrom.map({ id < $0 }) ?? true { owed.insert(id) }
         apply(machine.endRead(now: now))
     }
 
@@ -254,6 +274,7 @@ private struct Life {
             #expect(answering == nil, "two responder answers at once")
             answering = id
             answered.append(id)
+            if machine.answersLast { lastAnswer = id }
             if resume {
                 #expect(readingStopped)
                 readingStopped = false
