@@ -93,10 +93,12 @@ struct CacheHits: Sendable {
         }
     }
 
-    /// The target `uri` names, if it is an origin URL the engine fetches.
+    /// The target `uri` names, if it is an origin URL the engine fetches and judging it does not
+    /// wait (a name to look up is the responder's, in a task).
     func target(_ uri: String) -> Target? {
         guard uri.hasPrefix("/"), !uri.hasPrefix(OfflineFiles.prefix),
             let target = try? ProxyTarget(requestTarget: uri),
+            !engine.configuration.refusalWaits(target.url),
             (try? CacheEngine.validate(target.url, configuration: engine.configuration)) != nil
         else { return nil }
         return Target(

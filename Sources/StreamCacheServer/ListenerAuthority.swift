@@ -54,6 +54,17 @@ extension ListenerAuthority {
             address.withLock { $0 = (host.lowercased(), port) }
         }
 
+        /// Whether judging `url` (``refusal(of:)``) would wait on the resolver or the interfaces'
+        /// addresses: a URL on the listener's port whose host is neither the bound one nor a
+        /// loopback number. An event loop leaves such a URL to a task.
+        public func judgingWaits(_ url: URL) -> Bool {
+            guard let (host, port) = address.value, let urlHost = url.host?.lowercased() else { return false }
+            let urlPort = url.port ?? (url.scheme?.lowercased() == "https" ? 443 : 80)
+            guard urlPort == port else { return false }
+            let name = urlHost.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+            return name != host && !MachineAddresses.isLoopbackNumber(name)
+        }
+
         /// Why the engine must not fetch `url`, or `nil`: it names this listener.
         ///
         /// A URL on the listener's port whose host is this machine in any spelling (see

@@ -60,19 +60,34 @@ enum MachineAddresses {
         return addresses.contains { own.contains($0) }
     }
 
+    /// Whether `host` is a loopback or unspecified address written as a number, which names this
+    /// machine without a lookup; `false` for a name or any other address, which
+    /// ``namesThisMachine(_:)`` judges by the resolver or the interfaces' addresses.
+    static func isLoopbackNumber(_ host: String) -> Bool {
+        numeric(host)?.isLoopbackOrUnspecified ?? false
+    }
+
+    /// The address `host` is, parsed as the resolver parses numbers; `nil` for a name.
+    private static func numeric(_ host: String) -> Address? {
+        var name = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        if let zone = name.firstIndex(of: "%") { name = String(name[..<zone]) }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, name, &v6) == 1 {
+            return Address(v6: withUnsafeBytes(of: &v6) { Array($0) })
+        }
+        // inet_aton takes what getaddrinfo takes for IPv4: 127.1, 0x7f000001, 2130706433.
+        var v4 = in_addr()
+        if inet_aton(name, &v4) != 0 { return .v4(UInt32(bigEndian: v4.s_addr)) }
+        return nil
+    }
+
     /// The addresses `host` stands for: parsed as the resolver parses numbers, else looked up.
     static func resolved(_ host: String) -> [Address] {
         var name = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         if let zone = name.firstIndex(of: "%") { name = String(name[..<zone]) }
         // `localhost.` is `localhost` to a resolver that knows it, and to one that does not.
         while name.count > 1, name.hasSuffix(".") { name.removeLast() }
-        var v6 = in6_addr()
-        if inet_pton(AF_INET6, name, &v6) == 1 {
-            return [Address(v6: withUnsafeBytes(of: &v6) { Array($0) })]
-        }
-        // inet_aton takes what getaddrinfo takes for IPv4: 127.1, 0x7f000001, 2130706433.
-        var v4 = in_addr()
-        if inet_aton(name, &v4) != 0 { return [.v4(UInt32(bigEndian: v4.s_addr))] }
+        if let address = numeric(name) { return [address] }
         var hints = addrinfo()
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var list: UnsafeMutablePointer<addrinfo>?

@@ -184,6 +184,7 @@ extension StreamCacheCommand {
             try await cache.withEngine(
                 configure: {
                     $0.refuseURL = listener.refusal(of:)
+                    $0.refusalWaits = listener.judgingWaits(_:)
                     $0.retriesErrorStatuses = false
                     $0.isShared = isShared
                     // Players decode what the origin coded, as they would from the origin.

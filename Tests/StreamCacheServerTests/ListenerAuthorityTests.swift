@@ -1,3 +1,4 @@
+import Foundation
 import StreamCacheServer
 import Testing
 
@@ -35,5 +36,20 @@ import Testing
         }
         #expect(!loopback.accepts("evil.example", port: 80))
         #expect(!loopback.accepts("127.0.0.1", port: 8080))
+    }
+
+    /// What an event loop may judge of a target at once, and what needs the resolver or the
+    /// interfaces' addresses (left to a task): only names and other machines' numbers on the
+    /// listener's own port.
+    @Test(arguments: [
+        ("http://example.com:8080/a", true), ("http://192.168.1.9:8080/a", true), ("http://localhost:8080/", true),
+        ("http://127.0.0.1:8080/a", false), ("http://127.1:8080/a", false), ("http://[::1]:8080/a", false),
+        ("http://0.0.0.0:8080/a", false), ("http://example.com:9090/a", false), ("http://example.com/a", false),
+    ])
+    func onlyANameOnTheListenersPortWaitsToBeJudged(url: String, waits: Bool) throws {
+        let bound = ListenerAuthority.Bound()
+        bound.bind(host: "127.0.0.1", port: 8080)
+        #expect(bound.judgingWaits(try #require(URL(string: url))) == waits)
+        #expect(!ListenerAuthority.Bound().judgingWaits(try #require(URL(string: url))), "nothing bound yet")
     }
 }
