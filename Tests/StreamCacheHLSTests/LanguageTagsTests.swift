@@ -1,3 +1,5 @@
+import Foundation
+import StreamCacheDASHModel
 import Testing
 
 @testable import StreamCacheHLS
@@ -34,5 +36,27 @@ import Testing
         let criteria = MediaSelectionCriteria(audio: .only([wanted]), subtitles: .none)
         let selection = try MediaSelection.resolve(master, criteria: criteria)
         #expect(selection.audio.map(\.name) == ["Deutsch"])
+    }
+
+    /// A DASH selection by any form of the tag picks the same representation.
+    @Test(arguments: ["en", "eng", "en-US", "EN"])
+    func aDASHSelectionTakesEveryFormOfATag(wanted: String) throws {
+        let text = """
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static" mediaPresentationDuration="PT4S">
+              <Period>
+                <AdaptationSet contentType="audio" mimeType="audio/mp4" lang="de">
+                  <Representation id="de" bandwidth="128000"><BaseURL>de.mp4</BaseURL></Representation>
+                </AdaptationSet>
+                <AdaptationSet contentType="audio" mimeType="audio/mp4" lang="eng">
+                  <Representation id="en" bandwidth="128000"><BaseURL>en.mp4</BaseURL></Representation>
+                </AdaptationSet>
+              </Period>
+            </MPD>
+            """
+        let url = try #require(URL(string: "http://example.com/show/manifest.mpd"))
+        let representations = try MediaPresentation(parsing: Array(text.utf8)).representations(documentURL: url)
+        let criteria = MediaSelectionCriteria(audio: .only([wanted]), subtitles: .none)
+        let chosen = try DASHPackagePlanner.choose(from: representations, criteria: criteria, url: url)
+        #expect(chosen.map(\.id) == ["en"])
     }
 }
