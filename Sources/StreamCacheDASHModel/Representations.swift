@@ -52,6 +52,12 @@ extension MediaPresentation {
             for set in period.elements("AdaptationSet") {
                 let setBase = Self.base(of: set, against: periodBase)
                 let setAddressing = Self.addressing(of: set, inherited: periodAddressing)
+                // Read once a set: each is a walk over all its children, representations included,
+                // and once a representation it made the reading quadratic in them.
+                let setComponentType = set.elements("ContentComponent").first?.attributes["contentType"]
+                let setLabel = set.elements("Label").first?.text
+                let setRoles = set.elements("Role")
+                let setProtection = set.elements("ContentProtection")
                 for representation in set.elements("Representation") {
                     func attribute(_ name: String) -> String? {
                         representation.attributes[name] ?? set.attributes[name]
@@ -60,7 +66,7 @@ extension MediaPresentation {
                     let contentType =
                         set.attributes["contentType"] ?? representation.attributes["contentType"]
                         ?? mimeType.map { String($0.prefix { $0 != "/" }) }
-                        ?? (set.elements("ContentComponent").first?.attributes["contentType"] ?? "unknown")
+                        ?? (setComponentType ?? "unknown")
                     result.append(
                         DASHRepresentation(
                             id: representation.attributes["id"] ?? "",
@@ -75,13 +81,12 @@ extension MediaPresentation {
                             height: attribute("height").flatMap { Int($0) },
                             frameRate: attribute("frameRate"),
                             language: set.attributes["lang"] ?? representation.attributes["lang"],
-                            label: (representation.elements("Label").first ?? set.elements("Label").first)?.text
-                                ?? attribute("label"),
-                            roles: (set.elements("Role") + representation.elements("Role")).compactMap {
+                            label: representation.elements("Label").first?.text ?? setLabel ?? attribute("label"),
+                            roles: (setRoles + representation.elements("Role")).compactMap {
                                 $0.attributes["value"]
                             },
                             protection: Self.protectionNames(
-                                set.elements("ContentProtection") + representation.elements("ContentProtection")
+                                setProtection + representation.elements("ContentProtection")
                             ),
                             baseURL: Self.base(of: representation, against: setBase),
                             addressing: Self.addressing(of: representation, inherited: setAddressing),
