@@ -22,14 +22,28 @@ public struct MediaPresentation: Hashable, Sendable {
         "EventStream": ["xlink:href"],
     ]
 
+    /// The most representations one MPD may list, over all its periods and adaptation sets: far
+    /// more than any presentation has (tens), so that a document of hundreds of thousands, each
+    /// worked out with its segments, is refused before it is.
+    public static let maximumRepresentations = 10_000
+
     /// Reads an MPD.
     ///
-    /// - Throws: ``ManifestParseError`` for text that is not XML (naming the line), an XML bomb
-    ///   or a document whose root is not `MPD`.
+    /// - Throws: ``ManifestParseError`` for text that is not XML (naming the line), an XML bomb,
+    ///   a document whose root is not `MPD`, or one of more than ``maximumRepresentations``.
     public init(parsing bytes: [UInt8]) throws(ManifestParseError) {
         let root = try XMLTreeParser.parse(bytes)
         guard root.localName == "MPD" else {
             throw ManifestParseError("the root element is \(root.name.prefix(40)), not MPD")
+        }
+        var count = 0
+        for period in root.elements("Period") {
+            for set in period.elements("AdaptationSet") { count += set.elements("Representation").count }
+        }
+        guard count <= Self.maximumRepresentations else {
+            throw ManifestParseError(
+                "the MPD lists \(count) representations, more than the \(Self.maximumRepresentations) one may have"
+            )
         }
         self.root = root
     }

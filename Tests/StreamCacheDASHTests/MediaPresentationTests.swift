@@ -44,6 +44,24 @@ import Testing
         #expect(again.root.elements("Period").count == 1)
     }
 
+    /// Representations are counted over the whole document, in every period and set, before any
+    /// is worked out: one more than the bound is refused, the bound itself is read.
+    @Test func representationsPastTheBoundAreRefusedBeforeAnyIsWorkedOut() throws {
+        func mpd(_ count: Int, periods: Int) -> [UInt8] {
+            let each = count / periods
+            let set =
+                "<AdaptationSet>" + String(repeating: "<Representation bandwidth=\"1\"/>", count: each)
+                + "</AdaptationSet>"
+            return Array(("<MPD>" + String(repeating: "<Period>\(set)</Period>", count: periods) + "</MPD>").utf8)
+        }
+        let bound = MediaPresentation.maximumRepresentations
+        #expect(try MediaPresentation(parsing: mpd(bound, periods: 2)).root.elements("Period").count == 2)
+        let error = #expect(throws: ManifestParseError.self) {
+            try MediaPresentation(parsing: mpd(bound + 2, periods: 2))
+        }
+        #expect(error?.message.contains("\(bound + 2) representations") == true)
+    }
+
     @Test func aDynamicPresentationSaysSo() throws {
         #expect(try MediaPresentation(parsing: Array("<MPD type=\"dynamic\"/>".utf8)).isDynamic)
         #expect(try !MediaPresentation(parsing: Array("<MPD type=\"static\"/>".utf8)).isDynamic)
