@@ -5,6 +5,9 @@ Usage: hostile_documents.py SHAPE MIB FILE
   entities    an MPD of `&amp;` entities (each one a piece the XML parser reports), one element
               of them a MiB (the XML parser refuses one text of 10 MB)
   attributes  an MPD of elements of 900 attributes each, under the bound of 1,000 per element
+  representations
+              an MPD of one adaptation set of ever more representations (a template each of
+              many segments), under the per-document segment budget
   segments    an HLS media playlist of one-character segments (`#EXTINF:1,` and `a`), as many
               as the size holds
   tags        an HLS media playlist whose segments each carry a long `EXT-X-DATERANGE` of many
@@ -28,6 +31,15 @@ with open(path, "w") as out:
     elif shape == "attributes":
         element = "<Label " + " ".join(f'a{i}="1"' for i in range(900)) + "/>"
         out.write(HEAD + "<Title>x</Title>" + element * (size // len(element)) + TAIL)
+    elif shape == "representations":
+        template = ('<SegmentTemplate media="$RepresentationID$-$Number$.m4s" '
+                    'initialization="$RepresentationID$-init.mp4" duration="1"/>')
+        representation = '<Representation id="r{}" bandwidth="1000" width="320" height="240"/>'
+        count = size // len(representation.format(100000))
+        sets = ('<Period><AdaptationSet contentType="video" mimeType="video/mp4">' + template
+                + "".join(representation.format(i) for i in range(count)) + '</AdaptationSet></Period>')
+        out.write(HEAD + "<Title>x</Title>" + TAIL.replace('<Period><AdaptationSet mimeType="video/mp4"><Representation id="v" '
+                  'bandwidth="1000"><BaseURL>v.mp4</BaseURL></Representation></AdaptationSet></Period>', sets))
     elif shape == "segments":
         out.write("#EXTM3U\n#EXT-X-TARGETDURATION:1\n" + "#EXTINF:1,\na\n" * (size // 13) + "#EXT-X-ENDLIST\n")
     else:
