@@ -240,13 +240,19 @@ struct ProxyResponder: Sendable {
             "the \(format.documentName) is larger than \(format.maximumSize >> 20) MiB"
         )
         guard (info.length ?? 0) <= format.maximumSize else { throw tooLarge }
-        if let coding = info.contentCoding {
+        if info.contentCoding != nil {
             // Its text is what the rewrite needs; a document passed on as it came would lead the
-            // player past the cache.
-            throw ProxyRefusal(
-                .badGateway,
-                "the \(format.documentName) from the origin is Content-Encoding: \(coding), not its text"
-            )
+            // player past the cache. A coded copy may be an origin's passing mistake: the origin
+            // is asked again first, and a version it now sends as text is answered.
+            _ = try await Self.revalidated(resource, bound: tooLarge, of: format, exchange: &exchange)
+            let checked = try await resource.info()
+            if let coding = checked.contentCoding {
+                throw ProxyRefusal(
+                    .badGateway,
+                    "the \(format.documentName) from the origin is Content-Encoding: \(coding), not its text"
+                )
+            }
+            return try await serveManifest(format, resource, info: checked, started: nil, exchange: &exchange)
         }
         let read: StartedRead
         if let started {

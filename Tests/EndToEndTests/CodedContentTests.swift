@@ -62,14 +62,24 @@ import Testing
     }
 
     /// A playlist is rewritten from its text: coded, it gets a 502 that names the coding, not a
-    /// document that would lead the player past the cache.
-    @Test func aCodedPlaylistIsRefusedInOneLine() async throws {
-        let origin = try await CodingOrigin(name: "show.m3u8")
+    /// document that would lead the player past the cache. Its name says nothing (`.hls`, a
+    /// playlist by its type), so only the coding makes the cached copy be checked again.
+    @Test func aCodedPlaylistIsRefusedUntilTheOriginSendsItsText() async throws {
+        let origin = try await CodingOrigin(name: "show.hls")
         defer { origin.workspace.remove() }
         let proxy = try await ListeningProcess(["serve"], cacheDir: origin.workspace.cacheDirectory)
-        let reply = try await Curl.fetch(proxy.url(origin.nginx.url("show.m3u8")))
+        let reply = try await Curl.fetch(proxy.url(origin.nginx.url("show.hls")))
         #expect(reply.status == 502)
         #expect(String(decoding: reply.body, as: UTF8.self).contains("Content-Encoding: gzip"))
         #expect(proxy.process.isRunning)
+
+        // The origin stops coding it: the coded copy, fresh as it is, is checked and replaced.
+        let playlist = "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2.0,\na.ts\n#EXT-X-ENDLIST\n"
+        let path = origin.workspace.originDirectory + "/show.hls"
+        try playlist.write(toFile: path, atomically: true, encoding: .utf8)
+        try FileManager.default.removeItem(atPath: path + ".gz")
+        let fixed = try await Curl.fetch(proxy.url(origin.nginx.url("show.hls")))
+        #expect(fixed.status == 200, "\(String(decoding: fixed.body, as: UTF8.self))")
+        #expect(String(decoding: fixed.body, as: UTF8.self).contains("/http://127.0.0.1:\(origin.nginx.port)/a.ts"))
     }
 }

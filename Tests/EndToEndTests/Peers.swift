@@ -87,9 +87,15 @@ final class NginxProcess: Sendable {
 
     /// nginx sending each file under `root` that has a `.gz` beside it as that file,
     /// `Content-Encoding: gzip`, whatever the client accepts (`gzip_static always`), and logging
-    /// each request it answers (``requests()``).
+    /// each request it answers (``requests()``). A `.hls` file is an HLS playlist by its type
+    /// alone, as a playlist behind `/manifest?id=7` is.
     convenience init(codingEverythingIn root: String) async throws {
-        try await self.init { prefix in "root \(root); gzip_static always; access_log \(prefix)/access.log;" }
+        try await self.init { prefix in
+            """
+            root \(root); gzip_static always; access_log \(prefix)/access.log;
+            types { application/vnd.apple.mpegurl hls; }
+            """
+        }
     }
 
     /// The request lines of the access log (one a request answered), when it keeps one.
