@@ -150,17 +150,7 @@ final class OutputFile {
     /// - Throws: ``OutputClosed`` when the reader of a pipe went away (`get … | head`), else
     ///   ``OutputError``.
     func write(_ bytes: some ContiguousBytes) throws {
-        try bytes.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let result = systemWrite(descriptor, bytes.baseAddress! + done, bytes.count - done)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    try failed(errno)
-                }
-                done += result
-            }
-        }
+        if let code = bytes.withUnsafeBytes({ writeWhole(descriptor, $0) }) { try failed(code) }
     }
 
     private var descriptor: Int32 { handle.fileHandleDescriptor }
@@ -203,7 +193,17 @@ extension FileHandle {
     fileprivate var fileHandleDescriptor: Int32 { fileDescriptor }
 }
 
-/// `write(2)`, named apart from ``OutputFile/write(_:)``.
-func systemWrite(_ descriptor: Int32, _ bytes: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, bytes, count)
+/// Writes all of `bytes` to `descriptor` with `write(2)`, again after an interruption; the
+/// `errno` of the write that failed, or `nil` once all are written.
+func writeWhole(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+    var done = 0
+    while done < bytes.count {
+        let result = write(descriptor, bytes.baseAddress! + done, bytes.count - done)
+        if result < 0 {
+            if errno == EINTR { continue }
+            return errno
+        }
+        done += result
+    }
+    return nil
 }

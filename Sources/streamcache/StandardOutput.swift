@@ -22,19 +22,8 @@ final class StandardStream: Sendable {
     /// Writes `data` whole, unless the reader went away (then, and from then on, nothing).
     func write(_ data: Data) {
         guard !closed.value else { return }
-        data.withUnsafeBytes { bytes in
-            var done = 0
-            while done < bytes.count {
-                let result = systemWrite(descriptor, bytes.baseAddress! + done, bytes.count - done)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    // EPIPE, or an output that cannot be written at all: nothing more goes to it.
-                    closed.withLock { $0 = true }
-                    return
-                }
-                done += result
-            }
-        }
+        // EPIPE, or an output that cannot be written at all: nothing more goes to it.
+        if data.withUnsafeBytes({ writeWhole(descriptor, $0) }) != nil { closed.withLock { $0 = true } }
     }
 
     /// Writes `text`, then a line break.
