@@ -37,6 +37,18 @@ import Testing
         try String(contentsOfFile: setup.library + "/\(id)/video/index.m3u8", encoding: .utf8)
     }
 
+    /// Records `url` for `duration` (`20s`) to its end: the asset id and its video playlist.
+    static func record(_ url: String, for duration: String, in setup: OfflineSetup) async throws -> (String, String) {
+        let result = try await CLI.run(
+            ["hls", "download", url, "--duration", duration],
+            cacheDir: setup.workspace.cacheDirectory,
+            timeout: .seconds(60)
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        return (id, try playlist(of: id, in: setup))
+    }
+
     @Test func aRecordingForADurationPlaysAsTheOriginsSegmentsAndFetchesEachOnce() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
@@ -44,14 +56,7 @@ import Testing
         let segments = try await LiveOrigin.makeSegments(in: folder, count: 40)
         let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "4"])
 
-        let result = try await CLI.run(
-            ["hls", "download", origin.url("vod.m3u8"), "--duration", "20s"],
-            cacheDir: setup.workspace.cacheDirectory,
-            timeout: .seconds(60)
-        )
-        #expect(result.status == 0, "\(result.stderr)")
-        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
-        let playlist = try Self.playlist(of: id, in: setup)
+        let (id, playlist) = try await Self.record(origin.url("vod.m3u8"), for: "20s", in: setup)
         #expect(playlist.contains("#EXT-X-PLAYLIST-TYPE:VOD") && playlist.contains("#EXT-X-ENDLIST"))
         let recorded = Self.sequences(playlist)
         #expect(recorded.count >= 20, "\(playlist)")
@@ -88,14 +93,7 @@ import Testing
         let folder = setup.workspace.originDirectory + "/live"
         let segments = try await LiveOrigin.makeSegments(in: folder, count: 40)
         let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3", "--repeat-uris", "3"])
-        let result = try await CLI.run(
-            ["hls", "download", origin.url("vod.m3u8"), "--duration", "8s"],
-            cacheDir: setup.workspace.cacheDirectory,
-            timeout: .seconds(60)
-        )
-        #expect(result.status == 0, "\(result.stderr)")
-        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
-        let playlist = try Self.playlist(of: id, in: setup)
+        let (id, playlist) = try await Self.record(origin.url("vod.m3u8"), for: "8s", in: setup)
         let files = playlist.split(separator: "\n").filter { !$0.hasPrefix("#") && !$0.isEmpty }
         let originals = segments.map { FileManager.default.contents(atPath: folder + "/" + $0) }
         let recorded = files.map { file in
