@@ -2,7 +2,7 @@
 # How the time and peak memory of reading a hostile manifest grow with its size: MPDs of
 # `&amp;` entities (each one a piece the XML parser reports), of many attributes and of many
 # representations in one adaptation set, HLS playlists
-# of one-character segments and of long tags, at 1, 4 and 16 MiB (`bench/hostile_documents.py`;
+# of one-character segments and of long tags, at 1, 4 and 16 MiB (`Tests/Fixtures/hostile_documents.py`;
 # documents past 16 MiB are refused). `hls inspect FILE` parses the document once; a linear
 # reader shows seconds per MiB that stay flat as the size grows, or a refusal within budget.
 #
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 
 shapes="entities attributes representations segments tags"
 for mib in 1 4 16; do
-    for shape in $shapes; do python3 bench/hostile_documents.py "$shape" "$mib" "$work/$shape-$mib"; done
+    for shape in $shapes; do python3 Tests/Fixtures/hostile_documents.py "$shape" "$mib" "$work/$shape-$mib"; done
 done
 printf '%-12s %6s %9s %11s %9s  %s\n' shape MiB seconds 's per MiB' 'peak MiB' outcome
 for shape in $shapes; do

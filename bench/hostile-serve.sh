@@ -10,7 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 
-python3 bench/hostile_documents.py entities 16 "$work/hostile.mpd"
+python3 Tests/Fixtures/hostile_documents.py entities 16 "$work/hostile.mpd"
 python3 - "$work" <<'PY'
 import sys
 with open(f"{sys.argv[1]}/small.m3u8", "w") as out:

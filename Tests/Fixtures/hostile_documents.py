@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""Hostile manifests for the benchmarks: within every bound StreamCache sets, costly to read.
+"""Hostile manifests for the corpus tests and benchmarks: within every bound StreamCache sets,
+costly to read.
 
 Usage: hostile_documents.py SHAPE MIB FILE
   entities    an MPD of `&amp;` entities (each one a piece the XML parser reports), one element
-              of them a MiB (the XML parser refuses one text of 10 MB)
+              of them up to 8 MiB (the XML parser refuses one text of 10 MB)
   attributes  an MPD of elements of 900 attributes each, under the bound of 1,000 per element
   representations
               an MPD of one adaptation set of ever more representations (a template each of
@@ -26,8 +27,10 @@ shape, size, path = sys.argv[1], int(float(sys.argv[2]) * MIB), sys.argv[3]
 size -= len(HEAD) + len(TAIL) + 64
 with open(path, "w") as out:
     if shape == "entities":
-        title = "<Title>" + "&amp;" * (MIB // 5 - 4) + "</Title>"
-        out.write(HEAD + title * (size // len(title)) + TAIL)
+        # As few texts as the bound allows: a reader quadratic in one text's pieces shows at once.
+        texts = -(-size // (8 * MIB))
+        title = "<Title>" + "&amp;" * (size // texts // 5 - 4) + "</Title>"
+        out.write(HEAD + title * texts + TAIL)
     elif shape == "attributes":
         element = "<Label " + " ".join(f'a{i}="1"' for i in range(900)) + "/>"
         out.write(HEAD + "<Title>x</Title>" + element * (size // len(element)) + TAIL)
