@@ -23,7 +23,8 @@ extension StreamCacheCommand {
         @Option(
             name: .long,
             parsing: .upToNextOption,
-            help: "Store responses marked no-store all the same: from these hosts, or * for all; none to stop."
+            help: "Store responses marked no-store all the same: from these hosts, or * for all; none to stop.",
+            transform: HostArgument.parse
         )
         var ignoreNoStore: [String] = []
 
@@ -149,6 +150,16 @@ enum KeyRuleArgument {
             _ = try CacheKeyRules.parseRule(text)
         } catch {
             throw ValidationError(error.reason)
+        }
+        return text
+    }
+}
+
+/// A host of `--ignore-no-store`: a host name as URLs carry it, `*` or `none`.
+enum HostArgument {
+    static func parse(_ text: String) throws -> String {
+        guard text == "*" || text == "none" || HostName.isWellFormed(text) else {
+            throw ValidationError("'\(text)' is not a host name (ASCII, an international name in its xn-- form)")
         }
         return text
     }

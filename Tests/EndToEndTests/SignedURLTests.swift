@@ -309,4 +309,26 @@ import Testing
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: workspace.cacheDirectory + "/settings.json"))
     }
+
+    /// A host no URL can carry, in any setting that names hosts, is refused: kept, it would be a
+    /// rule that never matches.
+    @Test(arguments: ["exämple.com", "cdn.example.com:443", "https://cdn.example.com", "a b"])
+    func aHostNoURLCarriesIsRefusedInEverySetting(host: String) async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        for arguments in [["--ignore-no-store", host], ["--key-ignore-query", host + "=token"]] {
+            let result = try await CLI.run(["config"] + arguments, cacheDir: workspace.cacheDirectory)
+            #expect(result.status == 64, "\(arguments): \(result.stderr)")
+            #expect(result.stderr.contains("not a host name") || result.stderr.contains("without scheme or port"))
+            #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: workspace.cacheDirectory + "/settings.json"))
+        }
+        // The internationalized name in the form URLs carry is kept.
+        let kept = try await CLI.run(
+            ["config", "--ignore-no-store", "xn--exmple-cua.com"],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(kept.output.contains("ignore-no-store xn--exmple-cua.com"))
+    }
 }

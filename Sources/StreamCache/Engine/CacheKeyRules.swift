@@ -106,11 +106,7 @@ public struct CacheKeyRules: Sendable, Hashable, Codable {
             guard !name.contains("/"), !name.contains(":") else {
                 throw invalid("a host is a name alone, without scheme or port")
             }
-            // Host names as URLs carry them: ASCII (an IDN in its xn-- form); another never matches.
-            guard name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") })
-            else {
-                throw invalid("'\(name)' is not a host name")
-            }
+            guard HostName.isWellFormed(name) else { throw invalid("'\(name)' is not a host name") }
             host = name
             list = text[text.index(after: equals)...]
         }
