@@ -18,24 +18,74 @@ import NIOCore
 ///   drops it, and the last answer owed says `Connection: close` (``answersLast``);
 /// * when an answer could not be written whole (the client sees the connection close).
 ///
+/// Its state is one ``State``: whether it takes requests, and, unless closed, what it owes
+/// (``Exchanges``); a closed connection owes nothing and keeps nothing. Every event returns an
+/// ``Action``, and the handler carries out every action there is.
+///
 /// `Request` is what the responder needs of a request; the machine only keeps and hands it back.
 struct ProxyConnection<Request> {
     enum Action {
         case none
-        /// Answer this request from the cache if it can be (``cacheHitAnswered(closes:inFlight:now:)``),
+        /// Answer this request from the cache if it can be (``cacheHitAnswered(inFlight:now:)``),
         /// else hand it back (``cacheHitDeclined(_:)``).
         case answerFromCache(Request)
         /// Run the responder for this request; `resumeReading` when reading had stopped.
         case startResponder(Request, resumeReading: Bool)
         /// Stop reading: as many requests wait as the connection keeps.
         case stopReading
-        /// Close the connection once the cache hit just written has gone out.
-        case closeWhenWritten
+        /// Say when the cache hit just answered has gone out (``cacheHitWritten(now:)``).
+        case reportWhenWritten
         case close
         /// Look again at this time (``idleCheck(now:)``).
         case checkAt(NIODeadline)
-        /// The connection is gone: cancel the responder's answer in progress.
-        case cancelAnswer
+        /// Let the answer's body go on: the connection takes more bytes again.
+        case resumeWriters
+        /// The connection is gone: fail the answer's writes that wait for room, and cancel the
+        /// responder's answer in progress if `cancelAnswer`.
+        case endAnswers(cancelAnswer: Bool)
+    }
+
+    /// Whether the connection takes more requests, and what it owes.
+    enum State {
+        case open(Exchanges)
+        /// Graceful shutdown: the requests read are answered, then the connection closes.
+        case quiescing(Exchanges)
+        /// A request asked to close: it is answered, those after it are dropped.
+        case closingAfterAnswers(Exchanges)
+        case closed
+    }
+
+    /// What an open connection is reading and owes.
+    struct Exchanges {
+        var reading = Reading.betweenRequests
+        var responder = Responder.idle
+        /// Cache hits written whose bytes have not all gone out (those sent from a file, and the
+        /// last before a close).
+        var cacheHitWritesInFlight = 0
+        /// Whether the connection takes more bytes now.
+        var writable = true
+
+        /// Whether an answer is owed or being written.
+        var owesAnswers: Bool {
+            if case .answering = responder { return true }
+            return cacheHitWritesInFlight > 0
+        }
+
+        /// Whether the responder owes an answer: a cache hit now would overtake it.
+        var owesResponderAnswers: Bool {
+            if case .answering = responder { return true }
+            if case .request = reading { return true }
+            return false
+        }
+
+        /// Whether nothing is owed or being read: a connection that is to close can now.
+        var isDone: Bool {
+            guard !owesAnswers else { return false }
+            switch reading {
+            case .betweenRequests, .discarding: return true
+            case .request, .offeredToCache: return false
+            }
+        }
     }
 
     /// What the connection does with the request parts it reads.
@@ -50,14 +100,10 @@ struct ProxyConnection<Request> {
         case discarding
     }
 
-    /// Whether the connection takes more requests.
-    enum Phase: Equatable {
-        case open
-        /// Graceful shutdown: the requests read are answered, then the connection closes.
-        case quiescing
-        /// A request asked to close: it is answered, those after it are dropped.
-        case closingAfterAnswers
-        case closed
+    /// The responder: idle, or answering a request with whole requests waiting behind it.
+    enum Responder {
+        case idle
+        case answering(waiting: [Request])
     }
 
     /// Requests waiting behind the one answered before the connection stops reading (a client
@@ -66,14 +112,7 @@ struct ProxyConnection<Request> {
     static var mostWaiting: Int { 16 }
 
     let idleTimeout: TimeAmount
-    private(set) var phase = Phase.open
-    private(set) var reading = Reading.betweenRequests
-    /// Whole requests waiting for the responder.
-    private(set) var waiting: [Request] = []
-    /// Whether the responder is answering a request.
-    private(set) var answering = false
-    /// Cache hits written whose bytes have not all gone out (those sent from a file).
-    private(set) var cacheHitWritesInFlight = 0
+    private(set) var state = State.open(Exchanges())
     /// When the last request part was read or the last answer ended.
     private var lastActivity: NIODeadline
 
@@ -89,8 +128,9 @@ struct ProxyConnection<Request> {
     /// finish: no request waits behind it, and none is being read. It says `Connection: close`,
     /// whatever its own request asked.
     var answersLast: Bool {
-        guard phase == .quiescing, waiting.isEmpty else { return false }
-        switch reading {
+        guard case .quiescing(let exchanges) = state else { return false }
+        if case .answering(let waiting) = exchanges.responder, !waiting.isEmpty { return false }
+        switch exchanges.reading {
         case .betweenRequests, .discarding: return true
         case .request, .offeredToCache: return false
         }
@@ -98,69 +138,107 @@ struct ProxyConnection<Request> {
 
     /// Whether an answer is owed or being written: the client waits on the connection, which is
     /// not idle.
-    var owesAnswers: Bool { answering || !waiting.isEmpty || cacheHitWritesInFlight > 0 }
+    var owesAnswers: Bool { exchanges?.owesAnswers ?? false }
+
+    /// Whole requests waiting for the responder.
+    var waiting: [Request] {
+        if case .answering(let waiting)? = exchanges?.responder { return waiting }
+        return []
+    }
+
+    /// Whether the connection takes more bytes now (a closed one takes none).
+    var isWritable: Bool { exchanges?.writable ?? false }
 
     // MARK: Reading
 
     /// A request's head was read; `closes` when the connection closes after its answer.
     mutating func headRead(_ request: Request, closes: Bool, now: NIODeadline) -> Action {
-        guard phase != .closed else { return .none }
-        guard phase == .open else {
-            // After a request that closes, or once the server asked to finish: not answered.
-            reading = .discarding
+        switch state {
+        case .closed:
             return .none
-        }
-        lastActivity = now
-        if closes { phase = .closingAfterAnswers }
-        guard !owesResponderAnswers else {
-            reading = .request(request)
+        case .quiescing(var exchanges):
+            // Once the server asked to finish: not answered.
+            exchanges.reading = .discarding
+            state = .quiescing(exchanges)
             return .none
+        case .closingAfterAnswers(var exchanges):
+            // After a request that closes: not answered.
+            exchanges.reading = .discarding
+            state = .closingAfterAnswers(exchanges)
+            return .none
+        case .open(var exchanges):
+            lastActivity = now
+            let action: Action
+            if exchanges.owesResponderAnswers {
+                exchanges.reading = .request(request)
+                action = .none
+            } else {
+                exchanges.reading = .offeredToCache
+                action = .answerFromCache(request)
+            }
+            state = closes ? .closingAfterAnswers(exchanges) : .open(exchanges)
+            return action
         }
-        reading = .offeredToCache
-        return .answerFromCache(request)
     }
 
     /// The cache hits answered the request offered (``Action/answerFromCache(_:)``); `inFlight` when
     /// its bytes go out after this (``cacheHitWritten(now:)`` follows).
     mutating func cacheHitAnswered(inFlight: Bool, now: NIODeadline) -> Action {
-        guard case .offeredToCache = reading else { preconditionFailure("no request was offered to the cache hits") }
-        reading = .discarding
+        if case .closed = state { return .none }
         lastActivity = now
-        if inFlight { cacheHitWritesInFlight += 1 }
-        guard closesWhenDone else { return .none }
-        phase = .closed
-        return .closeWhenWritten
+        return update { exchanges, closing in
+            guard case .offeredToCache = exchanges.reading else {
+                preconditionFailure("no request was offered to the cache hits")
+            }
+            exchanges.reading = .discarding
+            // A connection that closes after this answer closes once its bytes have gone out.
+            let watched = inFlight || closing
+            if watched { exchanges.cacheHitWritesInFlight += 1 }
+            return watched ? .reportWhenWritten : .none
+        }
     }
 
     /// The cache hits did not answer the request offered: the responder will, once its end is read.
-    mutating func cacheHitDeclined(_ request: Request) {
-        guard case .offeredToCache = reading else { preconditionFailure("no request was offered to the cache hits") }
-        reading = .request(request)
+    mutating func cacheHitDeclined(_ request: Request) -> Action {
+        update { exchanges, _ in
+            guard case .offeredToCache = exchanges.reading else {
+                preconditionFailure("no request was offered to the cache hits")
+            }
+            exchanges.reading = .request(request)
+            return .none
+        }
     }
 
     /// A part of a request's body was read.
-    mutating func bodyRead(now: NIODeadline) {
-        if phase != .closed { lastActivity = now }
+    mutating func bodyRead(now: NIODeadline) -> Action {
+        if case .closed = state { return .none }
+        lastActivity = now
+        return .none
     }
 
     /// A request's end was read.
     mutating func endRead(now: NIODeadline) -> Action {
-        guard phase != .closed else { return .none }
+        if case .closed = state { return .none }
         lastActivity = now
-        switch reading {
-        case .betweenRequests, .discarding:
-            reading = .betweenRequests
-            return .none
-        case .offeredToCache:
-            preconditionFailure("the cache hits have not answered")
-        case .request(let request):
-            reading = .betweenRequests
-            if !answering {
-                answering = true
-                return .startResponder(request, resumeReading: false)
+        return update { exchanges, _ in
+            switch exchanges.reading {
+            case .betweenRequests, .discarding:
+                exchanges.reading = .betweenRequests
+                return .none
+            case .offeredToCache:
+                preconditionFailure("the cache hits have not answered")
+            case .request(let request):
+                exchanges.reading = .betweenRequests
+                switch exchanges.responder {
+                case .idle:
+                    exchanges.responder = .answering(waiting: [])
+                    return .startResponder(request, resumeReading: false)
+                case .answering(var waiting):
+                    waiting.append(request)
+                    exchanges.responder = .answering(waiting: waiting)
+                    return waiting.count == Self.mostWaiting ? .stopReading : .none
+                }
             }
-            waiting.append(request)
-            return waiting.count == Self.mostWaiting ? .stopReading : .none
         }
     }
 
@@ -168,86 +246,113 @@ struct ProxyConnection<Request> {
 
     /// The responder's answer has been written to its end, or could not be (`wentOut` false).
     mutating func responderAnswered(wentOut: Bool, now: NIODeadline) -> Action {
-        guard phase != .closed else { return .none }
-        precondition(answering, "no answer was being made")
-        answering = false
-        lastActivity = now
+        if case .closed = state { return .none }
         guard wentOut else {
-            phase = .closed
-            waiting = []
+            state = .closed
             return .close
         }
-        if !waiting.isEmpty {
-            answering = true
+        lastActivity = now
+        return update { exchanges, closing in
+            guard case .answering(var waiting) = exchanges.responder else {
+                preconditionFailure("no answer was being made")
+            }
+            guard !waiting.isEmpty else {
+                exchanges.responder = .idle
+                return .none
+            }
             let next = waiting.removeFirst()
+            exchanges.responder = .answering(waiting: waiting)
             return .startResponder(next, resumeReading: waiting.count == Self.mostWaiting - 1)
         }
-        return closesWhenDone ? closed() : .none
     }
 
     /// A cache hit's bytes have gone out (or failed to).
     mutating func cacheHitWritten(now: NIODeadline) -> Action {
-        guard phase != .closed else { return .none }
-        precondition(cacheHitWritesInFlight > 0, "no cache hit was in flight")
-        cacheHitWritesInFlight -= 1
+        if case .closed = state { return .none }
         lastActivity = now
-        return closesWhenDone ? closed() : .none
+        return update { exchanges, _ in
+            precondition(exchanges.cacheHitWritesInFlight > 0, "no cache hit was in flight")
+            exchanges.cacheHitWritesInFlight -= 1
+            return .none
+        }
+    }
+
+    /// The connection can take more bytes (`writable`), or cannot for now.
+    mutating func writabilityChanged(writable: Bool) -> Action {
+        update { exchanges, _ in
+            exchanges.writable = writable
+            return writable ? .resumeWriters : .none
+        }
     }
 
     // MARK: Time, shutdown, hang-up
 
     /// The time to look has come.
     mutating func idleCheck(now: NIODeadline) -> Action {
-        guard phase != .closed else { return .none }
+        guard let exchanges else { return .none }
         // An answer is on its way: the client waits, it is not idle.
-        if owesAnswers { return .checkAt(now + idleTimeout) }
+        if exchanges.owesAnswers { return .checkAt(now + idleTimeout) }
         let due = lastActivity + idleTimeout
-        return now >= due ? closed() : .checkAt(due)
+        guard now >= due else { return .checkAt(due) }
+        state = .closed
+        return .close
     }
 
     /// The server asked connections to finish.
     mutating func quiesce() -> Action {
-        guard phase == .open else { return .none }
-        phase = .quiescing
-        return closesWhenDone ? closed() : .none
+        guard case .open(let exchanges) = state else { return .none }
+        state = .quiescing(exchanges)
+        return update { _, _ in .none }
     }
 
     /// The connection closed (the client hung up, or an action closed it).
     mutating func inactive() -> Action {
-        let wasAnswering = answering && phase != .closed
-        phase = .closed
-        waiting = []
-        reading = .betweenRequests
-        return wasAnswering ? .cancelAnswer : .none
+        let wasAnswering: Bool
+        if case .answering? = exchanges?.responder { wasAnswering = true } else { wasAnswering = false }
+        state = .closed
+        return .endAnswers(cancelAnswer: wasAnswering)
     }
 
     // MARK: -
 
-    /// Whether the responder owes an answer: a cache hit now would overtake it.
-    private var owesResponderAnswers: Bool {
-        if answering || !waiting.isEmpty { return true }
-        if case .request = reading { return true }
-        return false
-    }
-
-    /// Whether the connection closes now that nothing more is owed.
-    private var closesWhenDone: Bool {
-        guard phase == .quiescing || phase == .closingAfterAnswers, !owesAnswers else { return false }
-        switch reading {
-        case .betweenRequests, .discarding: return true
-        case .request, .offeredToCache: return false
+    /// What the connection owes, unless it is closed.
+    private var exchanges: Exchanges? {
+        switch state {
+        case .open(let exchanges), .quiescing(let exchanges), .closingAfterAnswers(let exchanges): exchanges
+        case .closed: nil
         }
     }
 
-    private mutating func closed() -> Action {
-        phase = .closed
+    /// Changes what an open connection owes with `change` (told whether the connection is to
+    /// close once done), then closes it if it is to close and nothing more is owed: `.close`, or
+    /// the action `change` returned. A closed connection is left as it is.
+    private mutating func update(_ change: (inout Exchanges, _ closing: Bool) -> Action) -> Action {
+        let action: Action
+        switch state {
+        case .closed:
+            return .none
+        case .open(var exchanges):
+            action = change(&exchanges, false)
+            state = .open(exchanges)
+            return action
+        case .quiescing(var exchanges):
+            action = change(&exchanges, true)
+            state = .quiescing(exchanges)
+        case .closingAfterAnswers(var exchanges):
+            action = change(&exchanges, true)
+            state = .closingAfterAnswers(exchanges)
+        }
+        guard exchanges?.isDone == true, case .none = action else { return action }
+        state = .closed
         return .close
     }
 
     /// Breaks a precondition when the state is one the machine never reaches.
     func checkInvariants() {
-        precondition(answering || waiting.isEmpty, "requests wait while nothing is answered")
-        precondition(cacheHitWritesInFlight >= 0)
-        if phase == .closed { precondition(waiting.isEmpty, "a closed connection keeps requests") }
+        guard let exchanges else { return }
+        precondition(exchanges.cacheHitWritesInFlight >= 0)
+        if case .offeredToCache = exchanges.reading, case .answering = exchanges.responder {
+            preconditionFailure("a request was offered to the cache hits while the responder answers")
+        }
     }
 }

@@ -12,16 +12,11 @@ extension ProxyConnectionHandler {
             var answer = hits.answer(request, target: &target, allocator: context.channel.allocator),
             let (written, fromFile) = send(&answer, to: request.head, through: front, context: context)
         else {
-            machine.cacheHitDeclined(request)
+            run(machine.cacheHitDeclined(request))
             return
         }
-        switch machine.cacheHitAnswered(inFlight: fromFile, now: now) {
-        case .closeWhenWritten:
-            written.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
-        case let action:
-            run(action)
-        }
-        guard fromFile else { return }
+        let action = machine.cacheHitAnswered(inFlight: fromFile, now: now)
+        guard case .reportWhenWritten = action else { return run(action) }
         written.assumeIsolated().whenComplete { [self] _ in run(machine.cacheHitWritten(now: now)) }
     }
 

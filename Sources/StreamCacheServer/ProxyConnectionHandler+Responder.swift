@@ -42,7 +42,7 @@ extension ProxyConnectionHandler {
     /// A future that succeeds once the connection can take more bytes.
     private func untilWritable(_ channel: any Channel) -> EventLoopFuture<Void> {
         guard channel.isActive else { return channel.eventLoop.makeFailedFuture(ChannelError.ioOnClosedChannel) }
-        guard !channel.isWritable else { return channel.eventLoop.makeSucceededVoidFuture() }
+        guard !machine.isWritable else { return channel.eventLoop.makeSucceededVoidFuture() }
         let promise = channel.eventLoop.makePromise(of: Void.self)
         writableWaiters.append(promise)
         return promise.futureResult

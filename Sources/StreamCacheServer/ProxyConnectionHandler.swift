@@ -82,7 +82,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         case .body(let buffer):
             // A GET or HEAD carries none; another method's is relayed with its request.
             readingBody?.append(buffer)
-            machine.bodyRead(now: now)
+            run(machine.bodyRead(now: now))
         case .end:
             readingBody?.end(whole: true)
             readingBody = nil
@@ -97,7 +97,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     }
 
     func channelWritabilityChanged(context: ChannelHandlerContext) {
-        if context.channel.isWritable { wakeWriters(with: .success(())) }
+        run(machine.writabilityChanged(writable: context.channel.isWritable))
         context.fireChannelWritabilityChanged()
     }
 
@@ -106,7 +106,6 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
         readingBody?.end(whole: false)
         readingBody = nil
         run(machine.inactive())
-        wakeWriters(with: .failure(ChannelError.ioOnClosedChannel))
         context.fireChannelInactive()
     }
 
@@ -133,7 +132,14 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     }
 
     func run(_ action: ProxyConnection<ProxyRequest>.Action) {
-        guard let context else { return }
+        guard let context else {
+            // Removed from the pipeline: nothing more is written, so nothing waits to write.
+            if case .endAnswers(let cancel) = action {
+                wakeWriters(with: .failure(ChannelError.ioOnClosedChannel))
+                if cancel { answering?.cancel() }
+            }
+            return
+        }
         switch action {
         case .none:
             break
@@ -144,8 +150,9 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
             startResponder(request, context: context)
         case .stopReading:
             _ = context.channel.setOption(ChannelOptions.autoRead, value: false)
-        case .closeWhenWritten:
-            preconditionFailure("a cache hit's close is run where it is written")
+        case .reportWhenWritten:
+            // `answerFromCache` reports it, where the write's future is.
+            break
         case .close:
             cancelCheck()
             context.close(promise: nil)
@@ -155,8 +162,11 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
                 check = nil
                 run(machine.idleCheck(now: now))
             }
-        case .cancelAnswer:
-            answering?.cancel()
+        case .resumeWriters:
+            wakeWriters(with: .success(()))
+        case .endAnswers(let cancel):
+            wakeWriters(with: .failure(ChannelError.ioOnClosedChannel))
+            if cancel { answering?.cancel() }
         }
     }
 

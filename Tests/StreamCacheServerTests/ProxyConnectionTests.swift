@@ -16,7 +16,7 @@ import Testing
     /// Reads request `id` whole (head and end) and says what the machine asks for.
     func read(_ id: Int, closes: Bool = false, into machine: inout Machine, at time: Int64 = 1) -> [Machine.Action] {
         let head = machine.headRead(id, closes: closes, now: at(time))
-        if case .answerFromCache(let offered) = head { machine.cacheHitDeclined(offered) }
+        if case .answerFromCache(let offered) = head { #expect(machine.cacheHitDeclined(offered) == .none) }
         return [head, machine.endRead(now: at(time))]
     }
 
@@ -43,7 +43,7 @@ import Testing
         // A cache hit sent from a file, too, until its bytes have gone out.
         var hit = Machine(idleTimeout: timeout, now: start)
         #expect(hit.headRead(2, closes: false, now: at(1)) == .answerFromCache(2))
-        #expect(hit.cacheHitAnswered(inFlight: true, now: at(1)) == .none)
+        #expect(hit.cacheHitAnswered(inFlight: true, now: at(1)) == .reportWhenWritten)
         #expect(hit.endRead(now: at(1)) == .none)
         #expect(hit.idleCheck(now: at(600)) == .checkAt(at(630)))
         #expect(hit.cacheHitWritten(now: at(601)) == .none)
@@ -53,8 +53,8 @@ import Testing
     @Test func aRequestThatStopsHalfwayIsIdle() {
         var machine = Machine(idleTimeout: timeout, now: start)
         _ = machine.headRead(1, closes: false, now: at(1))
-        machine.cacheHitDeclined(1)
-        machine.bodyRead(now: at(20))
+        #expect(machine.cacheHitDeclined(1) == .none)
+        #expect(machine.bodyRead(now: at(20)) == .none)
         #expect(machine.idleCheck(now: at(31)) == .checkAt(at(50)))
         #expect(machine.idleCheck(now: at(50)) == .close)
     }
@@ -106,9 +106,27 @@ import Testing
         #expect(machine.responderAnswered(wentOut: true, now: at(2)) == .startResponder(2, resumeReading: false))
         #expect(machine.responderAnswered(wentOut: true, now: at(3)) == .close)
 
-        var hit = Machine(idleTimeout: timeout, now: start)
-        #expect(hit.headRead(1, closes: true, now: at(1)) == .answerFromCache(1))
-        #expect(hit.cacheHitAnswered(inFlight: false, now: at(1)) == .closeWhenWritten)
+        // A cache hit that closes closes once its bytes have gone out, sent from memory or not.
+        for fromFile in [false, true] {
+            var hit = Machine(idleTimeout: timeout, now: start)
+            #expect(hit.headRead(1, closes: true, now: at(1)) == .answerFromCache(1))
+            #expect(hit.cacheHitAnswered(inFlight: fromFile, now: at(1)) == .reportWhenWritten)
+            #expect(hit.endRead(now: at(1)) == .none)
+            #expect(hit.cacheHitWritten(now: at(1)) == .close)
+        }
+    }
+
+    @Test func writersWaitForRoomAndFailWhenTheConnectionGoes() {
+        var machine = Machine(idleTimeout: timeout, now: start)
+        _ = read(1, into: &machine)
+        #expect(machine.isWritable)
+        #expect(machine.writabilityChanged(writable: false) == .none)
+        #expect(!machine.isWritable)
+        #expect(machine.writabilityChanged(writable: true) == .resumeWriters)
+        #expect(machine.isWritable)
+        #expect(machine.inactive() == .endAnswers(cancelAnswer: true))
+        #expect(!machine.isWritable, "a closed connection takes nothing")
+        #expect(machine.writabilityChanged(writable: true) == .none)
     }
 
     @Test func aClientPipeliningWithoutEndIsStoppedThenResumed() {
@@ -127,11 +145,11 @@ import Testing
         _ = read(1, into: &machine)
         _ = read(2, into: &machine)
         #expect(machine.responderAnswered(wentOut: false, now: at(2)) == .close)
-        #expect(machine.inactive() == .none)
+        #expect(machine.inactive() == .endAnswers(cancelAnswer: false))
 
         var hungUp = Machine(idleTimeout: timeout, now: start)
         _ = read(1, into: &hungUp)
-        #expect(hungUp.inactive() == .cancelAnswer)
+        #expect(hungUp.inactive() == .endAnswers(cancelAnswer: true))
         #expect(read(2, into: &hungUp) == [.none, .none])
     }
 
@@ -143,14 +161,31 @@ import Testing
         var life = Life(seed: UInt64(seed), timeout: timeout, start: start)
         life.run(steps: 300)
     }
+
+    /// The seeded lives, together, reach every state and return every action the machine has.
+    @Test func seededLivesReachEveryStateAndAction() {
+        var seen: Set<String> = []
+        for seed in 0..<400 {
+            var life = Life(seed: UInt64(seed), timeout: timeout, start: start)
+            life.run(steps: 300)
+            seen.formUnion(life.seen)
+        }
+        let states = ["open", "quiescing", "closingAfterAnswers", "closed"]
+        let actions = [
+            "none", "answerFromCache", "startResponder", "stopReading", "reportWhenWritten", "close", "checkAt",
+            "resumeWriters", "endAnswers",
+        ]
+        #expect(Set(states.map { "state " + $0 } + actions.map { "action " + $0 }).subtracting(seen) == [])
+    }
 }
 
 extension ProxyConnection.Action: Equatable where Request: Equatable {
     public static func == (lhs: Self, rhs: Self) -> Bool {
         switch (lhs, rhs) {
-        case (.none, .none), (.stopReading, .stopReading), (.closeWhenWritten, .closeWhenWritten),
-            (.close, .close), (.cancelAnswer, .cancelAnswer):
+        case (.none, .none), (.stopReading, .stopReading), (.reportWhenWritten, .reportWhenWritten),
+            (.close, .close), (.resumeWriters, .resumeWriters):
             true
+        case (.endAnswers(let a), .endAnswers(let b)): a == b
         case (.answerFromCache(let a), .answerFromCache(let b)): a == b
         case (.startResponder(let a, let x), .startResponder(let b, let y)): a == b && x == y
         case (.checkAt(let a), .checkAt(let b)): a == b
@@ -187,10 +222,15 @@ private struct Life {
     var quiescedFrom: Int?
     /// The answer begun as the connection's last (``ProxyConnection/answersLast``).
     var lastAnswer: Int?
+    /// The kinds of state reached and of action returned: `state open`, `action close`.
+    var seen: Set<String> = []
+    /// Whether the responder of this life is slow, so that the client pipelines up to the bound.
+    let slowResponder: Bool
 
     init(seed: UInt64, timeout: TimeAmount, start: NIODeadline) {
         machine = Machine(idleTimeout: timeout, now: start)
         random = SeededRandom(seed: seed)
+        slowResponder = random.chance(0.1)
         self.timeout = timeout
         now = start
         lastActivity = start
@@ -201,6 +241,7 @@ private struct Life {
         for _ in 0..<steps where !closed {
             step()
             machine.checkInvariants()
+            seen.insert("state " + String(describing: machine.state).prefix { $0 != "(" })
             #expect(answered == answered.sorted() && Set(answered).count == answered.count, "answers out of order")
             if let closingID { #expect(answered.allSatisfy { $0 <= closingID }, "answered after a close") }
             if let quiescedFrom { #expect(answered.allSatisfy { $0 < quiescedFrom }, "answered after the stop") }
@@ -212,7 +253,7 @@ private struct Life {
     mutating func step() {
         switch Int.random(in: 0..<100, using: &random) {
         case 0..<45 where !readingStopped: clientSends()
-        case 45..<70 where answering != nil:
+        case 45..<70 where answering != nil && !(slowResponder && random.chance(0.95)):
             let wentOut = random.chance(0.97)
             answering = nil
             if wentOut { lastActivity = now }
@@ -232,7 +273,10 @@ private struct Life {
             apply(machine.quiesce())
         case 98:
             closed = true
-            if case .cancelAnswer = machine.inactive() { answering = nil }
+            apply(machine.inactive())
+            seen.insert("state closed")
+        case 99:
+            apply(machine.writabilityChanged(writable: random.chance(0.5)))
         default:
             break
         }
@@ -251,7 +295,7 @@ private struct Life {
         }
         if bodyParts > 0 {
             sending = (id, bodyParts - 1)
-            machine.bodyRead(now: now)
+            apply(machine.bodyRead(now: now))
             return
         }
         sending = nil
@@ -260,16 +304,20 @@ private struct Life {
     }
 
     mutating func apply(_ action: Machine.Action, failure: Bool = false, idle: Bool = false) {
+        seen.insert("action " + String(describing: action).prefix { $0 != "(" })
         switch action {
         case .none:
             break
         case .answerFromCache(let id):
-            guard random.chance(0.5) else { return machine.cacheHitDeclined(id) }
+            guard random.chance(0.5) else { return apply(machine.cacheHitDeclined(id)) }
             #expect(answering == nil, "a cache hit while the responder answers")
             answered.append(id)
             let fromFile = random.chance(0.3)
-            if fromFile { cacheHitsInFlight += 1 }
-            apply(machine.cacheHitAnswered(inFlight: fromFile, now: now))
+            let action = machine.cacheHitAnswered(inFlight: fromFile, now: now)
+            if fromFile { #expect(action == .reportWhenWritten, "a hit sent from a file is not watched") }
+            apply(action)
+        case .reportWhenWritten:
+            cacheHitsInFlight += 1
         case .startResponder(let id, let resume):
             #expect(answering == nil, "two responder answers at once")
             answering = id
@@ -282,18 +330,20 @@ private struct Life {
         case .stopReading:
             #expect(machine.waiting.count == Machine.mostWaiting)
             readingStopped = true
-        case .closeWhenWritten, .close:
+        case .close:
             if !failure {
-                #expect(!machine.owesAnswers || action == .closeWhenWritten, "closed while an answer is owed")
+                #expect(cacheHitsInFlight == 0 && answering == nil, "closed while an answer is owed")
                 cleanClose = true
             }
             if idle { #expect(now >= lastActivity + timeout, "closed before the idle timeout") }
             closed = true
-            _ = machine.inactive()
+            apply(machine.inactive())
         case .checkAt(let deadline):
             nextCheck = deadline
-        case .cancelAnswer:
-            answering = nil
+        case .resumeWriters:
+            #expect(machine.isWritable)
+        case .endAnswers(let cancel):
+            if cancel { answering = nil }
         }
     }
 }
