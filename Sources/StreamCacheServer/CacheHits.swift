@@ -13,7 +13,7 @@ import StreamCache
 /// when no session of the process has it open, as the index records it
 /// (``CacheEngine/sessionlessFile(key:)``). Anything else, including every field the responder would
 /// refuse or combine, goes to the responder.
-struct CacheHits: Sendable {
+struct CacheHits: CacheHitAnswering {
     let engine: CacheEngine
     /// The fields configured for origin requests: with the player's, what a stored response's
     /// variant is told by.
@@ -113,7 +113,12 @@ struct CacheHits: Sendable {
     ///
     /// - Parameter target: the judged target of the connection's last request, replaced when
     ///   `request` names another.
-    func answer(_ request: ProxyRequest, target: inout Target?, allocator: ByteBufferAllocator) -> Answer? {
+    func answer(
+        _ request: ProxyRequest,
+        framing: ResponseFraming,
+        target: inout Target?,
+        allocator: ByteBufferAllocator
+    ) -> Answer? {
         let head = request.head
         let fields = request.fields
         guard head.method == .GET, request.verdict == .serve, !fields.isTheResponders else { return nil }
@@ -156,18 +161,12 @@ struct CacheHits: Sendable {
         // The status line, the range's fields, the sandbox fields and `Connection` fit in 240
         // bytes (the buffer grows if they do not), and the body follows them.
         var encoded = allocator.buffer(capacity: representation.fields.readableBytes + 240 + body)
-        encoded.writeStaticString(head.version.minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 ")
+        encoded.writeStaticString(framing.statusLineStart)
         encoded.writeStaticString(partial ? "206 Partial Content\r\n" : "200 OK\r\n")
         // The representation's fields as the last answer encoded them (a send carries them all).
         encoded.writeImmutableBuffer(representation.fields)
         for field in decision.bytesFields { encoded.writeField(field) }
-        encoded.writeString(SandboxFields.encoded(sandboxed: !fields.opensNoDocument))
-        if request.closesConnection {
-            encoded.writeStaticString("Connection: close\r\n")
-        } else if head.version.minor == 0 {
-            // An HTTP/1.0 client keeps the connection only when the answer says so.
-            encoded.writeStaticString("Connection: keep-alive\r\n")
-        }
+        framing.writeFields(into: &encoded)
         encoded.writeStaticString("\r\n")
         return Answer(
             status: partial ? .partialContent : .ok,
@@ -176,6 +175,21 @@ struct CacheHits: Sendable {
             range: range
         )
     }
+}
+
+/// What answers requests from cache files on the event loop, for ``ProxyConnectionHandler``:
+/// ``CacheHits`` over the engine, or anything that can say no (a connection runs without an
+/// engine in its tests).
+protocol CacheHitAnswering: Sendable {
+    /// The answer to `request` from a cache file, framed as `framing` says, or `nil` for the
+    /// responder to answer it; `target` is the connection's last judged target, kept between
+    /// its requests.
+    func answer(
+        _ request: ProxyRequest,
+        framing: ResponseFraming,
+        target: inout CacheHits.Target?,
+        allocator: ByteBufferAllocator
+    ) -> CacheHits.Answer?
 }
 
 extension ByteBuffer {

@@ -9,7 +9,12 @@ extension ProxyConnectionHandler {
     /// responder.
     func answerFromCache(_ request: ProxyRequest, context: ChannelHandlerContext) {
         guard let front = front.context,
-            var answer = hits.answer(request, target: &target, allocator: context.channel.allocator),
+            var answer = hits.answer(
+                request,
+                framing: ResponseFraming(request, last: machine.answersLast),
+                target: &target,
+                allocator: context.channel.allocator
+            ),
             let (written, fromFile) = send(&answer, to: request.head, through: front, context: context)
         else {
             run(machine.cacheHitDeclined(request))

@@ -21,11 +21,7 @@ extension ProxyConnectionHandler {
         }
         let requestContext = self.requestContext ?? ProxyRequestContext(channel: context.channel)
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
-        let framing = ResponseFraming(
-            version: request.head.version,
-            closes: request.closesConnection || machine.answersLast,
-            sandboxed: !request.fields.opensNoDocument
-        )
+        let framing = ResponseFraming(request, last: false)
         connections.answerStarted()
         answering = Task {
             [respond, connections, channel = context.channel, verdict = request.verdict, body = request.body] in
@@ -76,28 +72,6 @@ extension ProxyConnectionHandler {
         return untilWritable(channel)
     }
 
-    /// How a response's head tells the client what becomes of the connection.
-    struct ResponseFraming: Sendable {
-        let version: HTTPVersion
-        /// Whether the connection closes after the response.
-        let closes: Bool
-        /// Whether the answer carries the sandbox (``SandboxFields``): the request may open it as
-        /// a document.
-        let sandboxed: Bool
-
-        func head(of response: HTTPResponse) -> HTTPResponseHead {
-            var head = HTTPResponseHead(response)
-            head.version = version.minor == 0 ? .http1_0 : .http1_1
-            if closes {
-                head.headers.replaceOrAdd(name: "Connection", value: "close")
-            } else if version.minor == 0 {
-                // An HTTP/1.0 client keeps the connection only when the answer says so.
-                head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
-            }
-            return head
-        }
-    }
-
     /// Writes `response` on `channel` from the answering task, then, on the event loop once its
     /// end is written, calls `finish` with whether the whole response went out (so the
     /// connection can carry another). It returns without waiting for the end.
@@ -110,9 +84,15 @@ extension ProxyConnectionHandler {
     ) async {
         var fields = response.headers
         if fields[.date] == nil { fields[.date] = HTTPDate.format(Date()) }
-        SandboxFields.apply(to: &fields, sandboxed: framing.sandboxed)
         let head = framing.head(of: HTTPResponse(status: response.status, headerFields: fields))
-        channel.write(HTTPServerResponsePart.head(head), promise: nil)
+        // Whether it is the connection's last answer is known when its head goes out: a stop
+        // may have come while it was made. (Written on the event loop before anything written
+        // after it from here, which goes there in order.)
+        let writeHead: @Sendable () -> Void = {
+            let last = handler.value.machine.answersLast && !framing.closes
+            channel.write(HTTPServerResponsePart.head(last ? ResponseFraming.closing(head) : head), promise: nil)
+        }
+        if channel.eventLoop.inEventLoop { writeHead() } else { channel.eventLoop.execute(writeHead) }
         do {
             switch response.body {
             case .empty:

@@ -21,7 +21,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
 
     /// The front of the pipeline, where encoded answers are written.
     let front = ConnectionFront()
-    let hits: CacheHits
+    let hits: any CacheHitAnswering
     let logs: ProxyLogs
     let respond: Respond
     let connections: OpenConnections
@@ -42,7 +42,7 @@ final class ProxyConnectionHandler: ChannelInboundHandler {
     init(
         idleTimeout: Duration,
         admission: RequestAdmission,
-        hits: CacheHits,
+        hits: any CacheHitAnswering,
         logs: ProxyLogs,
         connections: OpenConnections,
         respond: @escaping Respond

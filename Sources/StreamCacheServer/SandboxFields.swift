@@ -1,4 +1,4 @@
-import HTTPTypes
+import NIOHTTP1
 
 /// The fields every answer of the proxy and the in-app server carries, so that nothing served
 /// through them runs as their own web origin (`http://127.0.0.1:PORT`).
@@ -31,8 +31,8 @@ enum SandboxFields {
 
     /// Sets the fields on `fields`: `nosniff` in place of any value, and the sandbox beside any
     /// policy there if `sandboxed`.
-    static func apply(to fields: inout HTTPFields, sandboxed: Bool) {
-        fields[.xContentTypeOptions] = noSniff.value
-        if sandboxed { fields.append(HTTPField(name: .contentSecurityPolicy, value: policy.value)) }
+    static func apply(to fields: inout HTTPHeaders, sandboxed: Bool) {
+        fields.replaceOrAdd(name: noSniff.name, value: noSniff.value)
+        if sandboxed { fields.add(name: policy.name, value: policy.value) }
     }
 }
