@@ -98,8 +98,7 @@ struct CacheHits: CacheHitAnswering {
     func target(_ uri: String) -> Target? {
         guard uri.hasPrefix("/"), !uri.hasPrefix(OfflineFiles.prefix),
             let target = try? ProxyTarget(requestTarget: uri),
-            !engine.configuration.refusalWaits(target.url),
-            (try? CacheEngine.validate(target.url, configuration: engine.configuration)) != nil
+            (try? CacheEngine.validateWithoutWaiting(target.url, configuration: engine.configuration)) == true
         else { return nil }
         return Target(
             uri: uri,

@@ -31,13 +31,18 @@ enum CLI {
         _ arguments: [String],
         cacheDir: String?,
         in folder: String? = nil,
-        openFileLimit: Int? = nil
+        openFileLimit: Int? = nil,
+        launcher: [String] = []
     ) throws -> (ChildProcess, ChildOutput, ChildOutput) {
         let process = command(arguments, cacheDir: cacheDir)
         if let openFileLimit {
             // Under a limit the process may not raise (soft and hard), as `ulimit -n` sets it.
             process.executableURL = URL(fileURLWithPath: "/bin/sh")
             process.arguments = ["-c", "ulimit -n \(openFileLimit) && exec \"$0\" \"$@\"", binary] + arguments
+        } else if let program = launcher.first {
+            // A program that sets the process up, then runs `binary ARGS` in its place.
+            process.executableURL = URL(fileURLWithPath: program)
+            process.arguments = launcher.dropFirst() + [binary] + arguments
         }
         if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
         let (out, err) = try process.startCapturing()
@@ -223,12 +228,19 @@ final class ListeningProcess: Sendable {
         _ arguments: [String],
         cacheDir: String? = nil,
         in folder: String? = nil,
-        openFileLimit: Int? = nil
+        openFileLimit: Int? = nil,
+        launcher: [String] = []
     ) async throws {
         var arguments = arguments
         // Tests run side by side: each proxy on a free port unless the test names one.
         if arguments.first == "serve", !arguments.contains("--port") { arguments += ["--port", "0"] }
-        let (process, out, _) = try CLI.start(arguments, cacheDir: cacheDir, in: folder, openFileLimit: openFileLimit)
+        let (process, out, _) = try CLI.start(
+            arguments,
+            cacheDir: cacheDir,
+            in: folder,
+            openFileLimit: openFileLimit,
+            launcher: launcher
+        )
         self.process = process
         let text = try await out.firstLine()
         guard text.hasPrefix("listening on http://"),

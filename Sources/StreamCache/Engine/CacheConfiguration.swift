@@ -62,8 +62,9 @@ public struct CacheConfiguration: Sendable {
     /// Refuses a URL the engine would fetch (the first one or a redirect target): a reason, or
     /// `nil` to allow it. URLs that are not http(s) with a host and a valid port are always refused.
     public var refuseURL: @Sendable (URL) -> String? = { _ in nil }
-    /// Whether ``refuseURL`` would wait to judge a URL (a name looked up): a server's event loop
-    /// leaves such a URL to a task rather than wait on it. By default none does.
+    /// Whether ``refuseURL`` would wait to judge a URL (a name looked up): the engine judges such
+    /// a URL on a thread of its own, and a server's event loop leaves it to a task. By default
+    /// none does.
     public var refusalWaits: @Sendable (URL) -> Bool = { _ in false }
     /// The cache key of a URL (after ``keyRules``); by default ``canonicalKey(_:)``.
     public var key: @Sendable (URL) -> String = CacheConfiguration.canonicalKey

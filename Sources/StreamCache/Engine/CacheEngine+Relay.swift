@@ -19,7 +19,7 @@ extension CacheEngine {
         through client: (any OriginClient)? = nil,
         _ handle: @Sendable (OriginResponseHead, OriginBody) async throws -> Result
     ) async throws -> Result {
-        try Self.validate(request.url, configuration: configuration)
+        try await Self.validate(request.url, configuration: configuration)
         return try await (client ?? environment.origin.client).fetch(request) { head, body in
             if Self.invalidates(method: request.method, status: head.status) {
                 await self.invalidate(Self.namedURLs(of: head, for: request.url))

@@ -93,12 +93,28 @@ public actor CacheEngine {
     }
 
     /// Checks that `url` is one the engine fetches under `configuration` (``validate(_:)`` and
-    /// ``CacheConfiguration/refuseURL``).
+    /// ``CacheConfiguration/refuseURL``). A judgement that waits (a name looked up) runs on a
+    /// thread of its own (``BlockingWork``), never on the caller's: the engine's actor and the
+    /// tasks beside it go on meanwhile.
     ///
     /// - Throws: ``StreamCacheError`` `unsupportedScheme` or `invalidURL`.
-    public nonisolated static func validate(_ url: URL, configuration: CacheConfiguration) throws {
+    public nonisolated static func validate(_ url: URL, configuration: CacheConfiguration) async throws {
         try OriginURLRules.check(url)
+        let refuse = configuration.refuseURL
+        let reason = configuration.refusalWaits(url) ? await BlockingWork.run { refuse(url) } : refuse(url)
+        if let reason { throw StreamCacheError(.invalidURL, reason) }
+    }
+
+    /// ``validate(_:configuration:)`` for a caller that must not wait (an event loop): `false`,
+    /// with nothing judged, when judging `url` would wait.
+    ///
+    /// - Throws: ``StreamCacheError`` `unsupportedScheme` or `invalidURL`.
+    public nonisolated static func validateWithoutWaiting(_ url: URL, configuration: CacheConfiguration) throws -> Bool
+    {
+        try OriginURLRules.check(url)
+        guard !configuration.refusalWaits(url) else { return false }
         if let reason = configuration.refuseURL(url) { throw StreamCacheError(.invalidURL, reason) }
+        return true
     }
 
     /// Opens `url`: one handle for its content information and its reads.
@@ -115,7 +131,7 @@ public actor CacheEngine {
     ///
     /// - Throws: ``StreamCacheError`` for an invalid or refused URL, or an unusable cache.
     public func open(_ url: URL, originHeaders headers: OriginHeaders) async throws -> CachedResource {
-        try Self.validate(url, configuration: configuration)
+        try await Self.validate(url, configuration: configuration)
         let key = configuration.cacheKey(url)
         sessions.lease(key)
         opened += 1

@@ -22,7 +22,7 @@ struct RedirectingOrigin: Sendable {
         let first = request.url
         var hop = request
         for _ in 0...configuration.maxRedirects {
-            try check(hop.url, first: first)
+            try await check(hop.url, first: first)
             hop.headers = headers.fields(for: hop.url, firstURL: first)
             let url = hop.url
             let outcome: Hop<Result> = try await client.fetch(hop) { head, body in
@@ -56,10 +56,10 @@ struct RedirectingOrigin: Sendable {
 
     /// Checks a hop: the first URL as the engine checks any URL it is given; a redirect target
     /// the same way, but a refusal there is the origin's fault (`refusedURL`).
-    private func check(_ url: URL, first: URL) throws {
-        guard url != first else { return try CacheEngine.validate(url, configuration: configuration) }
+    private func check(_ url: URL, first: URL) async throws {
+        guard url != first else { return try await CacheEngine.validate(url, configuration: configuration) }
         do {
-            try CacheEngine.validate(url, configuration: configuration)
+            try await CacheEngine.validate(url, configuration: configuration)
         } catch let error as StreamCacheError {
             throw StreamCacheError(
                 .refusedURL,
