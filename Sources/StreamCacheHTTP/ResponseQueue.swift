@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOHTTP1
+import StreamCache
 
 /// One response from AsyncHTTPClient, received on its event loop and taken by the fetch.
 ///
@@ -17,24 +18,27 @@ import NIOHTTP1
 /// distance grows with the rate), so cuts there are rare. A larger limit saves no CPU.
 /// Past `minimum` the queue holds more only while its client's ``QueueBudget`` lasts, so many
 /// fetches at once hold the budget between them, not 1 MiB each.
-final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
+final class ResponseQueue: HTTPClientResponseDelegate, Sendable {
     typealias Response = Void
 
     private let limit: Int
     private let minimum: Int
     private let runLimit: Int
     private let budget: QueueBudget
-    // Everything below is guarded by `lock`.
-    private let lock = NSLock()
-    private var head: HTTPResponseHead?
-    private var parts: [ByteBuffer] = []
-    private var queued = 0
-    /// How the response ended: `nil` while it goes on.
-    private var end: Result<Void, Error>?
-    private var headWaiter: CheckedContinuation<HTTPResponseHead, Error>?
-    private var bodyWaiter: CheckedContinuation<[UInt8]?, Error>?
-    /// The event loop's wait for room in the queue.
-    private var room: EventLoopPromise<Void>?
+    private let state = Locked(State())
+
+    /// What the two sides share.
+    private struct State {
+        var head: HTTPResponseHead?
+        var parts: [ByteBuffer] = []
+        var queued = 0
+        /// How the response ended: `nil` while it goes on.
+        var end: Result<Void, Error>?
+        var headWaiter: CheckedContinuation<HTTPResponseHead, Error>?
+        var bodyWaiter: CheckedContinuation<[UInt8]?, Error>?
+        /// The event loop's wait for room in the queue.
+        var room: EventLoopPromise<Void>?
+    }
 
     init(budget: QueueBudget, limit: Int = 1 << 20, minimum: Int = 64 << 10, runLimit: Int = 512 << 10) {
         self.budget = budget
@@ -45,7 +49,7 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
 
     /// What the queue still holds is given back to the budget (a response given up).
     deinit {
-        budget.add(-queued)
+        budget.add(-state.value.queued)
     }
 
     // MARK: The fetch's side
@@ -53,13 +57,13 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
     /// Waits for the response head.
     func responseHead() async throws -> HTTPResponseHead {
         try await withCheckedThrowingContinuation { continuation in
-            let outcome: Result<HTTPResponseHead, Error>? = lock.withLock {
-                if let head { return .success(head) }
-                switch end {
+            let outcome: Result<HTTPResponseHead, Error>? = state.withLock { state in
+                if let head = state.head { return .success(head) }
+                switch state.end {
                 case .success: return .failure(HTTPClientError.remoteConnectionClosed)
                 case .failure(let error): return .failure(error)
                 case nil:
-                    headWaiter = continuation
+                    state.headWaiter = continuation
                     return nil
                 }
             }
@@ -71,13 +75,14 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
     /// `nil` at the end of the body.
     func nextRun() async throws -> [UInt8]? {
         try await withCheckedThrowingContinuation { continuation in
-            let (outcome, freed) = lock.withLock { () -> (Result<[UInt8]?, Error>?, EventLoopPromise<Void>?) in
-                if !parts.isEmpty { return (.success(takeRun()), freeRoomIfNotFull()) }
-                switch end {
+            let (outcome, freed) = state.withLock {
+                state -> (Result<[UInt8]?, Error>?, EventLoopPromise<Void>?) in
+                if !state.parts.isEmpty { return (.success(takeRun(&state)), freeRoomIfNotFull(&state)) }
+                switch state.end {
                 case .success: return (.success(nil), nil)
                 case .failure(let error): return (.failure(error), nil)
                 case nil:
-                    bodyWaiter = continuation
+                    state.bodyWaiter = continuation
                     return (nil, nil)
                 }
             }
@@ -87,56 +92,57 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     /// Up to `runLimit` bytes of the queued parts, as one array.
-    private func takeRun() -> [UInt8] {
+    private func takeRun(_ state: inout State) -> [UInt8] {
         var run: [UInt8] = []
-        run.reserveCapacity(min(queued, runLimit))
+        run.reserveCapacity(min(state.queued, runLimit))
         var taken = 0
-        while taken < parts.count, run.isEmpty || run.count + parts[taken].readableBytes <= runLimit {
-            run.append(contentsOf: parts[taken].readableBytesView)
+        while taken < state.parts.count, run.isEmpty || run.count + state.parts[taken].readableBytes <= runLimit {
+            run.append(contentsOf: state.parts[taken].readableBytesView)
             taken += 1
         }
-        parts.removeFirst(taken)
-        queued -= run.count
+        state.parts.removeFirst(taken)
+        state.queued -= run.count
         budget.add(-run.count)
         return run
     }
 
-    private func freeRoomIfNotFull() -> EventLoopPromise<Void>? {
-        guard let waiting = room, !isFull else { return nil }
-        room = nil
+    private func freeRoomIfNotFull(_ state: inout State) -> EventLoopPromise<Void>? {
+        guard let waiting = state.room, !isFull(state) else { return nil }
+        state.room = nil
         return waiting
     }
 
     /// Whether the event loop waits before it receives more: the queue holds its limit, or its
     /// minimum while the client's budget is spent.
-    private var isFull: Bool {
-        queued >= limit || (queued >= minimum && budget.isSpent)
+    private func isFull(_ state: State) -> Bool {
+        state.queued >= limit || (state.queued >= minimum && budget.isSpent)
     }
 
     // MARK: AsyncHTTPClient's side, on its event loop
 
     func didReceiveHead(task: HTTPClient.Task<Void>, _ head: HTTPResponseHead) -> EventLoopFuture<Void> {
-        let waiter = lock.withLock {
-            self.head = head
-            defer { headWaiter = nil }
-            return headWaiter
+        let waiter = state.withLock { state in
+            state.head = head
+            defer { state.headWaiter = nil }
+            return state.headWaiter
         }
         waiter?.resume(returning: head)
         return task.eventLoop.makeSucceededVoidFuture()
     }
 
     func didReceiveBodyPart(task: HTTPClient.Task<Void>, _ buffer: ByteBuffer) -> EventLoopFuture<Void> {
-        let (waiter, wait) = lock.withLock { () -> (CheckedContinuation<[UInt8]?, Error>?, EventLoopFuture<Void>?) in
-            if let waiter = bodyWaiter {
-                bodyWaiter = nil
+        let (waiter, wait) = state.withLock {
+            state -> (CheckedContinuation<[UInt8]?, Error>?, EventLoopFuture<Void>?) in
+            if let waiter = state.bodyWaiter {
+                state.bodyWaiter = nil
                 return (waiter, nil)
             }
-            parts.append(buffer)
-            queued += buffer.readableBytes
+            state.parts.append(buffer)
+            state.queued += buffer.readableBytes
             budget.add(buffer.readableBytes)
-            guard isFull else { return (nil, nil) }
+            guard isFull(state) else { return (nil, nil) }
             let promise = task.eventLoop.makePromise(of: Void.self)
-            room = promise
+            state.room = promise
             return (nil, promise.futureResult)
         }
         waiter?.resume(returning: Array(buffer.readableBytesView))
@@ -152,14 +158,14 @@ final class ResponseQueue: HTTPClientResponseDelegate, @unchecked Sendable {
     }
 
     private func finish(_ outcome: Result<Void, Error>) {
-        let (headWaiter, bodyWaiter, room) = lock.withLock {
-            end = outcome
+        let (headWaiter, bodyWaiter, room) = state.withLock { state in
+            state.end = outcome
             defer {
-                self.headWaiter = nil
-                self.bodyWaiter = nil
-                self.room = nil
+                state.headWaiter = nil
+                state.bodyWaiter = nil
+                state.room = nil
             }
-            return (self.headWaiter, self.bodyWaiter, self.room)
+            return (state.headWaiter, state.bodyWaiter, state.room)
         }
         room?.succeed(())
         switch outcome {

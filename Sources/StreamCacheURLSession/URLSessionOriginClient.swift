@@ -102,22 +102,24 @@ private final class SessionDelegate: NSObject, URLSessionDataDelegate, @unchecke
 }
 
 /// The state of one `URLSession` transfer, shared by the delegate queue and the reading task.
-private final class Transfer: @unchecked Sendable {
+private final class Transfer: Sendable {
     private static let highWater = 4 << 20
     private static let lowWater = 1 << 20
 
-    // Guarded by `lock`.
-    private let lock = NSLock()
     private let task: URLSessionDataTask
     private let url: URL
-    private var response: OriginResponseHead?
-    private var chunks: [Data] = []
-    private var buffered = 0
-    private var suspended = false
-    private var finished = false
-    private var failure: Error?
-    private var headWaiter: CheckedContinuation<OriginResponseHead, Error>?
-    private var chunkWaiter: CheckedContinuation<[UInt8]?, Error>?
+    private let state = Locked(State())
+
+    private struct State {
+        var response: OriginResponseHead?
+        var chunks: [Data] = []
+        var buffered = 0
+        var suspended = false
+        var finished = false
+        var failure: Error?
+        var headWaiter: CheckedContinuation<OriginResponseHead, Error>?
+        var chunkWaiter: CheckedContinuation<[UInt8]?, Error>?
+    }
 
     init(task: URLSessionDataTask, url: URL) {
         self.task = task
@@ -131,24 +133,25 @@ private final class Transfer: @unchecked Sendable {
             fields.append(HeaderField("\(name)", "\(value)"))
         }
         let head = OriginResponseHead(status: http.statusCode, headers: fields, url: http.url ?? url)
-        let waiter = lock.withLock { () -> CheckedContinuation<OriginResponseHead, Error>? in
-            response = head
-            defer { headWaiter = nil }
-            return headWaiter
+        let waiter = state.withLock { state in
+            state.response = head
+            defer { state.headWaiter = nil }
+            return state.headWaiter
         }
         waiter?.resume(returning: head)
     }
 
     func received(_ data: Data) {
-        let waiter = lock.withLock { () -> CheckedContinuation<[UInt8]?, Error>? in
-            if let waiter = chunkWaiter {
-                chunkWaiter = nil
+        // The task is suspended and resumed under the lock, so the two never cross.
+        let waiter = state.withLock { state -> CheckedContinuation<[UInt8]?, Error>? in
+            if let waiter = state.chunkWaiter {
+                state.chunkWaiter = nil
                 return waiter
             }
-            chunks.append(data)
-            buffered += data.count
-            if buffered > Self.highWater && !suspended {
-                suspended = true
+            state.chunks.append(data)
+            state.buffered += data.count
+            if state.buffered > Self.highWater, !state.suspended {
+                state.suspended = true
                 task.suspend()
             }
             return nil
@@ -157,27 +160,21 @@ private final class Transfer: @unchecked Sendable {
     }
 
     func completed(_ error: Error?) {
-        let (head, chunk, response) = lock.withLock {
-            () -> (
-                CheckedContinuation<OriginResponseHead, Error>?, CheckedContinuation<[UInt8]?, Error>?,
-                OriginResponseHead?
-            ) in
-            finished = true
-            failure = error.map(translate)
+        let failure = error.map(translate)
+        let (head, chunk, response) = state.withLock { state in
+            state.finished = true
+            state.failure = failure
             defer {
-                headWaiter = nil
-                chunkWaiter = nil
+                state.headWaiter = nil
+                state.chunkWaiter = nil
             }
-            return (headWaiter, chunkWaiter, self.response)
+            return (state.headWaiter, state.chunkWaiter, state.response)
         }
         if let head {
             if let response {
                 head.resume(returning: response)
             } else {
-                head.resume(
-                    throwing: failure
-                        ?? StreamCacheError(.originUnreachable, "origin \(url.originName) sent no response")
-                )
+                head.resume(throwing: failure ?? noResponse)
             }
         }
         if let chunk {
@@ -187,43 +184,38 @@ private final class Transfer: @unchecked Sendable {
 
     func head() async throws -> OriginResponseHead {
         try await withCheckedThrowingContinuation { continuation in
-            lock.withLock {
-                if let response {
-                    continuation.resume(returning: response)
-                } else if finished {
-                    continuation.resume(
-                        throwing: failure
-                            ?? StreamCacheError(.originUnreachable, "origin \(url.originName) sent no response")
-                    )
-                } else {
-                    headWaiter = continuation
-                }
+            let outcome = state.withLock { state -> Result<OriginResponseHead, Error>? in
+                if let response = state.response { return .success(response) }
+                if state.finished { return .failure(state.failure ?? noResponse) }
+                state.headWaiter = continuation
+                return nil
             }
+            if let outcome { continuation.resume(with: outcome) }
         }
     }
 
     func nextChunk() async throws -> [UInt8]? {
         try await withCheckedThrowingContinuation { continuation in
-            lock.withLock {
-                if !chunks.isEmpty {
-                    let data = chunks.removeFirst()
-                    buffered -= data.count
-                    if suspended && buffered < Self.lowWater {
-                        suspended = false
+            let outcome = state.withLock { state -> Result<[UInt8]?, Error>? in
+                if !state.chunks.isEmpty {
+                    let data = state.chunks.removeFirst()
+                    state.buffered -= data.count
+                    if state.suspended, state.buffered < Self.lowWater {
+                        state.suspended = false
                         task.resume()
                     }
-                    continuation.resume(returning: [UInt8](data))
-                } else if finished {
-                    if let failure {
-                        continuation.resume(throwing: failure)
-                    } else {
-                        continuation.resume(returning: nil)
-                    }
-                } else {
-                    chunkWaiter = continuation
+                    return .success([UInt8](data))
                 }
+                if state.finished { return state.failure.map { .failure($0) } ?? .success(nil) }
+                state.chunkWaiter = continuation
+                return nil
             }
+            if let outcome { continuation.resume(with: outcome) }
         }
+    }
+
+    private var noResponse: StreamCacheError {
+        StreamCacheError(.originUnreachable, "origin \(url.originName) sent no response")
     }
 
     private func translate(_ error: Error) -> Error {
