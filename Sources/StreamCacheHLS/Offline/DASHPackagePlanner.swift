@@ -1,6 +1,7 @@
 import Foundation
 import StreamCache
 import StreamCacheDASHModel
+import StreamCacheHLSModel
 
 /// DASH packages: one video representation (by bandwidth and resolution, as for HLS variants),
 /// audio and text by language from a static MPD, each representation's segments (or its one
@@ -112,27 +113,23 @@ struct DASHPackagePlanner: PackagePlanner {
         if let formats = criteria.formats {
             return try protectionChecked(try chosen(from: all, by: formats, criteria: criteria, url: url), url: url)
         }
-        let videos = all.filter { $0.contentType == "video" && criteria.allows(codecs: $0.codecs, videoRange: nil) }
-        let fitting = videos.filter { video in
-            guard let limit = criteria.maxResolution, let width = video.width, let height = video.height else {
-                return true
-            }
-            return width <= limit.width && height <= limit.height
+        let videos = all.filter { $0.contentType == "video" }
+        let read = { (video: DASHRepresentation) in
+            VideoChoice.Candidate(
+                bandwidth: video.bandwidth,
+                resolution: video.width.flatMap { width in video.height.map { Resolution(width: width, height: $0) } },
+                codecs: video.codecs,
+                videoRange: nil
+            )
         }
         var chosen: [DASHRepresentation] = []
-        let byBandwidth = fitting.sorted { $0.bandwidth > $1.bandwidth }
-        let video: DASHRepresentation? =
-            switch criteria.bitrate {
-            case .highest: byBandwidth.first
-            case .atMost(let most): byBandwidth.first { $0.bandwidth <= most } ?? byBandwidth.last
-            case .atLeast(let least): byBandwidth.last { $0.bandwidth >= least } ?? byBandwidth.first
-            }
-        if let video {
+        if let video = VideoChoice.choose(videos, criteria: criteria, as: read) {
             chosen.append(video)
-        } else if all.contains(where: { $0.contentType == "video" }) {
+        } else if !videos.isEmpty {
             throw OfflineError(
                 .noMatchingVariant,
-                "no video representation of \(url.absoluteString) fits the selection"
+                "no video representation of \(url.absoluteString) matches the selection; the representations are: "
+                    + VideoChoice.listing(videos, as: read)
             )
         }
         chosen += try byLanguage(all.filter { $0.contentType == "audio" }, criteria.audio, what: "audio")

@@ -110,33 +110,18 @@ public struct MediaSelection: Hashable, Sendable {
         _ variants: [Variant],
         criteria: MediaSelectionCriteria
     ) throws(OfflineError) -> Variant {
-        var candidates = variants.filter { !$0.uri.isEmpty }
-        if let limit = criteria.maxResolution {
-            candidates = candidates.filter { variant in
-                guard let size = variant.resolution else { return true }
-                return size.width <= limit.width && size.height <= limit.height
-            }
+        let read = { (variant: Variant) in
+            VideoChoice.Candidate(
+                bandwidth: variant.bandwidth,
+                resolution: variant.resolution,
+                codecs: variant.codecs,
+                videoRange: variant.attributes["VIDEO-RANGE"]
+            )
         }
-        candidates = candidates.filter { criteria.allows(codecs: $0.codecs, videoRange: $0.attributes["VIDEO-RANGE"]) }
-        let chosen: Variant?
-        switch criteria.bitrate {
-        case .highest:
-            chosen = candidates.max { $0.bandwidth < $1.bandwidth }
-        case .atMost(let limit):
-            chosen = candidates.filter { $0.bandwidth <= limit }.max { $0.bandwidth < $1.bandwidth }
-        case .atLeast(let limit):
-            chosen = candidates.filter { $0.bandwidth >= limit }.min { $0.bandwidth < $1.bandwidth }
-        }
-        guard let chosen else {
-            let listed = variants.map { variant in
-                Bitrate.text(variant.bandwidth) + (variant.resolution.map { " \($0)" } ?? "")
-                    + (variant.codecs.map { " \($0)" } ?? "")
-                    + (variant.attributes["VIDEO-RANGE"].map { " \($0)" } ?? "")
-            }
+        guard let chosen = VideoChoice.choose(variants.filter { !$0.uri.isEmpty }, criteria: criteria, as: read) else {
             throw OfflineError(
                 .noMatchingVariant,
-                "no variant matches the selection; the variants are: "
-                    + (listed.isEmpty ? "none" : listed.joined(separator: ", "))
+                "no variant matches the selection; the variants are: " + VideoChoice.listing(variants, as: read)
             )
         }
         return chosen
