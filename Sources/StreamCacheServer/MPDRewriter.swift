@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 import StreamCacheDASHModel
 
 /// Rewrites an MPEG-DASH MPD so that everything it points to (segments, initialization and index
@@ -16,16 +17,15 @@ enum MPDRewriter: ManifestFormat {
     static let plainType = "application/dash+xml"
 
     static func typeNames(_ contentType: String?) -> Bool? {
-        switch ManifestFormats.mediaType(contentType) {
-        case "application/dash+xml": return true
-        case "", "application/octet-stream", "text/plain", "binary/octet-stream", "application/xml", "text/xml":
-            return nil
-        default: return false
+        switch ManifestKind.judge(type: contentType) {
+        case .manifest(let kind): kind == .dash
+        case .notAManifest: false
+        case .generic: ManifestKind.typeIsGeneric(contentType, for: .dash) ? nil : false
         }
     }
 
     static func pathNames(_ url: URL) -> Bool {
-        url.pathExtension.lowercased() == "mpd"
+        ManifestKind.judge(path: url) == .dash
     }
 
     static func read(_ bytes: [UInt8], from url: URL, pathPrefix: String) throws -> ManifestReading {

@@ -65,16 +65,6 @@ enum ManifestFormats {
         return verdict
     }
 
-    /// The media type of a `Content-Type` value, lower case, without its parameters and the
-    /// blanks around it. (No Foundation: this runs on the event loop for each first touch of a
-    /// segment.)
-    static func mediaType(_ contentType: String?) -> String {
-        var type = (contentType ?? "").prefix { $0 != ";" }
-        while let first = type.first, first == " " || first == "\t" { type = type.dropFirst() }
-        while let last = type.last, last == " " || last == "\t" { type = type.dropLast() }
-        return type.lowercased()
-    }
-
     /// Whether the path of `url` names a manifest format.
     static func pathNames(_ url: URL) -> Bool {
         all.contains { $0.pathNames(url) }

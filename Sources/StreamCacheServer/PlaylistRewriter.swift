@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 import StreamCacheHLS
 
 /// Rewrites an HLS playlist so that everything it points to (variants, renditions, segments,
@@ -20,33 +21,16 @@ enum PlaylistRewriter: ManifestFormat {
     /// Whether `contentType` makes a resource a playlist, or `nil` for a generic type (or none),
     /// which leaves it to the path.
     static func typeNames(_ contentType: String?) -> Bool? {
-        switch ManifestFormats.mediaType(contentType) {
-        case "application/vnd.apple.mpegurl", "application/x-mpegurl", "audio/mpegurl", "audio/x-mpegurl":
-            return true
-        case "", "application/octet-stream", "text/plain", "binary/octet-stream":
-            return nil
-        default:
-            return false
+        switch ManifestKind.judge(type: contentType) {
+        case .manifest(let kind): kind == .hls
+        case .notAManifest: false
+        case .generic: ManifestKind.typeIsGeneric(contentType, for: .hls) ? nil : false
         }
     }
 
     /// Whether the path of `url` ends in a playlist's extension (`.m3u8`, `.m3u`).
     static func pathNames(_ url: URL) -> Bool {
-        // The last segment of the path as written, read on its bytes (`pathExtension` decodes and
-        // splits the whole path, for each first touch of a segment); Foundation reads the odd
-        // ones: percent-encoded, or starting with a dot.
-        var path = Substring(url.path(percentEncoded: true))
-        while path.utf8.last == UInt8(ascii: "/") { path = path.dropLast() }
-        let name = path.utf8.split(separator: UInt8(ascii: "/")).last ?? path.utf8[...]
-        let pathExtension: String
-        if name.first == UInt8(ascii: ".") || name.contains(UInt8(ascii: "%")) {
-            pathExtension = url.pathExtension.lowercased()
-        } else if let dot = name.lastIndex(of: UInt8(ascii: ".")) {
-            pathExtension = String(Substring(name[name.index(after: dot)...])).lowercased()
-        } else {
-            return false
-        }
-        return pathExtension == "m3u8" || pathExtension == "m3u"
+        ManifestKind.judge(path: url) == .hls
     }
 
     /// The playlist `bytes` (fetched from `url`) with its URIs pointing at the proxy, and

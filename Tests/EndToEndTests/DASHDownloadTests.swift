@@ -52,6 +52,21 @@ import Testing
         #expect(assets.first?.state == "complete" && assets.first?.path.hasSuffix("/manifest.mpd") == true)
     }
 
+    /// An MPD at a path that names no format (`/dash/show`, served as an octet stream) is DASH by
+    /// its bytes, as the proxy takes it: the package plays as the `.mpd` one does.
+    @Test func anMPDKnownByItsBytesIsDownloadedAsDASH() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try await DASHThroughServeTests.make(.number, in: folder)
+        try FileManager.default.copyItem(atPath: folder + "/manifest.mpd", toPath: folder + "/show")
+        let result = try await setup.download("dash/show", [], command: ["download"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let fromDisk = try await Self.videoFrames(setup.library + "/" + id + "/manifest.mpd")
+        #expect(fromDisk == (try await Self.referenceFrames(.number, folder: folder)))
+    }
+
     @Test func aProtectedRepresentationIsRefusedNamingItsSystem() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }

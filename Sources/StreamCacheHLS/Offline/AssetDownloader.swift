@@ -18,12 +18,10 @@ struct AssetDownloader: Sendable {
         case addition(id: String, audio: MediaSelectionCriteria.Languages, subtitles: MediaSelectionCriteria.Languages)
     }
 
-    /// The format's planner for `url`: DASH (``DASHPackagePlanner``) for an `.mpd`, else HLS
-    /// (``HLSPackagePlanner``).
-    private func planner(for url: URL?) -> any PackagePlanner {
-        if let url, url.pathExtension.lowercased() == "mpd" {
-            return DASHPackagePlanner(library: library, engine: engine, options: options)
-        }
+    /// The planner of a manifest of `kind`: DASH (``DASHPackagePlanner``), else HLS
+    /// (``HLSPackagePlanner``), whose parser says what is wrong with a document that is neither.
+    private func planner(for kind: ManifestKind?) -> any PackagePlanner {
+        if kind == .dash { return DASHPackagePlanner(library: library, engine: engine, options: options) }
         return HLSPackagePlanner(library: library, engine: engine, options: options)
     }
 
@@ -55,7 +53,13 @@ struct AssetDownloader: Sendable {
             }
             return manifest
         case .url(let url, let criteria):
-            return try await planner(for: url).manifest(for: url, criteria: criteria)
+            // The format as the proxy tells it: the media type, the first bytes, the path.
+            let document = try await PlaylistFetcher(engine: engine, options: options).document(url)
+            return try await planner(for: document.kind).manifest(
+                for: url,
+                document: document.bytes,
+                criteria: criteria
+            )
         case .addition(let id, let audio, let subtitles):
             return try await planner(for: nil).manifest(
                 of: id,

@@ -15,11 +15,10 @@ struct DASHPackagePlanner: PackagePlanner {
     /// The package's entry point.
     static let entryPoint = "manifest.mpd"
 
-    func manifest(for url: URL, criteria: MediaSelectionCriteria) async throws -> AssetManifest {
-        let bytes = try await PlaylistFetcher(engine: engine, options: options).bytes(url)
+    func manifest(for url: URL, document: [UInt8], criteria: MediaSelectionCriteria) async throws -> AssetManifest {
         let presentation: MediaPresentation
         do {
-            presentation = try MediaPresentation(parsing: bytes)
+            presentation = try MediaPresentation(parsing: document)
         } catch {
             throw OfflineError(.playlist, "\(url.absoluteString) is not a usable MPD: \(error)")
         }

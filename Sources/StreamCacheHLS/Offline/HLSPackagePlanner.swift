@@ -7,8 +7,8 @@ import StreamCache
 /// the files the manifest lists, whatever the format: the schedule, the jobs, the retries, the
 /// progress and the package are shared.
 protocol PackagePlanner: Sendable {
-    /// The manifest of the package of `url` that `criteria` choose.
-    func manifest(for url: URL, criteria: MediaSelectionCriteria) async throws -> AssetManifest
+    /// The manifest of the package of `url`, whose manifest is `document`, that `criteria` choose.
+    func manifest(for url: URL, document: [UInt8], criteria: MediaSelectionCriteria) async throws -> AssetManifest
     /// The manifest of asset `id` with the renditions `criteria` choose added; the files it holds
     /// keep their paths, so none is fetched again.
     func manifest(of id: String, adding criteria: MediaSelectionCriteria) async throws -> AssetManifest
@@ -22,8 +22,8 @@ struct HLSPackagePlanner: PackagePlanner {
     let engine: CacheEngine
     let options: OfflineDownloadOptions
 
-    func manifest(for url: URL, criteria: MediaSelectionCriteria) async throws -> AssetManifest {
-        let top = try await PlaylistFetcher(engine: engine, options: options).playlist(url)
+    func manifest(for url: URL, document: [UInt8], criteria: MediaSelectionCriteria) async throws -> AssetManifest {
+        let top = try PlaylistFetcher.playlist(parsing: document, from: url)
         switch top {
         case .media(let playlist):
             let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: [])

@@ -12,7 +12,13 @@ struct PlaylistFetcher: Sendable {
 
     /// - Throws: ``OfflineError`` `playlist` naming the URL.
     func playlist(_ url: URL) async throws -> Playlist {
-        let bytes = try await text(url)
+        try Self.playlist(parsing: try await document(url).bytes, from: url)
+    }
+
+    /// The playlist `bytes` (fetched from `url`) hold.
+    ///
+    /// - Throws: ``OfflineError`` `playlist` naming the URL.
+    static func playlist(parsing bytes: [UInt8], from url: URL) throws(OfflineError) -> Playlist {
         do {
             return try Playlist(parsing: bytes, url: url.absoluteString)
         } catch {
@@ -20,15 +26,16 @@ struct PlaylistFetcher: Sendable {
         }
     }
 
-    /// The bytes of a manifest of another format (an MPD), fetched as a playlist's are.
-    func bytes(_ url: URL) async throws -> [UInt8] {
+    /// A manifest of any format, fetched as a playlist is: its bytes and the kind its media
+    /// type, bytes and path say it is (``ManifestKind``), `nil` when none says so.
+    func document(_ url: URL) async throws -> (bytes: [UInt8], kind: ManifestKind?) {
         try await text(url)
     }
 
     /// The playlist's bytes through the streaming cache, checked with the origin first (a
     /// conditional request: a current one costs no body), so the cache holds what the download
     /// was planned from and `serve` can play it with the origin down.
-    private func text(_ url: URL) async throws -> [UInt8] {
+    private func text(_ url: URL) async throws -> (bytes: [UInt8], kind: ManifestKind?) {
         var attempt = 0
         while true {
             attempt += 1
@@ -41,7 +48,12 @@ struct PlaylistFetcher: Sendable {
                         throw OfflineError(.playlist, "\(url.absoluteString) is larger than a playlist can be")
                     }
                 }
-                return bytes
+                let kind = ManifestKind.of(
+                    url: url,
+                    contentType: try await resource.info().contentType,
+                    firstBytes: bytes
+                )
+                return (bytes, kind)
             } catch {
                 if Task.isCancelled { throw CancellationError() }
                 guard let pause = ItemFetcher.retryDelay(error, attempt: attempt, backoff: options.retryBackoff),
