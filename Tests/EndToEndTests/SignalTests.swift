@@ -41,6 +41,48 @@ import Glibc
         try await origin.stop()
     }
 
+    /// A thousand connections at the stop, a third with a whole request for a cached file, a
+    /// third with half a request line, a third idle: each is closed, with a whole answer or none,
+    /// never part of one, and `serve` ends with 0.
+    @Test func aThousandConnectionsAtAStopGetWholeAnswersOrNone() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        try workspace.write(TestData.bytes(count: 256 << 10, seed: 31), as: "ep.mp3")
+        let proxy = try await ListeningProcess(["serve"], cacheDir: workspace.cacheDirectory)
+        let path = "/" + origin.url("ep.mp3")
+        #expect(try await Curl.fetch(proxy.url(origin.url("ep.mp3"))).body.count == 256 << 10)
+
+        let clients = ChildProcess()
+        clients.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/many_connections.py").path
+        clients.arguments = ["python3", script, String(proxy.port), path, "1000", "20"]
+        let input = Pipe()
+        clients.standardInput = input
+        let (out, err) = try clients.startCapturing()
+        let ready = try await out.firstLine()
+        if !ready.hasPrefix("ready") { Issue.record("\(try await err.text())") }
+        try #require(ready.hasPrefix("ready"))
+        try await Task.sleep(for: .milliseconds(300))
+        let ended = try #require(try await proxy.end(with: SIGTERM), "serve did not stop with 1,000 connections")
+        #expect(ended.status == 0, "\(ended)")
+        input.fileHandleForWriting.write(Data("stopped\n".utf8))
+
+        struct Outcome: Decodable {
+            let whole: Int
+            let none: Int
+            let part: Int
+            let open: Int
+        }
+        let line = try await out.text().split(separator: "\n").last.map(String.init) ?? ""
+        let outcome = try JSONDecoder().decode(Outcome.self, from: Data(line.utf8))
+        #expect(outcome.part == 0 && outcome.open == 0, "\(line)")
+        // The whole requests were read before the stop: each is answered.
+        #expect(outcome.whole >= 333, "\(line)")
+        try await origin.stop()
+    }
+
     @Test(arguments: [SIGINT, SIGTERM])
     func originStopsAtOnce(signal: Int32) async throws {
         let workspace = Workspace()
