@@ -23,8 +23,8 @@ extension StreamCacheCommand {
         var json = false
 
         func run() async throws {
-            let bytes = try await load()
-            if Self.looksLikeXML(bytes) { return try describeMPD(bytes) }
+            let (bytes, kind) = try await load()
+            if kind == .dash { return try describeMPD(bytes) }
             let playlist: Playlist
             do {
                 playlist = try Playlist(parsing: bytes, url: source)
@@ -39,13 +39,6 @@ extension StreamCacheCommand {
             } else {
                 print(PlaylistDescription.text(of: playlist), terminator: "")
             }
-        }
-
-        /// Whether `bytes` start (after a byte-order mark and blanks) with `<`: an MPD, not a playlist.
-        static func looksLikeXML(_ bytes: [UInt8]) -> Bool {
-            var rest = bytes[...]
-            if rest.starts(with: [0xEF, 0xBB, 0xBF]) { rest = rest.dropFirst(3) }
-            return rest.first { ![0x20, 0x09, 0x0A, 0x0D].contains($0) } == UInt8(ascii: "<")
         }
 
         private func describeMPD(_ bytes: [UInt8]) throws {
@@ -67,11 +60,15 @@ extension StreamCacheCommand {
             }
         }
 
-        /// The playlist text, from the origin or a file.
-        func load() async throws -> [UInt8] {
+        /// The manifest's bytes, from the origin or a file, and its kind as `serve` and
+        /// `download` tell it (``ManifestKind``: the media type, the bytes, the path); `nil`
+        /// when nothing says, which is read as a playlist.
+        func load() async throws -> (bytes: [UInt8], kind: ManifestKind?) {
             let lowered = source.lowercased()
             if lowered.hasPrefix("http://") || lowered.hasPrefix("https://") {
-                return try await fetch(URLArgument.parse(source))
+                let url = try URLArgument.parse(source)
+                let (bytes, contentType) = try await fetchWithType(url)
+                return (bytes, ManifestKind.of(url: url, contentType: contentType, firstBytes: bytes))
             }
             if let colon = source.firstIndex(of: ":"), source[..<colon].count > 1,
                 source[..<colon].allSatisfy(\.isLetter)
@@ -86,10 +83,16 @@ extension StreamCacheCommand {
             guard data.count <= Self.maximumSize else {
                 throw StreamCacheError(.storage, "\(source) is larger than 16 MiB: not a playlist")
             }
-            return [UInt8](data)
+            let bytes = [UInt8](data)
+            return (bytes, ManifestKind.of(url: URL(fileURLWithPath: source), contentType: nil, firstBytes: bytes))
         }
 
         func fetch(_ url: URL) async throws -> [UInt8] {
+            try await fetchWithType(url).bytes
+        }
+
+        /// The bytes at `url` and their `Content-Type`.
+        func fetchWithType(_ url: URL) async throws -> (bytes: [UInt8], contentType: String?) {
             let client = HTTPOriginClient()
             do {
                 let data = try await client.fetch(OriginRequest(url: url)) { head, body in
@@ -106,7 +109,7 @@ extension StreamCacheCommand {
                             )
                         }
                     }
-                    return data
+                    return (data, head["Content-Type"])
                 }
                 try? await client.shutdown()
                 return data

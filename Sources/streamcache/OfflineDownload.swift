@@ -354,9 +354,9 @@ extension StreamCacheCommand {
         /// `-F`: the tracks of the stream at `url`, with their ids.
         private func listTheFormats() async throws {
             let inspect = try HLSInspect.parse([url])
-            let bytes = try await inspect.load()
+            let (bytes, kind) = try await inspect.load()
             let rows: [[String]]
-            if HLSInspect.looksLikeXML(bytes) {
+            if kind == .dash {
                 let presentation: MediaPresentation
                 do {
                     presentation = try MediaPresentation(parsing: bytes)

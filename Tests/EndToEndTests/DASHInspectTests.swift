@@ -29,6 +29,28 @@ import Testing
         }
     }
 
+    /// An MPD at a path that names no format is told by its bytes, as `serve` and `download` tell
+    /// it, for `hls inspect` and `download -F` alike.
+    @Test func anMPDAtAPathThatSaysNothingIsInspectedAsDASH() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let folder = workspace.originDirectory + "/dash"
+        try await DASHThroughServeTests.make(.number, in: folder)
+        try FileManager.default.copyItem(atPath: folder + "/manifest.mpd", toPath: folder + "/show")
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let inspected = try await CLI.run(
+            ["hls", "inspect", origin.url("dash/show")],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(inspected.status == 0 && inspected.output.contains("representations: 2"), "\(inspected.stderr)")
+        let formats = try await CLI.run(
+            ["download", "-F", origin.url("dash/show")],
+            cacheDir: workspace.cacheDirectory
+        )
+        #expect(formats.status == 0 && formats.output.contains("a1  audio"), "\(formats.output)\(formats.stderr)")
+        try await origin.stop()
+    }
+
     @Test(arguments: [
         ("<html><body/></html>", "not MPD"),
         (
