@@ -12,7 +12,7 @@ import StreamCacheDASHModel
 enum MPDRewriter: ManifestFormat {
     static let documentName = "MPD"
     /// MPDs are read whole; anything larger is not one.
-    static let maximumSize: Int64 = 16 << 20
+    static let maximumSize = Int64(ManifestKind.largestDocument)
     static let rewrittenType = "application/dash+xml"
     static let plainType = "application/dash+xml"
 

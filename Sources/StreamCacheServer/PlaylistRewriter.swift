@@ -13,7 +13,7 @@ import StreamCacheHLS
 enum PlaylistRewriter: ManifestFormat {
     static let documentName = "playlist"
     /// Playlists are read whole; anything larger is not one.
-    static let maximumSize: Int64 = 16 << 20
+    static let maximumSize = Int64(ManifestKind.largestDocument)
     static let rewrittenType = "application/vnd.apple.mpegurl"
     /// A plain M3U list of links, passed on as it is.
     static let plainType = "audio/x-mpegurl"

@@ -14,7 +14,7 @@ extension StreamCacheCommand {
         )
 
         /// Playlists larger than this are refused rather than read.
-        static let maximumSize = 16 << 20
+        static let maximumSize = ManifestKind.largestDocument
 
         @Argument(help: "An http(s) URL or a local file.")
         var source: String

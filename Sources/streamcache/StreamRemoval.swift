@@ -20,7 +20,7 @@ struct StreamRemoval {
         for (record, ranges) in resources
         where ListingGroups.isPlaylist(record.url) && record.info.isComplete(with: ranges) {
             guard let bytes = FileManager.default.contents(atPath: directory.dataPath(id: record.id)),
-                bytes.count < 16 << 20,
+                bytes.count <= ManifestKind.largestDocument,
                 let playlist = try? Playlist(parsing: [UInt8](bytes), url: record.url),
                 let base = URL(string: record.url)
             else { continue }

@@ -9,6 +9,10 @@ public enum ManifestKind: String, Sendable, CaseIterable {
     /// A DASH media presentation description (ISO/IEC 23009-1).
     case dash
 
+    /// The most bytes a manifest of either kind may have, wherever it is read (the proxy, a
+    /// download, `inspect`, `ls`, `rm`): a bound on the document before any parse budget.
+    public static let largestDocument = 16 << 20
+
     /// What a media type says of a resource.
     public enum TypeVerdict: Equatable, Sendable {
         case manifest(ManifestKind)

@@ -7,8 +7,8 @@ struct PlaylistFetcher: Sendable {
     let engine: CacheEngine
     let options: OfflineDownloadOptions
 
-    /// The most bytes a playlist may have.
-    static let limit = 32 << 20
+    /// The most bytes a manifest may have (``ManifestKind/largestDocument``).
+    static let limit = ManifestKind.largestDocument
 
     /// - Throws: ``OfflineError`` `playlist` naming the URL.
     func playlist(_ url: URL) async throws -> Playlist {
