@@ -135,7 +135,10 @@ public actor CacheEngine {
     ///
     /// - Throws: ``StreamCacheError`` for an invalid or refused URL, or an unusable cache.
     public func open(_ url: URL, originHeaders headers: OriginHeaders) async throws -> CachedResource {
-        try await Self.validate(url, configuration: configuration)
+        // Judged here when that does not wait: awaiting would leave the actor and come back.
+        if try !Self.validateWithoutWaiting(url, configuration: configuration) {
+            try await Self.validate(url, configuration: configuration)
+        }
         let key = configuration.cacheKey(url)
         sessions.lease(key)
         opened += 1
