@@ -8,7 +8,8 @@ import Testing
 /// size, and in processor time per MiB at 16 MiB within a few times that at 1 MiB (a reader
 /// quadratic in a document takes 15 times as long per MiB there). Processor time, not the clock,
 /// so that tests running beside it change little; `bench/hostile-parse.sh` prints the figures.
-@Suite(.timeLimit(.minutes(10))) struct HostileDocumentCorpusTests {
+@Suite(.timeLimit(.minutes(10)), .enabled(if: LinuxTools.gnuTime, "needs GNU time (Debian's `time`)"))
+struct HostileDocumentCorpusTests {
     /// A shape, and the bound that refuses it from a size on.
     struct Shape: Sendable, CustomTestStringConvertible {
         let name: String

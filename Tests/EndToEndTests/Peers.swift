@@ -71,6 +71,8 @@ enum LinuxTools {
     static let nginx = FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx")
     /// A process's memory figures in `/proc`.
     static let proc = FileManager.default.fileExists(atPath: "/proc/self/status")
+    /// GNU time, whose `-f` reports a command's processor time and peak memory.
+    static let gnuTime = proc && FileManager.default.isExecutableFile(atPath: "/usr/bin/time")
 }
 
 /// nginx serving a directory on 127.0.0.1: the reference for HTTP range semantics. One process
