@@ -192,18 +192,3 @@ struct OutputError: Error, CustomStringConvertible {
 extension FileHandle {
     fileprivate var fileHandleDescriptor: Int32 { fileDescriptor }
 }
-
-/// Writes all of `bytes` to `descriptor` with `write(2)`, again after an interruption; the
-/// `errno` of the write that failed, or `nil` once all are written.
-func writeWhole(_ descriptor: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
-    var done = 0
-    while done < bytes.count {
-        let result = write(descriptor, bytes.baseAddress! + done, bytes.count - done)
-        if result < 0 {
-            if errno == EINTR { continue }
-            return errno
-        }
-        done += result
-    }
-    return nil
-}

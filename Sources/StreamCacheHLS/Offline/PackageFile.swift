@@ -37,14 +37,9 @@ final class PackageFile {
 
     /// Appends `bytes`.
     func write(_ bytes: ArraySlice<UInt8>) throws(OfflineError) {
-        var done = 0
-        while done < bytes.count {
-            let result = bytes.withUnsafeBytes { systemWrite(descriptor, $0.baseAddress! + done, $0.count - done) }
-            if result < 0 {
-                if errno == EINTR { continue }
-                throw Self.failure("cannot write", path)
-            }
-            done += result
+        let descriptor = descriptor
+        guard bytes.withUnsafeBytes({ writeWhole(descriptor, $0) }) == nil else {
+            throw Self.failure("cannot write", path)
         }
         written += Int64(bytes.count)
     }
@@ -77,18 +72,7 @@ final class PackageFile {
         let descriptor = create(temporary)
         guard descriptor >= 0 else { throw failure("cannot create", path) }
         defer { close(descriptor) }
-        let ok = data.withUnsafeBytes { buffer in
-            var done = 0
-            while done < buffer.count {
-                let result = systemWrite(descriptor, buffer.baseAddress! + done, buffer.count - done)
-                if result < 0 {
-                    if errno == EINTR { continue }
-                    return false
-                }
-                done += result
-            }
-            return true
-        }
+        let ok = data.withUnsafeBytes { writeWhole(descriptor, $0) } == nil
         guard ok, synchronize(descriptor) == 0 else { throw failure("cannot write", path) }
         guard rename(temporary, path) == 0 else { throw failure("cannot rename", path) }
     }
@@ -97,9 +81,4 @@ final class PackageFile {
         let code = errno
         return OfflineError(.storage, "\(what) \(path): \(String(cString: strerror(code)))")
     }
-}
-
-/// `write(2)`, callable where the method of the same name hides it.
-private func systemWrite(_ descriptor: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
-    write(descriptor, pointer, count)
 }
