@@ -17,11 +17,7 @@ enum MPDRewriter: ManifestFormat {
     static let plainType = "application/dash+xml"
 
     static func typeNames(_ contentType: String?) -> Bool? {
-        switch ManifestKind.judge(type: contentType) {
-        case .manifest(let kind): kind == .dash
-        case .notAManifest: false
-        case .generic: ManifestKind.typeIsGeneric(contentType, for: .dash) ? nil : false
-        }
+        ManifestKind.judge(type: contentType, as: .dash)
     }
 
     static func pathNames(_ url: URL) -> Bool {

@@ -21,11 +21,7 @@ enum PlaylistRewriter: ManifestFormat {
     /// Whether `contentType` makes a resource a playlist, or `nil` for a generic type (or none),
     /// which leaves it to the path.
     static func typeNames(_ contentType: String?) -> Bool? {
-        switch ManifestKind.judge(type: contentType) {
-        case .manifest(let kind): kind == .hls
-        case .notAManifest: false
-        case .generic: ManifestKind.typeIsGeneric(contentType, for: .hls) ? nil : false
-        }
+        ManifestKind.judge(type: contentType, as: .hls)
     }
 
     /// Whether the path of `url` ends in a playlist's extension (`.m3u8`, `.m3u`).

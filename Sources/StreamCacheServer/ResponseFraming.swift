@@ -33,17 +33,19 @@ struct ResponseFraming: Sendable {
     /// The status line's start: the version the answer is written in.
     var statusLineStart: StaticString { version.minor == 0 ? "HTTP/1.0 " : "HTTP/1.1 " }
 
+    /// What the answer's `Connection` says, if anything: `close`, or `keep-alive` to an HTTP/1.0
+    /// client, which keeps the connection only when the answer says so.
+    private var connection: StaticString? {
+        if closes { return "close" }
+        return version.minor == 0 ? "keep-alive" : nil
+    }
+
     /// `response`'s head as the client gets it.
     func head(of response: HTTPResponse) -> HTTPResponseHead {
         var head = HTTPResponseHead(response)
         head.version = version.minor == 0 ? .http1_0 : .http1_1
         SandboxFields.apply(to: &head.headers, sandboxed: sandboxed)
-        if closes {
-            head.headers.replaceOrAdd(name: "Connection", value: "close")
-        } else if version.minor == 0 {
-            // An HTTP/1.0 client keeps the connection only when the answer says so.
-            head.headers.replaceOrAdd(name: "Connection", value: "keep-alive")
-        }
+        if let connection { head.headers.replaceOrAdd(name: "Connection", value: connection.description) }
         return head
     }
 
@@ -57,10 +59,10 @@ struct ResponseFraming: Sendable {
     /// Writes the same fields, encoded (`Name: value\r\n` each), for a head written encoded.
     func writeFields(into buffer: inout ByteBuffer) {
         buffer.writeString(SandboxFields.encoded(sandboxed: sandboxed))
-        if closes {
-            buffer.writeStaticString("Connection: close\r\n")
-        } else if version.minor == 0 {
-            buffer.writeStaticString("Connection: keep-alive\r\n")
+        if let connection {
+            buffer.writeStaticString("Connection: ")
+            buffer.writeStaticString(connection)
+            buffer.writeStaticString("\r\n")
         }
     }
 }

@@ -37,12 +37,17 @@ public enum ManifestKind: String, Sendable, CaseIterable {
         }
     }
 
-    /// Whether `contentType` leaves the kind to the bytes or the path for `kind` alone: plain
-    /// XML is generic for an MPD, not for a playlist, which is never XML.
-    public static func typeIsGeneric(_ contentType: String?, for kind: ManifestKind) -> Bool {
-        guard judge(type: contentType) == .generic else { return false }
-        let type = mediaType(contentType)
-        return kind == .dash || (type != "application/xml" && type != "text/xml")
+    /// Whether `contentType` names `kind`: `true` or `false`, or `nil` when it leaves the kind to
+    /// the bytes or the path. Plain XML leaves it for an MPD, not for a playlist, which is never
+    /// XML.
+    public static func judge(type contentType: String?, as kind: ManifestKind) -> Bool? {
+        switch judge(type: contentType) {
+        case .manifest(let named): return named == kind
+        case .notAManifest: return false
+        case .generic:
+            let type = mediaType(contentType)
+            return kind == .dash || (type != "application/xml" && type != "text/xml") ? nil : false
+        }
     }
 
     /// The kind the first bytes of a resource show: `#EXTM3U` opens a playlist, an `MPD` root
@@ -99,7 +104,7 @@ public enum ManifestKind: String, Sendable, CaseIterable {
         case .generic:
             if let firstBytes, let kind = judge(firstBytes: firstBytes) { return kind }
             guard let kind = judge(path: url) else { return nil }
-            return typeIsGeneric(contentType, for: kind) ? kind : nil
+            return judge(type: contentType, as: kind) == nil ? kind : nil
         }
     }
 
