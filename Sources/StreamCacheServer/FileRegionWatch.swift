@@ -28,8 +28,8 @@ enum FileRegionWatch {
     private static func check(_ finished: NIOLoopBoundBox<Bool>, file: CacheFile, end: Int64, on channel: any Channel) {
         channel.eventLoop.scheduleTask(in: interval) {
             guard !finished.value else { return }
-            // A write under way is looked at again at the next check: the loop never waits on it.
-            guard let status = file.status(), status.size >= end, file.isTrustedWithoutWaiting() != false else {
+            // Judged without waiting on a write under way: the loop never waits on it.
+            guard let status = file.status(), status.size >= end, file.isTrustedNow() else {
                 channel.close(promise: nil)
                 return
             }

@@ -51,13 +51,13 @@ extension ProxyConnectionHandler {
                         at: range.lowerBound
                     )
                 }
-                // Read, then checked: nothing changed the file before the bytes were read. A file a
-                // write is under way in goes to the responder: the event loop never waits on it.
-                guard read == count, file.isTrustedWithoutWaiting() == true else { return nil }
+                // Read, then checked: nothing changed the file before the bytes were read. The event
+                // loop never waits on a write under way (``CacheFile/isTrustedNow()``).
+                guard read == count, file.isTrustedNow() else { return nil }
             } else {
                 // Checked now: `sendfile` past the file's end would send nothing, again and again;
                 // what changes the file while it is sent ends the connection (FileRegionWatch).
-                guard file.holds(range), file.isTrustedWithoutWaiting() == true else { return nil }
+                guard file.holds(range), file.isTrustedNow() else { return nil }
                 region = FileRegion(
                     fileHandle: NIOFileHandle(_deprecatedTakingOwnershipOfDescriptor: try file.duplicateDescriptor()),
                     readerIndex: Int(range.lowerBound),

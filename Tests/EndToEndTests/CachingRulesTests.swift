@@ -240,8 +240,7 @@ final class ScriptedOrigin: Sendable {
         let file = workspace.outputDirectory + "/script-\(UUID().uuidString).json"
         scriptFile = file
         try JSONSerialization.data(withJSONObject: script).write(to: URL(fileURLWithPath: file))
-        let program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/scripted_origin.py").path
+        let program = Fixtures.path("scripted_origin.py")
         let (process, line) = try await Self.start(["python3", "-u", program, file])
         self.process = process
         guard line.hasPrefix("listening on ") else {

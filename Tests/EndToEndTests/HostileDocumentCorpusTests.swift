@@ -41,8 +41,7 @@ struct HostileDocumentCorpusTests {
     @Test(arguments: shapes) func eachSizeIsReadOrRefusedWithinItsBudget(shape: Shape) async throws {
         let folder = TestData.temporaryDirectory("corpus")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let generator = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/hostile_documents.py").path
+        let generator = Fixtures.path("hostile_documents.py")
         var secondsPerMiB: [Int: Double] = [:]
         for mib in [1, 4, 16] {
             let document = "\(folder)/\(shape.name)-\(mib)"

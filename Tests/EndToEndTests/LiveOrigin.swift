@@ -13,8 +13,7 @@ final class LiveOrigin: Sendable {
     /// Serves `folder`: `--window N`, `--event`, `--start N`, `--period SECONDS`.
     init(folder: String, arguments: [String] = []) async throws {
         self.folder = folder
-        let program = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/live_origin.py").path
+        let program = Fixtures.path("live_origin.py")
         let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = ["python3", "-u", program, folder] + arguments

@@ -55,8 +55,7 @@ import Glibc
 
         let clients = ChildProcess()
         clients.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/many_connections.py").path
+        let script = Fixtures.path("many_connections.py")
         clients.arguments = ["python3", script, String(proxy.port), path, "1000", "20"]
         let input = Pipe()
         clients.standardInput = input

@@ -2,11 +2,11 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-/// Warm answers come at once, whatever another connection of the same proxy waits on: here a name
-/// its resolver takes 5 s to answer. Measured beside the same proxy with nothing slow in flight,
-/// so that a busy test run slows both alike; a warm answer that waited on the resolver would take
-/// seconds.
-@Suite(.timeLimit(.minutes(3)), .enabled(if: Tmpfs.canMount, "a resolver of its own needs a mount namespace (root)"))
+/// Warm answers come at once, whatever another connection of the same proxy waits on: a name its
+/// resolver takes 5 s to answer, writes a slow disk holds for 2 s each. Measured beside the same
+/// proxy with nothing slow in flight, so that a busy test run slows both alike; a warm answer that
+/// waited on the slow work would take seconds.
+@Suite(.timeLimit(.minutes(3)))
 struct WarmAnswersNeverWaitTests {
     /// What `warm_latency.py` measured, in milliseconds.
     struct Latency: Decodable, CustomStringConvertible {
@@ -21,14 +21,12 @@ struct WarmAnswersNeverWaitTests {
     /// without it when the test run is busier than that.
     static func bound(alone: Latency) -> Double { Swift.max(20, 2 * alone.p99) }
 
-    static func fixture(_ name: String) -> String {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Fixtures/" + name).path
-    }
-
     /// 4 KiB ranges of `url` asked one after another on one connection for `seconds`.
-    static func measure(_ url: String, seconds: Int) async throws -> Latency {
-        let result = try await Tool.run("python3", [fixture("warm_latency.py"), url, String(seconds)])
+    static func measure(_ url: String, seconds: Int, within span: Int = 1 << 20) async throws -> Latency {
+        let result = try await Tool.run(
+            "python3",
+            [Fixtures.path("warm_latency.py"), url, String(seconds), "4096", String(span)]
+        )
         try #require(result.status == 0, "\(result.stderr)")
         return try JSONDecoder().decode(Latency.self, from: result.stdout)
     }
@@ -48,7 +46,7 @@ struct WarmAnswersNeverWaitTests {
             let address = "127.53.\(Int.random(in: 1...254)).\(Int.random(in: 1...254))"
             resolver.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             resolver.arguments = [
-                "python3", WarmAnswersNeverWaitTests.fixture("slow_resolver.py"), address, "\(seconds)",
+                "python3", Fixtures.path("slow_resolver.py"), address, "\(seconds)",
             ]
             let (out, _) = try resolver.startCapturing()
             try #require(try await out.firstLine().hasPrefix("listening"))
@@ -79,7 +77,8 @@ struct WarmAnswersNeverWaitTests {
         }
     }
 
-    @Test func aWarmAnswerDoesNotWaitOnANameTheResolverTakesFiveSecondsFor() async throws {
+    @Test(.enabled(if: Tmpfs.canMount, "a resolver of its own needs a mount namespace (root)"))
+    func aWarmAnswerDoesNotWaitOnANameTheResolverTakesFiveSecondsFor() async throws {
         let setup = try await Setup(resolving: 5)
         defer { setup.remove() }
         let alone = try await Self.measure(setup.warm, seconds: 2)
@@ -103,5 +102,59 @@ struct WarmAnswersNeverWaitTests {
         let waited = ContinuousClock.now - started
         #expect(waited >= .milliseconds(4_500), "the names took \(waited), not the resolver's 5 s")
         #expect(beside.p99 <= Self.bound(alone: alone), "alone: \(alone); beside the names: \(beside)")
+    }
+
+    /// Two fetches whose writes the disk holds for 2 s each, past their first MiB: the writer
+    /// holds its data file's lock all that while. Warm ranges of another resource, and of the
+    /// first MiB of a file being written, come at once; a resource new to the cache is fetched
+    /// and answered; and once the disk is fast again, both slow bodies arrive whole.
+    @Test(.enabled(if: SlowDisk.isAvailable, "a FUSE filesystem needs /dev/fuse, python3-fuse and root"))
+    func warmAnswersDoNotWaitOnWritesASlowDiskHolds() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let disk = try await SlowDisk(in: workspace.outputDirectory)
+        defer { disk.unmount() }
+        let large = 8 << 20
+        try workspace.write(TestData.bytes(count: 1 << 20, seed: 70), as: "warm.mp3")
+        for (index, name) in ["slow-1.mp4", "slow-2.mp4", "new.mp4"].enumerated() {
+            try workspace.write(TestData.bytes(count: large, seed: UInt64(71 + index)), as: name)
+        }
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: disk.path + "/cache")
+        let warm = proxy.url(origin.url("warm.mp3"))
+        try #require(try await Curl.fetch(warm).body.count == 1 << 20)
+        let alone = try await Self.measure(warm, seconds: 2)
+
+        try disk.holdWrites(for: 2, from: 1 << 20)
+        let slow = ["slow-1.mp4", "slow-2.mp4"].map { name in
+            Task { try await Curl.fetch(proxy.url(origin.url(name))) }
+        }
+        // Both writers are past their first MiB, inside a write the disk holds.
+        let deadline = ContinuousClock.now + .seconds(20)
+        while workspace.dataFilesIn(disk.path + "/cache").filter({ Self.size(of: $0) > 1 << 20 }).count < 2 {
+            try #require(ContinuousClock.now < deadline, "the slow fetches never got past their first MiB")
+            try await Task.sleep(for: .milliseconds(100))
+        }
+        let beside = try await Self.measure(warm, seconds: 2)
+        let written = try await Self.measure(proxy.url(origin.url("slow-1.mp4")), seconds: 2, within: 1 << 20)
+        let started = ContinuousClock.now
+        let new = try await Curl.fetch(proxy.url(origin.url("new.mp4")), headers: ["Range: bytes=0-4095"])
+        let newTook = ContinuousClock.now - started
+
+        #expect(beside.p99 <= Self.bound(alone: alone), "alone: \(alone); beside the slow writes: \(beside)")
+        #expect(written.p99 <= Self.bound(alone: alone), "alone: \(alone); the slow file's first MiB: \(written)")
+        #expect(new.status == 206 && new.body == Data(TestData.bytes(count: large, seed: 73).prefix(4096)))
+        #expect(newTook < .seconds(2), "a new resource took \(newTook) beside the slow writes")
+
+        try disk.holdWrites(for: 0)
+        for (index, task) in slow.enumerated() {
+            let reply = try await task.value
+            #expect(reply.status == 200 && reply.body == Data(TestData.bytes(count: large, seed: UInt64(71 + index))))
+        }
+        try await proxy.stop()
+    }
+
+    static func size(of path: String) -> Int {
+        (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     }
 }

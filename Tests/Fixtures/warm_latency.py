@@ -3,7 +3,8 @@
 how long the answers took: `{"count": N, "p50": MS, "p99": MS, "max": MS}`. Every answer must be
 a 206 of the range's length, else it exits 1.
 
-Usage: warm_latency.py URL SECONDS [BYTES]
+Usage: warm_latency.py URL SECONDS [BYTES [SPAN]]   (ranges start within the first SPAN bytes,
+                                                    1 MiB by default)
 """
 import http.client
 import json
@@ -13,12 +14,13 @@ import urllib.parse
 
 url, seconds = urllib.parse.urlsplit(sys.argv[1]), float(sys.argv[2])
 length = int(sys.argv[3]) if len(sys.argv) > 3 else 4096
+span = int(sys.argv[4]) if len(sys.argv) > 4 else 1 << 20
 path = sys.argv[1][len(f"{url.scheme}://{url.netloc}"):]
 connection = http.client.HTTPConnection(url.hostname, url.port, timeout=30)
 times = []
 end = time.monotonic() + seconds
 while time.monotonic() < end:
-    offset = (len(times) * 65536) % (1 << 20)
+    offset = (len(times) * 65536) % (span - length + 1)
     started = time.monotonic()
     connection.request("GET", path, headers={"Range": f"bytes={offset}-{offset + length - 1}"})
     response = connection.getresponse()

@@ -64,15 +64,13 @@ import Testing
                 BlockChecksums.checksum(UnsafeRawBufferPointer(rebasing: $0[block * size..<(block + 1) * size]))
             }
         }
+        // As a session does: the fetch's progress out, summed beside the write, and kept.
         func write(_ sums: inout FetchedBlockSums, _ range: Range<Int>, fetch: Int, generation: Int = 1) {
+            var progress = sums.progress(of: fetch, generation: generation)
             data.withUnsafeBytes {
-                sums.wrote(
-                    UnsafeRawBufferPointer(rebasing: $0[range]),
-                    at: Int64(range.lowerBound),
-                    fetch: fetch,
-                    generation: generation
-                )
+                progress.add(UnsafeRawBufferPointer(rebasing: $0[range]), at: Int64(range.lowerBound))
             }
+            sums.wrote(progress, fetch: fetch, generation: generation)
         }
         var fetched = FetchedBlockSums()
         // Fetch 1 from the start in uneven pieces; fetch 2 from inside block 2, interleaved.

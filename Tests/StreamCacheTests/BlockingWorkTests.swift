@@ -9,9 +9,9 @@ import Testing
     @Test func aFloodRunsAtMostTheLimitAtOnceAndAllOfItEnds() async {
         let running = Locked((now: 0, most: 0))
         let results = await withTaskGroup(of: Int.self) { group in
-            for index in 0..<(BlockingWork.limit * 3) {
+            for index in 0..<(BlockingWork.names.limit * 3) {
                 group.addTask {
-                    await BlockingWork.run {
+                    await BlockingWork.names.run {
                         running.withLock {
                             $0.now += 1; $0.most = max($0.most, $0.now)
                         }
@@ -23,7 +23,7 @@ import Testing
             }
             return await group.reduce(into: []) { $0.append($1) }
         }
-        #expect(results.sorted() == Array(0..<(BlockingWork.limit * 3)))
-        #expect(running.value.most == BlockingWork.limit)
+        #expect(results.sorted() == Array(0..<(BlockingWork.names.limit * 3)))
+        #expect(running.value.most == BlockingWork.names.limit)
     }
 }

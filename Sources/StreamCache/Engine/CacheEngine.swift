@@ -105,7 +105,7 @@ public actor CacheEngine {
     public nonisolated static func validate(_ url: URL, configuration: CacheConfiguration) async throws {
         try OriginURLRules.check(url)
         let refuse = configuration.refuseURL
-        let reason = configuration.refusalWaits(url) ? await BlockingWork.run { refuse(url) } : refuse(url)
+        let reason = configuration.refusalWaits(url) ? await BlockingWork.names.run { refuse(url) } : refuse(url)
         if let reason { throw StreamCacheError(.invalidURL, reason) }
     }
 

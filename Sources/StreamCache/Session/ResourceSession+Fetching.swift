@@ -128,7 +128,7 @@ extension ResourceSession {
             }
             /// Writes `chunk` where the machine says; `true` when the fetch ends here.
             func take(_ chunk: [UInt8]) async throws -> Bool {
-                let step = try await self.receive(chunk, fetch: id, file: file)
+                let step = try await self.write(chunk, fetch: id, file: file)
                 if let (batch, generation) = step.batch {
                     batches.start(batch, generation: generation, file: file)
                 }
@@ -232,26 +232,47 @@ extension ResourceSession {
         return file
     }
 
-    /// Feeds a chunk of fetch `id`'s body to the machine and carries out what it says: the bytes
-    /// it wants are written to `file` and reported written, in one step on the actor, so each
-    /// chunk costs one hop.
-    ///
-    /// - Returns: whether the fetch ends here, whether it holds its body for a reader to come
-    ///   (``readerCame(for:)``), and a batch to make durable if one is due.
-    private func receive(
-        _ chunk: [UInt8],
-        fetch id: Int,
-        file: CacheFile
-    ) throws -> (endsFetch: Bool, holds: Bool, batch: (ByteRangeSet, Int)?) {
+    /// What the machine said of a chunk of a fetch's body: the pieces of it to write to the file,
+    /// whether the fetch ends after them, and whether it holds its body for a reader to come
+    /// (``readerCame(for:)``).
+    struct ChunkStep: Sendable {
+        var pieces: [ResourceStateMachine.Piece] = []
+        var endsFetch: Bool
+        var holds = false
+        /// The version the pieces belong to.
+        var generation = 0
+        /// Whether the pieces are kept in memory too, for readers waiting on them.
+        var keep = false
+        /// Once written: a batch to make durable, and its version, if one is due.
+        var batch: (ByteRangeSet, Int)?
+    }
+
+    /// Feeds a chunk of fetch `id`'s body to the machine and carries out what it says: the pieces
+    /// it wants are written to `file`, off the actor and off the cooperative pool (a write a slow
+    /// disk holds for seconds holds neither this session's readers nor the engine), then
+    /// reported written. One hop to the actor and back a chunk, as the write is awaited on it.
+    private func write(_ chunk: [UInt8], fetch id: Int, file: CacheFile) async throws -> ChunkStep {
+        var step = try receive(chunk, fetch: id, file: file)
+        guard !step.pieces.isEmpty else { return step }
+        // Summed beside the write, while the bytes are in that processor's cache.
+        let summing = file === self.file ? fetchedSums.progress(of: id, generation: step.generation) : nil
+        let sums = try await file.writeOffPool(chunk, step.pieces, summing: summing)
+        step.batch = wrote(chunk, step, sums: sums, fetch: id, file: file)
+        return step
+    }
+
+    /// Feeds a chunk of fetch `id`'s body to the machine: the pieces it wants written to `file`,
+    /// once the budget and the disk have room for them.
+    private func receive(_ chunk: [UInt8], fetch id: Int, file: CacheFile) throws -> ChunkStep {
         let now = ContinuousClock.now
         switch machine.received(id, count: chunk.count, now: now) {
         case .stop:
-            return (true, false, nil)
+            return ChunkStep(endsFetch: true)
         case .fail(let error):
             throw error
         case .write(let pieces, let endsFetch):
             let holds = !endsFetch && machine.waitsForReader(id, now: now) == true
-            guard !pieces.isEmpty else { return (endsFetch, holds, nil) }
+            guard !pieces.isEmpty else { return ChunkStep(endsFetch: endsFetch, holds: holds) }
             let count = pieces.reduce(0) { $0 + $1.count }
             let budget = environment.budget.value
             if machine.written.count + Int64(count) > budget {
@@ -271,28 +292,45 @@ extension ResourceSession {
             }
             let last = pieces[pieces.count - 1]
             let span = ByteRange(pieces[0].offset, last.offset + Int64(last.count))
-            let isCurrent = file === self.file
-            let keep = isCurrent && machine.isAwaited(span)
+            let keep = file === self.file && machine.isAwaited(span)
             // Readers behind the fetch (players at their own pace) read the file: a thousand such
             // sessions hold no memory for them.
             if !keep { recent.removeAll() }
-            for piece in pieces {
+            return ChunkStep(
+                pieces: pieces,
+                endsFetch: endsFetch,
+                holds: holds,
+                generation: machine.generation,
+                keep: keep
+            )
+        }
+    }
+
+    /// Fetch `id` wrote the pieces of `chunk` that `step` gave it, and summed them into `sums`:
+    /// the sums are kept, the pieces kept for the readers waiting on them, and reported to the
+    /// machine. Nothing but the report if the version changed meanwhile.
+    ///
+    /// - Returns: a batch to make durable, and its version, if one is due.
+    private func wrote(
+        _ chunk: [UInt8],
+        _ step: ChunkStep,
+        sums: FetchSums?,
+        fetch id: Int,
+        file: CacheFile
+    ) -> (ByteRangeSet, Int)? {
+        if file === self.file, step.generation == machine.generation {
+            if let sums { fetchedSums.wrote(sums, fetch: id, generation: step.generation) }
+            for piece in step.pieces {
                 let bytes = chunk[piece.skip..<piece.skip + piece.count]
-                try bytes.withUnsafeBytes { bytes in
-                    try file.write(bytes, at: piece.offset)
-                    if isCurrent {
-                        fetchedSums.wrote(bytes, at: piece.offset, fetch: id, generation: machine.generation)
-                    }
-                }
-                if keep {
+                if step.keep {
                     let kept = piece.count == chunk.count ? chunk : Array(bytes)
-                    recent.add(kept, at: piece.offset, generation: machine.generation)
+                    recent.add(kept, at: piece.offset, generation: step.generation)
                 }
             }
-            let batch = machine.wrote(id, now: .now)
-            wakeAll()
-            return (endsFetch, holds, batch.map { ($0, machine.generation) })
         }
+        let batch = machine.wrote(id, now: .now)
+        wakeAll()
+        return batch.map { ($0, machine.generation) }
     }
 
     /// Waits while whole-body fetch `id` holds its body for a reader: `true` when one wants what

@@ -326,6 +326,7 @@ actor ResourceSession {
                 // Changed by something else since this session left it, or may be while the span
                 // is sent (another process's fetch writes the file; a server's watch of a span
                 // would end the answer at its first write): checked as read, and sent from memory.
+                // Judged without waiting on a write under way (``CacheFile/isTrustedNow()``).
                 if status != nil, otherWriterSeen || machine.isWrittenElsewhere || !file.isTrustedNow() {
                     guard let span = try await checkedStep(range, fromOrigin: fromOrigin, originBytes: charged) else {
                         continue

@@ -164,7 +164,7 @@ package enum BlockChecksums {
     }
 
     /// The four chains of ``Algorithm/fourLanes``, seeded by the count of bytes they will sum.
-    private struct Lanes {
+    private struct Lanes: Sendable {
         private var first: UInt64
         private var second: UInt64
         private var third: UInt64
@@ -194,7 +194,7 @@ package enum BlockChecksums {
 
     /// The checksum of one whole block by ``Algorithm/fourLanes`` (the current algorithm),
     /// summed as its bytes arrive in order, so a fetch's blocks need not be read back.
-    package struct RunningSum {
+    package struct RunningSum: Sendable {
         /// The block summed.
         package let block: Int64
         private var lanes = Lanes(count: Int(BlockChecksums.size))

@@ -179,19 +179,13 @@ package final class CacheFile: Sendable {
     }
 
     /// Whether the file is trusted as `fstat` says it is now (after bytes were read or sent from
-    /// it: nothing changed them before they were). Read while no write of this object is under
-    /// way, so a write of its own is never taken for another's.
+    /// it: nothing changed them before they were). It never waits, so an event loop or a session
+    /// may ask: while a write of this object is under way (its own bytes change the file's status
+    /// until it ends), the file is as it was judged when the write began, which is as far as the
+    /// write itself can tell.
     package func isTrustedNow() -> Bool {
-        // Most often as trusted at once; otherwise looked at again once a write under way ends.
         if let status = status(), isTrusted(status) { return true }
-        return trusted.whileNotWriting { status().map(isTrusted) ?? false }
-    }
-
-    /// ``isTrustedNow()`` without waiting, for an event loop: `nil` when a write of this object
-    /// is under way and the file cannot be judged until it ends.
-    package func isTrustedWithoutWaiting() -> Bool? {
-        if let status = status(), isTrusted(status) { return true }
-        return trusted.ifNotWriting { status().map(isTrusted) ?? false }
+        return trusted.ifNotWriting { status().map(isTrusted) ?? false } ?? (trusted.get() != nil)
     }
 
     /// Says the file's bytes are checked as they are now (its blocks read against their sums).
@@ -210,17 +204,17 @@ package final class CacheFile: Sendable {
         func get() -> Identity? { value.value }
         func set(_ identity: Identity?) { value.withLock { $0 = identity } }
 
-        /// Runs `write` with the trusted identity as it stood before, and sets what it returns.
-        func write(_ write: (Identity?) throws -> Identity?) rethrows {
+        /// Runs `write`, which returns the identity it leaves the file at: trusted after it if the
+        /// file was as this object left it just before (`status` equal to the trusted identity),
+        /// and at once no longer trusted if not.
+        func write(judging status: () -> Identity?, _ write: () throws -> Identity?) rethrows {
             try writing.withLock { _ in
-                let updated = try write(get())
-                set(updated)
+                let before = status()
+                let trustedBefore = before != nil && before == get()
+                if !trustedBefore { set(nil) }
+                let after = try write()
+                if trustedBefore { set(after) }
             }
-        }
-
-        /// Runs `body` while no write is under way.
-        func whileNotWriting<T>(_ body: () throws -> T) rethrows -> T {
-            try writing.withLock { _ in try body() }
         }
 
         /// Runs `body` if no write is under way now; `nil` at once if one is.
@@ -264,8 +258,7 @@ package final class CacheFile: Sendable {
     /// The file stays trusted (``isTrusted(_:)``) if it was as this object left it just before.
     package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int64) throws {
         var failure: StreamCacheError?
-        trusted.write { trusted in
-            let before = status()?.identity
+        trusted.write(judging: { status()?.identity }) {
             var done = 0
             while done < bytes.count {
                 let position = off_t(offset) + off_t(done)
@@ -277,8 +270,7 @@ package final class CacheFile: Sendable {
                 }
                 done += result
             }
-            // Still trusted if it was as this object left it just before.
-            return before != nil && trusted == before ? status()?.identity : nil
+            return status()?.identity
         }
         if let failure { throw failure }
     }
@@ -334,16 +326,33 @@ package final class CacheFile: Sendable {
         guard result == 0 else { throw StreamCacheError.storage("cannot sync", path: path, errno: errno) }
     }
 
-    /// Makes every byte written so far durable, on a thread outside Swift's cooperative pool.
+    /// Makes every byte written so far durable, on a thread outside Swift's cooperative pool
+    /// (``BlockingWork/disk``).
     package func synchronizeOffPool() async throws {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, Error>) in
-            CacheFile.syncQueue.async {
-                continuation.resume(with: Result { try self.synchronize() })
-            }
-        }
+        try await BlockingWork.disk.run { try self.synchronize() }
     }
 
-    private static let syncQueue = DispatchQueue(label: "StreamCache.CacheFile.sync", attributes: .concurrent)
+    /// Writes each of `pieces` of `chunk` where it says, one after another, and adds them to
+    /// `sums` as written, on a thread outside Swift's cooperative pool (``BlockingWork/disk``): a
+    /// disk that holds a write for seconds holds that thread only.
+    ///
+    /// - Returns: `sums` with the pieces added.
+    func writeOffPool(
+        _ chunk: [UInt8],
+        _ pieces: [ResourceStateMachine.Piece],
+        summing sums: FetchSums?
+    ) async throws -> FetchSums? {
+        try await BlockingWork.disk.run {
+            var sums = sums
+            for piece in pieces {
+                try chunk[piece.skip..<piece.skip + piece.count].withUnsafeBytes { bytes in
+                    try self.write(bytes, at: piece.offset)
+                    sums?.add(bytes, at: piece.offset)
+                }
+            }
+            return sums
+        }
+    }
 
     /// Runs `body` while holding an exclusive lock on the data file at `path`, if nobody has it open.
     /// `body` gets the locked descriptor, or `nil` if the file does not exist.
