@@ -10,11 +10,10 @@ import StreamCacheResourceLoader
 /// seeks; requests that overlap (an MP4's index at the end of the file); storms of requests
 /// cancelled as fast as they start.
 public final class AVPlayerSimulator: @unchecked Sendable {
-    // `made` is guarded by `lock`.
+    // `DispatchSpecificKey` is not Sendable; it is only read.
     public let loader: ResourceLoaderEngine
     private let queueKey = DispatchSpecificKey<Void>()
-    private let lock = NSLock()
-    private var made: [SimulatedLoadingRequest] = []
+    private let made = Locked<[SimulatedLoadingRequest]>([])
 
     public init(loader: ResourceLoaderEngine) {
         self.loader = loader
@@ -22,7 +21,7 @@ public final class AVPlayerSimulator: @unchecked Sendable {
     }
 
     /// Every request made so far.
-    public var requests: [SimulatedLoadingRequest] { lock.withLock { made } }
+    public var requests: [SimulatedLoadingRequest] { made.value }
 
     /// Content information and `bytes=0-1`, as AVPlayer opens an asset.
     public func openAsset(_ url: URL) async throws -> SimulatedLoadingRequest {
@@ -87,7 +86,7 @@ public final class AVPlayerSimulator: @unchecked Sendable {
             data: data,
             queueKey: queueKey
         )
-        lock.withLock { made.append(request) }
+        made.withLock { $0.append(request) }
         return request
     }
 

@@ -10,17 +10,20 @@ import FoundationNetworking
 /// it: content information set, bytes received, how often and how it was finished, and whether
 /// any call came off the loader's queue or after the request had finished.
 public final class SimulatedLoadingRequest: ResourceLoadingRequest, @unchecked Sendable {
-    // Everything mutable is guarded by `lock`.
-    private let lock = NSLock()
+    // `DispatchSpecificKey` is not Sendable; it is only read.
     public let request: URLRequest
     public let contentInformationRequest: SimulatedContentInformationRequest?
     public let dataRequest: SimulatedDataRequest?
     private let queueKey: DispatchSpecificKey<Void>?
-    private var finishes = 0
-    private var finishError: (any Error)?
-    private var cancelled = false
-    private var violations: [String] = []
-    private var onData: (@Sendable (Int) -> Void)?
+    private let state = Locked(State())
+
+    private struct State {
+        var finishes = 0
+        var finishError: (any Error)?
+        var cancelled = false
+        var violations: [String] = []
+        var onData: (@Sendable (Int) -> Void)?
+    }
 
     /// - Parameters:
     ///   - url: the custom-scheme URL.
@@ -43,39 +46,39 @@ public final class SimulatedLoadingRequest: ResourceLoadingRequest, @unchecked S
         dataRequest?.parent = self
     }
 
-    public var isFinished: Bool { lock.withLock { finishes > 0 } }
-    public var isCancelled: Bool { lock.withLock { cancelled } }
+    public var isFinished: Bool { state.value.finishes > 0 }
+    public var isCancelled: Bool { state.value.cancelled }
     /// How many times the request was finished (1 when all is well).
-    public var finishCount: Int { lock.withLock { finishes } }
-    public var error: (any Error)? { lock.withLock { finishError } }
+    public var finishCount: Int { state.value.finishes }
+    public var error: (any Error)? { state.value.finishError }
     /// The bytes the data request received, in order.
     public var received: [UInt8] { dataRequest?.received ?? [] }
     /// Calls off the queue, data after the finish, a second finish…
-    public var problems: [String] { lock.withLock { violations } }
+    public var problems: [String] { state.value.violations }
 
     public func finishLoading() { finishLoading(with: nil) }
 
     public func finishLoading(with error: (any Error)?) {
         check("finish")
-        lock.withLock {
-            finishes += 1
-            finishError = error
+        state.withLock {
+            $0.finishes += 1
+            $0.finishError = error
         }
     }
 
     /// Marks the request cancelled, as AVPlayer does before it calls `didCancel`.
-    public func markCancelled() { lock.withLock { cancelled = true } }
+    public func markCancelled() { state.withLock { $0.cancelled = true } }
 
     /// Calls `handler` with the total received after each delivery (on the loader's queue).
-    public func onData(_ handler: @escaping @Sendable (Int) -> Void) { lock.withLock { onData = handler } }
+    public func onData(_ handler: @escaping @Sendable (Int) -> Void) { state.withLock { $0.onData = handler } }
 
-    var dataHandler: (@Sendable (Int) -> Void)? { lock.withLock { onData } }
+    var dataHandler: (@Sendable (Int) -> Void)? { state.value.onData }
 
     func check(_ what: String) {
         let offQueue = queueKey.map { DispatchQueue.getSpecific(key: $0) == nil } ?? false
-        lock.withLock {
-            if offQueue { violations.append("\(what) off the loader's queue") }
-            if finishes > 0 { violations.append("\(what) after the request was finished") }
+        state.withLock {
+            if offQueue { $0.violations.append("\(what) off the loader's queue") }
+            if $0.finishes > 0 { $0.violations.append("\(what) after the request was finished") }
         }
     }
 }
@@ -96,32 +99,30 @@ public final class SimulatedContentInformationRequest: ResourceLoadingContentInf
 
 /// `AVAssetResourceLoadingDataRequest` in the simulator: `currentOffset` advances as data arrives.
 public final class SimulatedDataRequest: ResourceLoadingDataRequest, @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
+    // `parent` is set once, before the loader sees the request.
     weak var parent: SimulatedLoadingRequest?
     public let requestedOffset: Int64
     public let requestedLength: Int
     public let requestsAllDataToEndOfResource: Bool
-    private var offset: Int64
-    private var bytes: [UInt8] = []
+    private let state: Locked<(offset: Int64, bytes: [UInt8])>
 
     init(offset: Int64, length: Int?) {
         requestedOffset = offset
         requestedLength = length ?? Int.max
         requestsAllDataToEndOfResource = length == nil
-        self.offset = offset
+        state = Locked((offset, []))
     }
 
-    public var currentOffset: Int64 { lock.withLock { offset } }
+    public var currentOffset: Int64 { state.value.offset }
     /// Everything received, in order.
-    public var received: [UInt8] { lock.withLock { bytes } }
+    public var received: [UInt8] { state.value.bytes }
 
     public func respond(with data: Data) {
         parent?.check("data")
-        let total = lock.withLock {
-            bytes += data
-            offset += Int64(data.count)
-            return bytes.count
+        let total = state.withLock {
+            $0.bytes += data
+            $0.offset += Int64(data.count)
+            return $0.bytes.count
         }
         parent?.dataHandler?(total)
     }
