@@ -9,9 +9,9 @@
 # every run. Each repetition runs the old build's `serve`, then the new one's, on caches of their
 # own in the bench folder, each right after recycle_pages and a sync (see bench/lib.sh), and times
 # curl through it. Prints every repetition (seconds, and CPU seconds per GiB of the server and
-# its curl), then the medians and the ratios new/old (above 1: the new build is faster or
-# cheaper). The new build is this checkout's release binary (or STREAMCACHE_BIN). Build the old
-# one from an earlier commit:
+# its curl), then the medians and the ratios (above 1: the new build is faster or cheaper). The
+# new build is this checkout's release binary (or STREAMCACHE_BIN). Build the old one from an
+# earlier commit:
 #   git worktree add /tmp/old COMMIT && (cd /tmp/old && swift build -c release --product streamcache)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -51,5 +51,5 @@ for rep in $(seq "$reps"); do
 done
 echo "medians: old $(spread "${old_wall[@]}") s, $(median_of "${old_cpu[@]}") CPU s/GiB;" \
     "new $(spread "${new_wall[@]}") s, $(median_of "${new_cpu[@]}") CPU s/GiB"
-echo "new/old: speed $(ratio "$(median_of "${new_wall[@]}")" "$(median_of "${old_wall[@]}")")×," \
-    "CPU $(awk -v n="$(median_of "${new_cpu[@]}")" -v o="$(median_of "${old_cpu[@]}")" 'BEGIN { printf "%.2f", n / o }')× (below 1: cheaper)"
+echo "new against old (above 1: better): speed $(ratio "$(median_of "${new_wall[@]}")" "$(median_of "${old_wall[@]}")")×," \
+    "CPU $(ratio "$(median_of "${new_cpu[@]}")" "$(median_of "${old_cpu[@]}")")×"
