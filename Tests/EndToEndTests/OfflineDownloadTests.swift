@@ -98,6 +98,43 @@ import Testing
 extension OfflineDownloadTests {
     /// A package made before every package had `master.m3u8` (downloaded from a media playlist,
     /// its entry point was `video/index.m3u8`) gets one when a player asks for it.
+    /// Two files of 4 MB and four jobs: the two jobs with no file of their own read the back half
+    /// of each through the cache, so each file comes over two connections at once (the origin's
+    /// 1 MiB/s each) and every byte once, and the package holds them whole.
+    @Test func jobsWithNoFileLeftReadAheadInTheFilesInFlight() async throws {
+        let setup = try await OfflineSetup(originArguments: ["--rate", "1M"])
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/show"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let size = 4_000_000
+        for (index, name) in ["a.ts", "b.ts"].enumerated() {
+            try Data(TestData.bytes(count: size, seed: 90 + UInt64(index)))
+                .write(to: URL(fileURLWithPath: folder + "/" + name))
+        }
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:10\n#EXTINF:10.0,\na.ts\n#EXTINF:10.0,\nb.ts\n#EXT-X-ENDLIST\n"
+            .write(toFile: folder + "/index.m3u8", atomically: true, encoding: .utf8)
+
+        let result = try await setup.download("show/index.m3u8", "--jobs", "4")
+        #expect(result.status == 0, "\(result.stderr)")
+        let stats = try await setup.origin.settledStats()
+        #expect(stats.duplicateBytes == 0)
+        for (index, name) in ["a.ts", "b.ts"].enumerated() {
+            let starts = stats.requests.filter { $0.path == "/show/" + name }.compactMap { request in
+                request.range.flatMap { Int($0.dropFirst("bytes=".count).prefix { $0 != "-" }) }
+            }
+            // The back half, asked for by the job that read ahead (its own job's requests start
+            // at 0 and at powers of two).
+            #expect(starts.contains(size / 2), "\(name) was asked for at \(starts)")
+            let id = try #require(try await setup.assets().first?.id)
+            let kept = try #require(
+                setup.manifest(id).items.first { $0.url.hasSuffix(name) }.map {
+                    setup.library + "/" + id + "/" + $0.path
+                }
+            )
+            #expect(setup.workspace.read(kept) == TestData.bytes(count: size, seed: 90 + UInt64(index)))
+        }
+    }
+
     @Test func anOlderPackageGetsItsEntryPoint() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }

@@ -1,3 +1,5 @@
+import StreamCache
+
 /// Hands runs to the download's jobs and turns finished files into progress events: the
 /// ``DownloadSchedule`` behind an actor, and the bytes counted.
 actor DownloadCoordinator {
@@ -7,6 +9,38 @@ actor DownloadCoordinator {
     private var bytesThisRun: Int64 = 0
     private var filesDone: Int
     private let emit: @Sendable (DownloadEvent) -> Void
+    /// The runs handed out and not finished, by the index of their last file, for the jobs left
+    /// with no run to read ahead in (``partToReadAhead(of:end:)``).
+    private var inFlight: [Int: RunInFlight] = [:]
+
+    /// A run handed out: its URL, its first byte, its end once known, and where each reader of
+    /// it (its own job's and those reading ahead) starts.
+    private struct RunInFlight {
+        let url: String
+        let first: Int64
+        var end: Int64?
+        var starts: [Int64]
+        /// No part of it is left to read ahead.
+        var isShared = false
+        /// A job is learning its end.
+        var isMeasured = false
+
+        /// The widest part no reader has yet: where it starts (an index of `starts`) and its
+        /// width; 0 wide while the end is unknown.
+        var widestPart: (index: Int, width: Int64) {
+            guard let end else { return (0, 0) }
+            let bounds = starts + [end]
+            var widest = (index: 0, width: bounds[1] - bounds[0])
+            for part in starts.indices where bounds[part + 1] - bounds[part] > widest.width {
+                widest = (part, bounds[part + 1] - bounds[part])
+            }
+            return widest
+        }
+    }
+
+    /// The fewest bytes a job reads ahead in another's run: below that, a request's round trip
+    /// costs more than a second connection saves.
+    static let smallestPart: Int64 = 1 << 20
 
     init(
         schedule: DownloadSchedule,
@@ -25,11 +59,57 @@ actor DownloadCoordinator {
 
     /// The next run, with its items; `nil` when nothing waits.
     func nextRun() -> [ItemFetcher.Entry]? {
-        schedule.nextRun().map { run in run.map { ($0, schedule.items[$0]) } }
+        guard let run = schedule.nextRun() else { return nil }
+        let entries: [ItemFetcher.Entry] = run.map { ($0, schedule.items[$0]) }
+        let first = entries[0].item.range?.lowerBound ?? 0
+        inFlight[run[run.count - 1]] = RunInFlight(
+            url: entries[0].item.url,
+            first: first,
+            end: entries[entries.count - 1].item.range?.upperBound,
+            starts: [first]
+        )
+        return entries
+    }
+
+    /// A run in flight with a part left to read ahead in: the index it is known by, its URL and
+    /// its end if known; `nil` when none is left. A run whose end no job is learning yet comes
+    /// first; then the run with the widest part no reader has.
+    func runToReadAhead() -> (key: Int, url: String, end: Int64?)? {
+        let open = inFlight.filter { !$0.value.isShared }
+        if let (key, run) = open.first(where: { $0.value.end == nil && !$0.value.isMeasured }) {
+            inFlight[key]?.isMeasured = true
+            return (key, run.url, nil)
+        }
+        let known = open.filter { $0.value.end != nil }
+        return known.max { $0.value.widestPart.width < $1.value.widestPart.width }.map {
+            ($0.key, $0.value.url, $0.value.end)
+        }
+    }
+
+    /// Claims the back half of the largest part of run `key` that no reader has yet, `end` being
+    /// where the run ends; `nil` (and the run left alone from then on) when no part is at least
+    /// twice ``smallestPart``, the run has finished, or its end is unknown.
+    func partToReadAhead(of key: Int, end: Int64?) -> ByteRange? {
+        guard var run = inFlight[key] else { return nil }
+        run.end = run.end ?? end
+        defer { inFlight[key] = run }
+        guard run.end != nil else {
+            run.isShared = true
+            return nil
+        }
+        let (widest, width) = run.widestPart
+        guard width >= 2 * Self.smallestPart else {
+            run.isShared = true
+            return nil
+        }
+        let start = run.starts[widest]
+        run.starts.insert(start + width / 2, at: widest + 1)
+        return ByteRange(start + width / 2, start + width)
     }
 
     /// Records a file made durable, and reports progress.
     func finished(_ index: Int, bytes: Int64) {
+        inFlight[index] = nil
         let completed = schedule.finished(index)
         bytesOnDisk += bytes
         bytesThisRun += bytes

@@ -52,6 +52,27 @@ struct ItemFetcher: Sendable {
         }
     }
 
+    /// Reads `part` of the file at `url` through the streaming cache and drops it: the cache
+    /// fetches it once, on a connection of its own, and the job whose file it is reads it from
+    /// there. A failure is that job's to meet, and tell.
+    func readAhead(_ url: String, _ part: ByteRange) async {
+        guard let url = URL(string: url), let resource = try? await engine.open(url, originHeaders: headers) else {
+            return
+        }
+        do {
+            for try await _ in resource.read(from: part.lowerBound, length: part.count) {}
+        } catch {}
+    }
+
+    /// The length of the file at `url`, as the cache knows it or its origin says; `nil` if
+    /// neither can say.
+    func length(of url: String) async -> Int64? {
+        guard let url = URL(string: url), let resource = try? await engine.open(url, originHeaders: headers) else {
+            return nil
+        }
+        return try? await resource.info().length
+    }
+
     /// Reads `run` through the streaming cache, in one read: the bytes it holds are copied, the
     /// others fetched once and kept there (pinned while the asset exists). So what a player
     /// streamed is not fetched again, what the download fetched plays through `serve` with the
