@@ -96,13 +96,13 @@ import Testing
 }
 
 extension OfflineDownloadTests {
-    /// A package made before every package had `master.m3u8` (downloaded from a media playlist,
-    /// its entry point was `video/index.m3u8`) gets one when a player asks for it.
     /// Two files of 4 MB and four jobs: the two jobs with no file of their own read the back half
     /// of each through the cache, so each file comes over two connections at once (the origin's
-    /// 256 KiB/s each) and every byte once, and the package holds them whole. The pace keeps a
-    /// file's own job far from its middle for seconds, so a busy test run that starts the jobs
-    /// reading ahead late still finds it unread.
+    /// 256 KiB/s each), and the package holds them whole. A file's own job may have asked for the
+    /// whole file before the back half was claimed: its request is then cut at the middle, and
+    /// only what it had in flight there is sent twice. The pace keeps a file's own job far from
+    /// its middle for seconds, so a busy test run that starts the jobs reading ahead late still
+    /// finds it unread.
     @Test func jobsWithNoFileLeftReadAheadInTheFilesInFlight() async throws {
         let setup = try await OfflineSetup(originArguments: ["--rate", "256K"])
         defer { setup.remove() }
@@ -119,7 +119,8 @@ extension OfflineDownloadTests {
         let result = try await setup.download("show/index.m3u8", "--jobs", "4")
         #expect(result.status == 0, "\(result.stderr)")
         let stats = try await setup.origin.settledStats()
-        #expect(stats.duplicateBytes == 0)
+        // A cut request's bytes in flight: a few of the origin's 5 KiB paced writes.
+        #expect(stats.duplicateBytes < 64 << 10, "\(stats.duplicateBytes) bytes sent twice")
         for (index, name) in ["a.ts", "b.ts"].enumerated() {
             let starts = stats.requests.filter { $0.path == "/show/" + name }.compactMap { request in
                 request.range.flatMap { Int($0.dropFirst("bytes=".count).prefix { $0 != "-" }) }
@@ -137,6 +138,8 @@ extension OfflineDownloadTests {
         }
     }
 
+    /// A package made before every package had `master.m3u8` (downloaded from a media playlist,
+    /// its entry point was `video/index.m3u8`) gets one when a player asks for it.
     @Test func anOlderPackageGetsItsEntryPoint() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }

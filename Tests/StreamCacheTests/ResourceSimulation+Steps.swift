@@ -54,9 +54,11 @@ extension ResourceSimulation {
         let length = originBytes.count
         let start = Int64.random(in: 0...Int64(length), using: &random)
         let end: Int64? = random.chance(0.4) ? nil : start + Int64.random(in: 1...1500, using: &random)
-        let id = machine.addReader(offset: start, end: end)
+        // Some read ahead, as a download's second connection on a file does.
+        let readsAhead = random.chance(0.2)
+        let id = machine.addReader(offset: start, end: end, readsAhead: readsAhead)
         readers.append(SimReader(id: id, position: start, end: end))
-        note("reader \(id) comes for \(start)..<\(end.map(String.init) ?? "end")")
+        note("reader \(id) comes for \(start)..<\(end.map(String.init) ?? "end")\(readsAhead ? ", reading ahead" : "")")
     }
 
     mutating func readerLeaves() {

@@ -114,6 +114,35 @@ import Testing
         #expect(next.first == 1000 && next.last == 1999)
     }
 
+    /// A reader that reads ahead (a download's second connection on a file) inside a request
+    /// but beyond the join distance gets a fetch of its own, and the fetch whose request it is
+    /// in is cut where it starts: each byte is written once, over two connections.
+    @Test func aReaderReadingAheadInsideARequestCutsItWithAFetchOfItsOwn() {
+        var machine = newMachine(firstFetchSpan: 10_000)
+        let first = machine.addReader(offset: 0, end: nil)
+        guard let a = startedFetch(&machine, reader: first, now: .now) else { return }
+        #expect(a.first == 0 && a.last == 9999)
+        let ahead = machine.addReader(offset: 5000, end: nil, readsAhead: true)
+        guard case .startFetch(let b) = machine.read(ahead, at: 5000, now: .now) else {
+            Issue.record("a reader reading ahead waits for a request 5000 bytes off")
+            return
+        }
+        #expect(b.first == 5000)
+        // Within the join distance it still waits.
+        let near = machine.addReader(offset: 50, end: nil, readsAhead: true)
+        guard case .wait = machine.read(near, at: 50, now: .now) else {
+            Issue.record("a reader reading ahead 50 bytes from a fetch did not wait for it")
+            return
+        }
+        // The first fetch writes up to where the second starts, and ends there.
+        let info = ContentInfo(length: 10_000, etag: "\"a\"")
+        _ = machine.answered(a.fetch, .partial(range: ByteRange(0, 10_000), info: info), sentIfRange: false, now: .now)
+        #expect(
+            machine.received(a.fetch, count: 6000, now: .now)
+                == .write([.init(skip: 0, count: 5000, offset: 0)], endsFetch: true)
+        )
+    }
+
     /// An origin that ignores `Range`: the whole body nobody wants more of is held for the
     /// grace, read on when a reader comes back (charged with what came meanwhile), and ended
     /// once the grace is over.

@@ -76,4 +76,14 @@ public struct CachedResource: Sendable {
         stream.revalidates = true
         return stream
     }
+
+    /// Reads the resource as ``read(from:length:)`` does, on a fetch of its own unless a fetch is
+    /// about to bring the bytes: a fetch whose request asks for them from further back stops
+    /// where this read starts. For a second connection on a file another reader is fetching
+    /// slowly; what the other request has in flight past `offset` is sent twice.
+    public func readAhead(from offset: Int64, length: Int64? = nil) -> ByteStream {
+        var stream = ByteStream(lease: lease, offset: offset, length: length, configuration: configuration)
+        stream.readsAhead = true
+        return stream
+    }
 }

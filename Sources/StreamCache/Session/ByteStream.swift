@@ -15,6 +15,9 @@ public struct ByteStream: AsyncSequence, Sendable {
     let configuration: CacheConfiguration
     /// Whether the version is checked with the origin before a cached byte is read.
     var revalidates = false
+    /// Whether the read fetches its part on a connection of its own unless the bytes are about to
+    /// arrive (``CachedResource/readAhead(from:length:)``).
+    var readsAhead = false
     /// Whether bytes a fetch has just written come as spans of the cache file rather than from
     /// memory: for a sender that hands file spans to the kernel (`sendfile`), which then skips
     /// a copy into a buffer of its own.
@@ -37,6 +40,7 @@ public struct ByteStream: AsyncSequence, Sendable {
             length: length,
             configuration: configuration,
             revalidates: revalidates,
+            readsAhead: readsAhead,
             prefersFileSpans: prefersFileSpans,
             relayedInfo: relayedInfo
         )
@@ -50,6 +54,7 @@ public struct ByteStream: AsyncSequence, Sendable {
         private let end: Int64?
         private let configuration: CacheConfiguration
         private let revalidates: Bool
+        private let readsAhead: Bool
         private let prefersFileSpans: Bool
         private var reader: ReaderRegistration?
         /// The rest of the read straight from the origin, once the disk was too full to cache it.
@@ -66,12 +71,14 @@ public struct ByteStream: AsyncSequence, Sendable {
             length: Int64?,
             configuration: CacheConfiguration,
             revalidates: Bool,
+            readsAhead: Bool,
             prefersFileSpans: Bool,
             relayedInfo: Locked<ContentInfo?>
         ) {
             self.relayedInfo = relayedInfo
             self.lease = lease
             self.revalidates = revalidates
+            self.readsAhead = readsAhead
             self.prefersFileSpans = prefersFileSpans
             self.position = offset
             self.end = length.map { offset + $0 }
@@ -102,7 +109,12 @@ public struct ByteStream: AsyncSequence, Sendable {
             if uncached != nil { return try await nextUncachedChunk() }
             let session = lease.session
             if reader == nil {
-                let id = await session.addReader(offset: position, end: end, revalidates: revalidates)
+                let id = await session.addReader(
+                    offset: position,
+                    end: end,
+                    revalidates: revalidates,
+                    readsAhead: readsAhead
+                )
                 reader = ReaderRegistration(session: session, id: id, chores: lease.chores)
             }
             guard let reader else { return nil }

@@ -262,10 +262,10 @@ actor ResourceSession {
     // MARK: Readers
 
     /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
-    func addReader(offset: Int64, end: Int64?, revalidates: Bool = false) -> Int {
+    func addReader(offset: Int64, end: Int64?, revalidates: Bool = false, readsAhead: Bool = false) -> Int {
         // A session opened on a version confirmed before it closed last is servable at once.
         defer { publishServable() }
-        return machine.addReader(offset: offset, end: end, revalidates: revalidates)
+        return machine.addReader(offset: offset, end: end, revalidates: revalidates, readsAhead: readsAhead)
     }
 
     /// Forgets reader `id`; fetches only it wanted finish the request they are in and stop.

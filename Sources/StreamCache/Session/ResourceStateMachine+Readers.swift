@@ -38,11 +38,13 @@ extension ResourceStateMachine {
     /// Registers a reader of `[offset, end)` (`end == nil`: to the end of the resource).
     ///
     /// With `revalidates`, the version is checked with the origin before the reader gets a cached
-    /// byte, however recently it was (a conditional request: a `304` costs no body).
-    mutating func addReader(offset: Int64, end: Int64?, revalidates: Bool = false) -> Int {
+    /// byte, however recently it was (a conditional request: a `304` costs no body). With
+    /// `readsAhead`, it joins a fetch only within the join distance (``Reader/readsAhead``).
+    mutating func addReader(offset: Int64, end: Int64?, revalidates: Bool = false, readsAhead: Bool = false) -> Int {
         let id = makeID()
         var reader = Reader(start: offset, position: offset, end: end, cachedAtStart: written)
         reader.revalidates = revalidates
+        reader.readsAhead = readsAhead
         readers[id] = reader
         return id
     }
@@ -134,7 +136,7 @@ extension ResourceStateMachine {
             }
             return .wait
         }
-        if let fetch = joinableFetch(at: position, now: now) {
+        if let fetch = joinableFetch(at: position, readsAhead: reader.readsAhead, now: now) {
             readers[id]?.waitingOn = fetch
             return .wait
         }
@@ -211,15 +213,17 @@ extension ResourceStateMachine {
     /// The in-flight fetch that will write `position` soon, if any: one whose next byte is close
     /// enough, or whose request already asks for `position` no more than `firstFetchSpan` ahead.
     /// Those bytes are on their way (a fast origin has sent them already): a fetch of its own
-    /// would have the origin send them twice.
-    private func joinableFetch(at position: Int64, now: Instant) -> Int? {
+    /// would have the origin send them twice. A reader that `readsAhead` waits only for a fetch
+    /// close enough: its own fetch cuts the other's request where it starts, at the cost of what
+    /// that request has in flight past it.
+    private func joinableFetch(at position: Int64, readsAhead: Bool, now: Instant) -> Int? {
         fetches.values.first { fetch in
             guard fetch.generation == generation, !fetch.isEnding, !fetch.isWhole, fetch.next <= position,
                 position < limit(of: fetch)
             else { return false }
             let distance = position - fetch.next
             return distance <= joinDistance(of: fetch, now: now)
-                || (position < requestedEnd(of: fetch) && distance <= settings.firstFetchSpan)
+                || (!readsAhead && position < requestedEnd(of: fetch) && distance <= settings.firstFetchSpan)
         }?.id
     }
 

@@ -253,6 +253,10 @@ extension ResourceStateMachine {
         /// Whether the reader wants the version checked with the origin whatever its age (a
         /// playlist that may change).
         var revalidates = false
+        /// Whether the reader reads a part ahead of another's fetch to bring it on a connection of
+        /// its own (a download's last files): it does not wait for a request that asks for its
+        /// bytes but is far from them.
+        var readsAhead = false
         /// Whether a fetch handed the reader its answer, which the cache may not keep: it reads
         /// that answer, not the cache.
         var relayed = false

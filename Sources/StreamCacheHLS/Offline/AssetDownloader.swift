@@ -114,7 +114,7 @@ struct AssetDownloader: Sendable {
                         }
                         // No file left to start: this job reads ahead in the files other jobs
                         // are fetching, through the cache, on a connection of its own; their
-                        // jobs find those bytes there. Each byte is still fetched once.
+                        // jobs find those bytes there, their requests cut where the part starts.
                         while !Task.isCancelled, let run = await coordinator.runToReadAhead() {
                             let end = run.end == nil ? await fetcher.length(of: run.url) : run.end
                             guard let part = await coordinator.partToReadAhead(of: run.key, end: end) else { continue }

@@ -53,14 +53,14 @@ struct ItemFetcher: Sendable {
     }
 
     /// Reads `part` of the file at `url` through the streaming cache and drops it: the cache
-    /// fetches it once, on a connection of its own, and the job whose file it is reads it from
-    /// there. A failure is that job's to meet, and tell.
+    /// fetches it on a connection of its own (``CachedResource/readAhead(from:length:)``), and the
+    /// job whose file it is reads it from there. A failure is that job's to meet, and tell.
     func readAhead(_ url: String, _ part: ByteRange) async {
         guard let url = URL(string: url), let resource = try? await engine.open(url, originHeaders: headers) else {
             return
         }
         do {
-            for try await _ in resource.read(from: part.lowerBound, length: part.count) {}
+            for try await _ in resource.readAhead(from: part.lowerBound, length: part.count) {}
         } catch {}
     }
 
