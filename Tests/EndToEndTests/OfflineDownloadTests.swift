@@ -125,8 +125,8 @@ extension OfflineDownloadTests {
             let starts = stats.requests.filter { $0.path == "/show/" + name }.compactMap { request in
                 request.range.flatMap { Int($0.dropFirst("bytes=".count).prefix { $0 != "-" }) }
             }
-            // The back half, asked for by the job that read ahead (its own job's requests start
-            // at 0 and at powers of two).
+            // The back half, asked for by the job that read ahead (its own job asks from 0, once
+            // its answer has told the length).
             #expect(starts.contains(size / 2), "\(name) was asked for at \(starts)")
             let id = try #require(try await setup.assets().first?.id)
             let kept = try #require(

@@ -22,9 +22,8 @@ import Testing
         )
         let asset = try #require(try await setup.assets().first)
         #expect(asset.state == "failed" && asset.progress < 1)
-        // A 404 is not tried again: the size estimate asked for its first bytes, then the file was
-        // asked for once (by its job, or by a job reading ahead learning its length, which its
-        // job's read joins).
+        // A 404 is not tried again: the size estimate asked for its first bytes, then its job
+        // asked for the file once.
         let asked = try await setup.origin.stats().requests.filter { $0.path == "/ts/index1.ts" }
         #expect(asked.count == 2, "\(asked.map(\.range))")
 

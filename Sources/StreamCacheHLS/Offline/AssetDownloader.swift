@@ -108,17 +108,37 @@ struct AssetDownloader: Sendable {
                 for _ in 0..<max(1, options.jobs) {
                     group.addTask {
                         while let run = await coordinator.nextRun() {
-                            try await fetcher.fetch(run) { index, bytes in
-                                await coordinator.finished(index, bytes: bytes)
+                            let key = run[run.count - 1].index
+                            do {
+                                try await fetcher.fetch(run) { end in
+                                    await coordinator.learnedEnd(of: key, end)
+                                } done: { index, bytes in
+                                    await coordinator.finished(index, bytes: bytes)
+                                }
+                            } catch {
+                                // No job waits to read ahead in a run that will not finish.
+                                await coordinator.abandoned(key)
+                                throw error
                             }
                         }
                         // No file left to start: this job reads ahead in the files other jobs
                         // are fetching, through the cache, on a connection of its own; their
                         // jobs find those bytes there, their requests cut where the part starts.
-                        while !Task.isCancelled, let run = await coordinator.runToReadAhead() {
-                            let end = run.end == nil ? await fetcher.length(of: run.url) : run.end
-                            guard let part = await coordinator.partToReadAhead(of: run.key, end: end) else { continue }
-                            await fetcher.readAhead(run.url, part)
+                        // A run whose end its job has yet to learn is asked about again after a
+                        // pause that doubles, up to a tenth of a second, until its job learns
+                        // it or finishes.
+                        var pause = Duration.milliseconds(5)
+                        readingAhead: while !Task.isCancelled {
+                            switch await coordinator.nextPartToReadAhead() {
+                            case .read(let url, let part):
+                                await fetcher.readAhead(url, part)
+                                pause = .milliseconds(5)
+                            case .later:
+                                try await Task.sleep(for: pause)
+                                pause = min(pause * 2, .milliseconds(100))
+                            case .done:
+                                break readingAhead
+                            }
                         }
                     }
                 }

@@ -10,11 +10,12 @@ actor DownloadCoordinator {
     private var filesDone: Int
     private let emit: @Sendable (DownloadEvent) -> Void
     /// The runs handed out and not finished, by the index of their last file, for the jobs left
-    /// with no run to read ahead in (``partToReadAhead(of:end:)``).
+    /// with no run to read ahead in (``nextPartToReadAhead()``).
     private var inFlight: [Int: RunInFlight] = [:]
 
-    /// A run handed out: its URL, its first byte, its end once known, and where each reader of
-    /// it (its own job's and those reading ahead) starts.
+    /// A run handed out: its URL, its first byte, its end once known (from the plan, or from
+    /// the answer its own job gets), and where each reader of it (its own job's and those
+    /// reading ahead) starts.
     private struct RunInFlight {
         let url: String
         let first: Int64
@@ -22,8 +23,6 @@ actor DownloadCoordinator {
         var starts: [Int64]
         /// No part of it is left to read ahead.
         var isShared = false
-        /// A job is learning its end.
-        var isMeasured = false
 
         /// The widest part no reader has yet: where it starts (an index of `starts`) and its
         /// width; 0 wide while the end is unknown.
@@ -71,40 +70,46 @@ actor DownloadCoordinator {
         return entries
     }
 
-    /// A run in flight with a part left to read ahead in: the index it is known by, its URL and
-    /// its end if known; `nil` when none is left. A run whose end no job is learning yet comes
-    /// first; then the run with the widest part no reader has.
-    func runToReadAhead() -> (key: Int, url: String, end: Int64?)? {
-        let open = inFlight.filter { !$0.value.isShared }
-        if let (key, run) = open.first(where: { $0.value.end == nil && !$0.value.isMeasured }) {
-            inFlight[key]?.isMeasured = true
-            return (key, run.url, nil)
-        }
-        let known = open.filter { $0.value.end != nil }
-        return known.max { $0.value.widestPart.width < $1.value.widestPart.width }.map {
-            ($0.key, $0.value.url, $0.value.end)
+    /// What a job with no run of its own does next.
+    enum ReadAheadTurn: Equatable {
+        /// Read `part` of the file at `url`, claimed for it.
+        case read(url: String, part: ByteRange)
+        /// Runs are in flight whose end their jobs have yet to learn: ask again in a moment.
+        case later
+        /// No run has a part left to read ahead in.
+        case done
+    }
+
+    /// Claims the back half of the widest part no reader has yet, in the run in flight where it
+    /// is widest; a run whose widest part is under twice ``smallestPart`` is left alone from
+    /// then on.
+    func nextPartToReadAhead() -> ReadAheadTurn {
+        while true {
+            let open = inFlight.filter { !$0.value.isShared }
+            let known = open.filter { $0.value.end != nil }
+            guard let (key, run) = known.max(by: { $0.value.widestPart.width < $1.value.widestPart.width }) else {
+                return open.isEmpty ? .done : .later
+            }
+            let (widest, width) = run.widestPart
+            guard width >= 2 * Self.smallestPart else {
+                inFlight[key]?.isShared = true
+                continue
+            }
+            let start = run.starts[widest]
+            inFlight[key]?.starts.insert(start + width / 2, at: widest + 1)
+            return .read(url: run.url, part: ByteRange(start + width / 2, start + width))
         }
     }
 
-    /// Claims the back half of the largest part of run `key` that no reader has yet, `end` being
-    /// where the run ends; `nil` (and the run left alone from then on) when no part is at least
-    /// twice ``smallestPart``, the run has finished, or its end is unknown.
-    func partToReadAhead(of key: Int, end: Int64?) -> ByteRange? {
-        guard var run = inFlight[key] else { return nil }
-        run.end = run.end ?? end
-        defer { inFlight[key] = run }
-        guard run.end != nil else {
-            run.isShared = true
-            return nil
-        }
-        let (widest, width) = run.widestPart
-        guard width >= 2 * Self.smallestPart else {
-            run.isShared = true
-            return nil
-        }
-        let start = run.starts[widest]
-        run.starts.insert(start + width / 2, at: widest + 1)
-        return ByteRange(start + width / 2, start + width)
+    /// Forgets run `key`, which failed: nothing is read ahead in it.
+    func abandoned(_ key: Int) {
+        inFlight[key] = nil
+    }
+
+    /// Records where run `key` ends, as the answer to its own job said; the plan did not.
+    func learnedEnd(of key: Int, _ end: Int64) {
+        guard inFlight[key]?.end == nil else { return }
+        inFlight[key]?.end = end
     }
 
     /// Records a file made durable, and reports progress.

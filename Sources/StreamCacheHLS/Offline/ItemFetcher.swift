@@ -25,18 +25,20 @@ struct ItemFetcher: Sendable {
     typealias Entry = (index: Int, item: PackageItem)
     /// Called after each file is durable, with its index and size.
     typealias Done = @Sendable (Int, Int64) async -> Void
+    /// Called once with where a run of one whole file ends, when the origin's answer says.
+    typealias LearnedEnd = @Sendable (Int64) async -> Void
 
     /// Fetches `run`: byte ranges of one origin file that follow each other, or one whole file.
     ///
     /// - Throws: ``OfflineError`` naming the first file not fetched, or `CancellationError`.
-    func fetch(_ run: [Entry], done: @escaping Done) async throws {
+    func fetch(_ run: [Entry], learnedEnd: @escaping LearnedEnd = { _ in }, done: @escaping Done) async throws {
         var remaining = run[...]
         var attempt = 0
         while !remaining.isEmpty {
             attempt += 1
             let cursor = RunCursor()
             do {
-                try await fetchThroughCache(remaining, cursor: cursor, done: done)
+                try await fetchThroughCache(remaining, cursor: cursor, learnedEnd: learnedEnd, done: done)
                 return
             } catch {
                 if Task.isCancelled || error is CancellationError { throw CancellationError() }
@@ -64,20 +66,16 @@ struct ItemFetcher: Sendable {
         } catch {}
     }
 
-    /// The length of the file at `url`, as the cache knows it or its origin says; `nil` if
-    /// neither can say.
-    func length(of url: String) async -> Int64? {
-        guard let url = URL(string: url), let resource = try? await engine.open(url, originHeaders: headers) else {
-            return nil
-        }
-        return try? await resource.info().length
-    }
-
     /// Reads `run` through the streaming cache, in one read: the bytes it holds are copied, the
     /// others fetched once and kept there (pinned while the asset exists). So what a player
     /// streamed is not fetched again, what the download fetched plays through `serve` with the
     /// origin down, and a file cut short by a stop resumes with a range request.
-    private func fetchThroughCache(_ run: ArraySlice<Entry>, cursor: RunCursor, done: Done) async throws {
+    private func fetchThroughCache(
+        _ run: ArraySlice<Entry>,
+        cursor: RunCursor,
+        learnedEnd: LearnedEnd,
+        done: Done
+    ) async throws {
         let entries = Array(run)
         guard let url = URL(string: entries[0].item.url) else {
             throw OfflineError(.segment, "invalid URL \(entries[0].item.url)")
@@ -94,7 +92,17 @@ struct ItemFetcher: Sendable {
         let reading =
             revalidates
             ? resource.revalidatedRead(from: first, length: length) : resource.read(from: first, length: length)
+        // The end of a whole file, as soon as the cache knows it: at once if the size estimate's
+        // probe has told it, else with the answer's head.
+        var endIsKnown = length != nil
+        func learnEnd() async {
+            guard !endIsKnown, let end = await reading.currentInfo().length else { return }
+            endIsKnown = true
+            await learnedEnd(end)
+        }
+        await learnEnd()
         for try await chunk in reading {
+            await learnEnd()
             var bytes = chunk[...]
             while !bytes.isEmpty {
                 bytes = try writer.write(bytes)
