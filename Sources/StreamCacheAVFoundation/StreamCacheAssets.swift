@@ -29,7 +29,7 @@ public final class StreamCacheAssets: @unchecked Sendable {
     /// - Parameters:
     ///   - engine: the app's engine.
     ///   - offlineLibrary: the library offline packages are played from (default: the cache
-    ///     directory's `hls` folder; apps usually pass ``OfflineLibrary/userDefault(cache:environment:platformSupport:)``).
+    ///     directory's `packages` folder; apps usually pass ``OfflineLibrary/userDefault(cache:environment:platformSupport:)``).
     public init(engine: CacheEngine, offlineLibrary: OfflineLibrary? = nil) {
         self.engine = engine
         self.delegate = StreamCacheResourceLoaderDelegate(engine: engine)

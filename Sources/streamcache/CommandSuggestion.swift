@@ -16,7 +16,7 @@ enum CommandSuggestion {
             // argument-parser's own `help` command reads the names after it.
             guard !commands.isEmpty, !argument.hasPrefix("-"), argument != "help" else { return nil }
             let names = commands.map(name)
-            guard let index = names.firstIndex(of: argument) else {
+            guard let index = commands.firstIndex(where: { answers($0, to: argument) }) else {
                 let nearest = names.map { ($0, distance($0, argument)) }.min { $0.1 < $1.1 }
                 let suggestion = nearest.flatMap { $0.1 <= 2 ? "; did you mean '\($0.0)'?" : nil } ?? ""
                 let help = (path + ["--help"]).joined(separator: " ")
@@ -30,6 +30,11 @@ enum CommandSuggestion {
 
     private static func name(_ command: ParsableCommand.Type) -> String {
         command.configuration.commandName ?? String(describing: command).lowercased()
+    }
+
+    /// Whether `word` names `command`: its name or one of its aliases (`hls` for `packages`).
+    static func answers(_ command: ParsableCommand.Type, to word: String) -> Bool {
+        name(command) == word || command.configuration.aliases.contains(word)
     }
 
     /// The edit distance (insertions, deletions, substitutions and swaps of neighbours) between

@@ -2,7 +2,7 @@ import Foundation
 import StreamCacheDASHModel
 import StreamCacheHLS
 
-/// What `hls inspect` shows of a DASH MPD: its representations, as it shows an HLS playlist's
+/// What `packages inspect` shows of a DASH MPD: its representations, as it shows an HLS playlist's
 /// variants and renditions.
 enum DASHDescription {
     /// One representation and what its segments are, as text and as JSON.

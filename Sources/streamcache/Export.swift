@@ -21,7 +21,7 @@ extension StreamCacheCommand {
         @Argument(help: "The file (or folder) to write.")
         var file: String
 
-        @Option(name: .long, help: "The offline library folder, for a package id (default as for 'hls ls').")
+        @Option(name: .long, help: "The offline library folder, for a package id (default as for 'packages ls').")
         var library: String?
 
         @OptionGroup var singleFile: SingleFileOptions
@@ -34,7 +34,7 @@ extension StreamCacheCommand {
 
         func run() async throws {
             if !url.contains("://") {
-                let offline = HLSLibraryOptions.library(library, cache: cache)
+                let offline = LibraryOptions.library(library, cache: cache)
                 if let id = try offline.id(named: url), let asset = offline.asset(id) {
                     return try await Self.export(asset, to: file, options: singleFile, silent: transfer.silent)
                 }

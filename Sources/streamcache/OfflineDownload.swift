@@ -5,7 +5,7 @@ import StreamCacheDASHModel
 import StreamCacheHLS
 
 extension StreamCacheCommand {
-    /// `streamcache download URL` (and `streamcache hls download URL`): an HLS or DASH stream
+    /// `streamcache download URL` (and `streamcache packages download URL`): an HLS or DASH stream
     /// for offline playback.
     struct OfflineDownload: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -136,7 +136,7 @@ extension StreamCacheCommand {
 
         @OptionGroup var originHeaders: OriginHeaderOptions
 
-        @OptionGroup var library: HLSLibraryOptions
+        @OptionGroup var library: LibraryOptions
 
         func validate() throws {
             guard maxBitrate == nil || minBitrate == nil else {
@@ -260,7 +260,7 @@ extension StreamCacheCommand {
             if resumed == nil, !self.url.contains("://"), !self.url.contains("/"), !self.url.contains(".") {
                 // Neither a URL nor an asset of the library: say both.
                 throw CommandFailure(
-                    "no asset \(self.url) in the library, and it is not a URL (see streamcache hls ls)",
+                    "no asset \(self.url) in the library, and it is not a URL (see streamcache packages ls)",
                     status: ExitStatus.usage
                 )
             }
@@ -294,8 +294,8 @@ extension StreamCacheCommand {
             }
             let criteria = try criteria()
             let options = try downloadOptions()
-            let reporter = HLSDownloadReporter(json: json, dryRun: dryRun, silent: transfer.silent)
-            let outcome: HLSDownloadReporter
+            let reporter = DownloadReporter(json: json, dryRun: dryRun, silent: transfer.silent)
+            let outcome: DownloadReporter
             do {
                 // A live recording ends at the first signal with the package finished; anything
                 // else stops, to resume.
@@ -353,7 +353,7 @@ extension StreamCacheCommand {
 
         /// `-F`: the tracks of the stream at `url`, with their ids.
         private func listTheFormats() async throws {
-            let inspect = try HLSInspect.parse([url])
+            let inspect = try ManifestInspect.parse([url])
             let (bytes, kind) = try await inspect.load()
             let rows: [[String]]
             if kind == .dash {
@@ -390,7 +390,7 @@ extension StreamCacheCommand {
         private static func duration(
             of playlist: MultivariantPlaylist,
             at base: String,
-            _ inspect: HLSInspect
+            _ inspect: ManifestInspect
         ) async -> Double? {
             guard let first = playlist.variants.first, let url = URL(string: first.uri, relativeTo: URL(string: base))
             else { return nil }
@@ -401,11 +401,11 @@ extension StreamCacheCommand {
         }
 
         /// Deletes the package `id`, its files left in the streaming cache unpinned.
-        static func removePackage(_ id: String, library: HLSLibraryOptions) async throws {
+        static func removePackage(_ id: String, library: LibraryOptions) async throws {
             let offline = library.offlineLibrary
             let urls = offline.urlsOnlyIn(id)
             try offline.remove(id)
-            try await HLSRemove.release(urls, keepCached: true, library: library)
+            try await PackageRemove.release(urls, keepCached: true, library: library)
         }
     }
 }

@@ -84,7 +84,7 @@ extension StreamCacheCommand {
 
         @Option(
             name: .long,
-            help: "The offline library served at /offline/ID/ (default: as for hls download)."
+            help: "The offline library served at /offline/ID/ (default: as for packages download)."
         )
         var library: String?
 
@@ -154,7 +154,7 @@ extension StreamCacheCommand {
                 cookies: try cookies()
             )
             configuration.allowedOrigins = allowOrigin
-            configuration.offlineLibrary = HLSLibraryOptions.library(library, cache: cache)
+            configuration.offlineLibrary = LibraryOptions.library(library, cache: cache)
             configuration.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
             // Blocking reloads are held by the origin for up to a few target durations.
             configuration.reloadOrigin = HTTPOriginClient(readTimeout: .seconds(60), logger: cache.logger)

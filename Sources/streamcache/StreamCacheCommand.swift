@@ -15,7 +15,7 @@ struct StreamCacheCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             Serve.self, Get.self, Export.self, OfflineDownload.self, List.self, Remove.self, Pin.self, Unpin.self,
-            Config.self, HLS.self, Verify.self, Origin.self, Drain.self,
+            Config.self, Packages.self, Verify.self, Origin.self, Drain.self,
         ]
     )
 
@@ -69,21 +69,16 @@ struct StreamCacheCommand: AsyncParsableCommand {
 
 extension StreamCacheCommand {
     /// `streamcache get --help` for a usage error of `get`, as far as the arguments name commands
-    /// (`streamcache hls download --help`); `streamcache --help` otherwise.
+    /// (`streamcache packages download --help`); `streamcache --help` otherwise.
     static func helpCommand(arguments: [String] = Array(CommandLine.arguments.dropFirst())) -> String {
         var words = ["streamcache"]
         var commands: [ParsableCommand.Type] = configuration.subcommands
         for argument in arguments {
-            guard let command = commands.first(where: { ($0.configuration.commandName ?? defaultName($0)) == argument })
-            else { break }
+            guard let command = commands.first(where: { CommandSuggestion.answers($0, to: argument) }) else { break }
             words.append(argument)
             commands = command.configuration.subcommands
         }
         return (words + ["--help"]).joined(separator: " ")
-    }
-
-    private static func defaultName(_ command: ParsableCommand.Type) -> String {
-        String(describing: command).lowercased()
     }
 }
 

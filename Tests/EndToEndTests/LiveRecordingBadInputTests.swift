@@ -140,7 +140,7 @@ import Testing
         let origin = try await LiveOrigin(folder: folder, arguments: ["--window", "3", "--period", "0.5"])
         let (process, output, errors) = try CLI.start(["hls", "download", origin.url("vod.m3u8")], cacheDir: disk.path)
         _ = output
-        let library = disk.path + "/hls"
+        let library = disk.path + "/packages"
         // Once three segments are listed, something else takes all but 300 KB of the disk.
         let id = try await LiveRecordingTests.listed(3, in: library, by: process)
         let asset = try #require(id, "the recording listed no three segments")

@@ -273,7 +273,7 @@ import Testing
         )
         #expect(result.status == 0, "\(result.stderr)")
         let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
-        let package = workspace.cacheDirectory + "/hls/" + id
+        let package = workspace.cacheDirectory + "/packages/" + id
         let folders = try FileManager.default.contentsOfDirectory(atPath: package).filter { !$0.contains(".") }.sorted()
         #expect(folders == ["audio-de", "audio-en", "video"], "\(folders)")
         let numbered = try folders.map { folder in

@@ -181,7 +181,7 @@ struct OfflineSetup {
     }
 
     /// The default library of the cache directory.
-    var library: String { workspace.cacheDirectory + "/hls" }
+    var library: String { workspace.cacheDirectory + "/packages" }
 
     /// `streamcache hls download ORIGIN/PLAYLIST ARGS…`.
     func download(

@@ -90,7 +90,7 @@ import Testing
             cacheDir: setup.workspace.cacheDirectory
         )
         #expect(result.status == 22)
-        #expect(result.stderr.contains("cannot fetch playlist") && result.stderr.contains("503"), "\(result.stderr)")
+        #expect(result.stderr.contains("cannot fetch manifest") && result.stderr.contains("503"), "\(result.stderr)")
         // Settled: the origin counts an answer once it is written, which can be after the tool
         // has read the third 503 and exited.
         let requests = try await origin.settledStats().requests

@@ -73,7 +73,7 @@ enum CLI {
         var environment = ProcessInfo.processInfo.environment
         environment["STREAMCACHE_DIR"] = cacheDir
         // Each test's offline library beside its cache, not in the user's data folder.
-        environment["STREAMCACHE_LIBRARY"] = cacheDir.map { $0 + "/hls" }
+        environment["STREAMCACHE_LIBRARY"] = cacheDir.map { $0 + "/packages" }
         process.environment = environment
         return process
     }

@@ -26,8 +26,8 @@ import Testing
             environment: ["HOME": "/c"],
             platformSupport: "/c/Library/Application Support"
         )
-        #expect(app.library.directory == "/c/Library/Application Support/StreamCache/hls")
+        #expect(app.library.directory == "/c/Library/Application Support/StreamCache/packages")
         let tool = OfflineLibrary.userDefault(cache: cache, environment: ["HOME": "/h"], platformSupport: nil)
-        #expect(tool.library.directory == "/h/.local/share/streamcache/hls")
+        #expect(tool.library.directory == "/h/.local/share/streamcache/packages")
     }
 }

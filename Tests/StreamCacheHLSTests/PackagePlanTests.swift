@@ -53,7 +53,7 @@ import Testing
         )
         let url = Self.base.appendingPathComponent("video.m3u8")
         let plan = try Self.plan(playlist, at: url, keepingEncryption: true)
-        #expect(plan.mainPlaylist == "master.m3u8")
+        #expect(plan.entryPoint == "master.m3u8")
         #expect(plan.playlists["master.m3u8"] == "#EXTM3U\n#EXT-X-STREAM-INF:BANDWIDTH=1858\nvideo/index.m3u8\n")
         #expect(plan.items.map(\.kind) == [.key, .initialization, .segment, .segment, .segment])
         #expect(

@@ -139,7 +139,7 @@ public struct CacheDirectory: Sendable, Hashable {
 
     /// Whether the directory holds nothing but what a cache directory holds.
     private var isCacheDirectory: Bool {
-        let known: Set<String> = ["data", "owners", "settings.json", "hls"]
+        let known: Set<String> = ["data", "owners", "settings.json", "packages", "hls"]
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         return names.allSatisfy { known.contains($0) || $0.hasPrefix("index.sqlite") }
     }

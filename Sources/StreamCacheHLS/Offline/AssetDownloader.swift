@@ -54,7 +54,7 @@ struct AssetDownloader: Sendable {
             return manifest
         case .url(let url, let criteria):
             // The format as the proxy tells it: the media type, the first bytes, the path.
-            let document = try await PlaylistFetcher(engine: engine, options: options).document(url)
+            let document = try await ManifestFetcher(engine: engine, options: options).document(url)
             return try await planner(for: document.kind).manifest(
                 for: url,
                 document: document.bytes,
@@ -165,7 +165,7 @@ struct AssetDownloader: Sendable {
         }
         manifest.state = .complete
         try manifest.save(in: folder)
-        emit(.finished(id: manifest.id, path: folder + "/" + manifest.mainPlaylist))
+        emit(.finished(id: manifest.id, path: folder + "/" + manifest.entryPoint))
     }
 
     /// Records a live stream into the package (``LiveRecorder``); a dry run shows what it would record.

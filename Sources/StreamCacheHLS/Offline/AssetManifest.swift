@@ -15,7 +15,9 @@ struct AssetManifest: Codable, Sendable {
     var state: State
     /// Why the last download failed.
     var failure: String?
-    var mainPlaylist: String
+    /// The package's entry point, relative to its folder: `master.m3u8` (HLS) or
+    /// `manifest.mpd` (DASH).
+    var entryPoint: String
     var variant: OfflineAsset.VariantInfo?
     var audio: [String]
     var subtitles: [String]
@@ -37,6 +39,15 @@ struct AssetManifest: Codable, Sendable {
     var outputFile: String?
     /// A live recording's state; `nil` for a package planned whole.
     var recording: RecordingState?
+
+    /// The fields' names in `asset.json`; the entry point keeps the name packages have always
+    /// had there, so every package made before reads as it did.
+    private enum CodingKeys: String, CodingKey {
+        case formatVersion, id, url, created, state, failure
+        case entryPoint = "mainPlaylist"
+        case variant, audio, subtitles, renditions, items, estimatedBytes, playlists, sourcePlaylists
+        case selectionIDs, title, outputFile, recording
+    }
 
     /// The file of the package's artwork, when the app gave one.
     static let artworkFileName = "artwork"

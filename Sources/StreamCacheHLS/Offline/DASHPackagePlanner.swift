@@ -20,7 +20,7 @@ struct DASHPackagePlanner: PackagePlanner {
         do {
             presentation = try MediaPresentation(parsing: document)
         } catch {
-            throw OfflineError(.playlist, "\(url.absoluteString) is not a usable MPD: \(error)")
+            throw OfflineError(.manifest, "\(url.absoluteString) is not a usable MPD: \(error)")
         }
         guard !presentation.isDynamic else {
             throw OfflineError(.live, "\(url.absoluteString) is a live (dynamic) MPD: recording DASH is not supported")
@@ -28,7 +28,7 @@ struct DASHPackagePlanner: PackagePlanner {
         let all = presentation.representations(documentURL: url)
         guard Set(all.map(\.period)).count <= 1 else {
             throw OfflineError(
-                .playlist,
+                .manifest,
                 "\(url.absoluteString) has several periods: only one-period MPDs are downloaded"
             )
         }
@@ -43,7 +43,7 @@ struct DASHPackagePlanner: PackagePlanner {
                 indexes.append(try await segments(of: representation, budget: &budget))
             } catch let error as ManifestParseError {
                 throw OfflineError(
-                    .playlist,
+                    .manifest,
                     "\(url.absoluteString), representation \(representation.id): \(error.message)"
                 )
             } catch let error as CancellationError {
@@ -258,7 +258,7 @@ struct DASHPackagePlanner: PackagePlanner {
             for reference in [segments.initialization].compactMap({ $0 }) + segments.media {
                 guard let scheme = reference.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
                     throw OfflineError(
-                        .playlist,
+                        .manifest,
                         "\(url.absoluteString) names \(reference.url.absoluteString.prefix(200)), which is not an http(s) URL: the asset is refused"
                     )
                 }
@@ -299,7 +299,7 @@ struct DASHPackagePlanner: PackagePlanner {
             url: url.absoluteString,
             created: Date(),
             state: .downloading,
-            mainPlaylist: entryPoint,
+            entryPoint: entryPoint,
             variant: video.map { video in
                 var resolution: String?
                 if let width = video.width, let height = video.height { resolution = "\(width)x\(height)" }

@@ -23,7 +23,7 @@ struct HLSPackagePlanner: PackagePlanner {
     let options: OfflineDownloadOptions
 
     func manifest(for url: URL, document: [UInt8], criteria: MediaSelectionCriteria) async throws -> AssetManifest {
-        let top = try PlaylistFetcher.playlist(parsing: document, from: url)
+        let top = try ManifestFetcher.playlist(parsing: document, from: url)
         switch top {
         case .media(let playlist):
             let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: [])
@@ -61,14 +61,14 @@ struct HLSPackagePlanner: PackagePlanner {
             throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
         }
         guard
-            case .multivariant(let playlist) = try await PlaylistFetcher(engine: engine, options: options).playlist(url)
+            case .multivariant(let playlist) = try await ManifestFetcher(engine: engine, options: options).playlist(url)
         else {
             throw OfflineError(.noMatchingRendition, "asset \(id) is one media playlist: it has no other renditions")
         }
         let held = Set(old.renditions.map(\.url))
         func resolved(_ uri: String?) -> String? { uri.flatMap { URL(string: $0, relativeTo: url)?.absoluteString } }
         guard let variant = playlist.variants.first(where: { resolved($0.uri).map(held.contains) == true }) else {
-            throw OfflineError(.playlist, "\(old.url) no longer lists the variant asset \(id) holds")
+            throw OfflineError(.manifest, "\(old.url) no longer lists the variant asset \(id) holds")
         }
         let added = try MediaSelection.resolve(
             playlist,
@@ -89,7 +89,7 @@ struct HLSPackagePlanner: PackagePlanner {
         var manifest = try await plan(playlist, url: url, selection: selection, id: id)
         for rendition in old.renditions {
             guard manifest.renditions.contains(rendition) else {
-                throw OfflineError(.playlist, "\(old.url) changed since asset \(id) was downloaded: download it again")
+                throw OfflineError(.manifest, "\(old.url) changed since asset \(id) was downloaded: download it again")
             }
         }
         manifest.title = old.title
@@ -139,7 +139,7 @@ struct HLSPackagePlanner: PackagePlanner {
         }
         let urls = try wanted.map { entry in
             guard let resolved = URL(string: entry.uri, relativeTo: url)?.absoluteURL else {
-                throw OfflineError(.playlist, "\(url.absoluteString): invalid URI '\(entry.uri)'")
+                throw OfflineError(.manifest, "\(url.absoluteString): invalid URI '\(entry.uri)'")
             }
             return resolved
         }
@@ -150,9 +150,9 @@ struct HLSPackagePlanner: PackagePlanner {
         }
         var media: [PackagePlan.Media] = []
         for (entry, mediaURL) in zip(wanted, urls) {
-            let fetched = try await PlaylistFetcher(engine: engine, options: options).playlist(mediaURL)
+            let fetched = try await ManifestFetcher(engine: engine, options: options).playlist(mediaURL)
             guard case .media(let mediaPlaylist) = fetched else {
-                throw OfflineError(.playlist, "\(mediaURL.absoluteString) is not a media playlist")
+                throw OfflineError(.manifest, "\(mediaURL.absoluteString) is not a media playlist")
             }
             media.append(
                 PackagePlan.Media(kind: entry.kind, rendition: entry.rendition, url: mediaURL, playlist: mediaPlaylist)
@@ -223,7 +223,7 @@ struct HLSPackagePlanner: PackagePlanner {
             url: url.absoluteString,
             created: Date(),
             state: .downloading,
-            mainPlaylist: plan.mainPlaylist,
+            entryPoint: plan.entryPoint,
             variant: selection.map { selection in
                 OfflineAsset.VariantInfo(
                     bandwidth: selection.variant.bandwidth,

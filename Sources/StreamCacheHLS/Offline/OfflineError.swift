@@ -12,7 +12,7 @@ public struct OfflineError: Error, Hashable, Sendable, CustomStringConvertible {
             case noMatchingVariant = "no matching variant"
             case noMatchingRendition = "no matching rendition"
             case notEnoughSpace = "not enough space"
-            case playlist = "unusable playlist"
+            case manifest = "unusable manifest"
             case segment = "segment failed"
             case unknownAsset = "unknown asset"
             case busy = "asset busy"
@@ -20,7 +20,7 @@ public struct OfflineError: Error, Hashable, Sendable, CustomStringConvertible {
         }
         fileprivate let code: Code
 
-        /// A live or EVENT playlist without `EXT-X-ENDLIST`.
+        /// A live stream: an HLS playlist without `EXT-X-ENDLIST`, a dynamic DASH MPD.
         public static let live = Kind(code: .live)
         /// `SAMPLE-AES`, or a key format other than `identity`.
         public static let drm = Kind(code: .drm)
@@ -28,8 +28,10 @@ public struct OfflineError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let noMatchingRendition = Kind(code: .noMatchingRendition)
         /// The asset's expected size does not fit on the library's disk.
         public static let notEnoughSpace = Kind(code: .notEnoughSpace)
-        /// A playlist could not be fetched or read.
-        public static let playlist = Kind(code: .playlist)
+        /// A manifest (an HLS playlist, a DASH MPD) could not be fetched or read.
+        public static let manifest = Kind(code: .manifest)
+        @available(*, deprecated, renamed: "manifest")
+        public static let playlist = manifest
         /// A segment, init section or key could not be fetched after every attempt.
         public static let segment = Kind(code: .segment)
         public static let unknownAsset = Kind(code: .unknownAsset)

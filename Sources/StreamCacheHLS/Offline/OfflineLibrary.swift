@@ -18,18 +18,21 @@ public struct OfflineLibrary: Sendable {
         self.directory = (directory as NSString).standardizingPath
     }
 
-    /// The library of a cache directory: its `hls` folder.
+    /// The library of a cache directory: its `packages` folder. One made before under its
+    /// older name, `hls`, is moved there the first time (or used where it is if it cannot be).
     public init(cache: CacheDirectory) {
-        self.init(directory: cache.path + "/hls")
+        let path = cache.path + "/packages"
+        self.init(directory: Self.moving(from: [cache.path + "/hls"], to: path).directory)
     }
 
     /// The user's library, where XDG puts data a user keeps (cache cleaners leave it alone):
-    /// `$STREAMCACHE_LIBRARY`, else `$XDG_DATA_HOME/streamcache/hls`, else in an app
-    /// `StreamCache/hls` in its Application Support directory (kept when the system purges
-    /// Caches; an app may exclude it from backups), else `~/.local/share/streamcache/hls`.
+    /// `$STREAMCACHE_LIBRARY`, else `$XDG_DATA_HOME/streamcache/packages`, else in an app
+    /// `StreamCache/packages` in its Application Support directory (kept when the system purges
+    /// Caches; an app may exclude it from backups), else `~/.local/share/streamcache/packages`.
     ///
-    /// A library made before in the cache directory's `hls` folder is moved there the first
-    /// time, or, if it cannot be moved (another filesystem), still used where it is.
+    /// A library made before beside it under its older name (`hls`), or in the cache
+    /// directory's `hls` folder, is moved there the first time, or, if it cannot be moved
+    /// (another filesystem), still used where it is.
     ///
     /// - Parameter platformSupport: the app's Application Support directory (the default: the
     ///   container's in an app, none elsewhere).
@@ -39,24 +42,35 @@ public struct OfflineLibrary: Sendable {
         environment: [String: String] = ProcessInfo.processInfo.environment,
         platformSupport: String? = AppContainer.directory(for: .applicationSupportDirectory)
     ) -> (library: OfflineLibrary, note: String?) {
-        let path: String
         if let library = environment["STREAMCACHE_LIBRARY"], !library.isEmpty {
-            path = library
-        } else if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
-            path = data + "/streamcache/hls"
-        } else if let platformSupport {
-            path = platformSupport + "/StreamCache/hls"
-        } else {
-            path = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/streamcache/hls"
+            return (OfflineLibrary(directory: library), nil)
         }
-        let old = cache.path + "/hls"
+        let folder: String
+        if let data = environment["XDG_DATA_HOME"], !data.isEmpty {
+            folder = data + "/streamcache"
+        } else if let platformSupport {
+            folder = platformSupport + "/StreamCache"
+        } else {
+            folder = (environment["HOME"] ?? NSHomeDirectory()) + "/.local/share/streamcache"
+        }
+        let (path, note) = moving(from: [folder + "/hls", cache.path + "/hls"], to: folder + "/packages")
+        return (OfflineLibrary(directory: path), note)
+    }
+
+    /// The library folder to use for `path`: `path` itself, after the first of `olds` that
+    /// exists is moved there if `path` does not exist yet (with one line for the user); that
+    /// old folder if it cannot be moved.
+    private static func moving(from olds: [String], to path: String) -> (directory: String, note: String?) {
         let manager = FileManager.default
-        guard (old as NSString).standardizingPath != (path as NSString).standardizingPath,
-            !manager.fileExists(atPath: path), manager.fileExists(atPath: old)
-        else { return (OfflineLibrary(directory: path), nil) }
+        let standard = (path as NSString).standardizingPath
+        guard !manager.fileExists(atPath: path),
+            let old = olds.first(where: {
+                ($0 as NSString).standardizingPath != standard && manager.fileExists(atPath: $0)
+            })
+        else { return (path, nil) }
         _ = PrivateFolders.create(LocalPath.folder(of: path))
-        guard rename(old, path) == 0 else { return (OfflineLibrary(directory: old), nil) }
-        return (OfflineLibrary(directory: path), "moved the offline library from \(old) to \(path)")
+        guard rename(old, path) == 0 else { return (old, nil) }
+        return (path, "moved the offline library from \(old) to \(path)")
     }
 
     /// Downloads the asset at `url` (a multivariant or media playlist), or resumes it if the
@@ -191,7 +205,7 @@ public struct OfflineLibrary: Sendable {
             variant: manifest.variant,
             audio: manifest.audio,
             subtitles: manifest.subtitles,
-            path: folder + "/" + manifest.mainPlaylist,
+            path: folder + "/" + manifest.entryPoint,
             created: ISO8601DateFormatter().string(from: manifest.created),
             failure: manifest.state == .failed ? manifest.failure : nil,
             title: manifest.title,
@@ -311,7 +325,7 @@ public struct OfflineLibrary: Sendable {
             // A package made before every package had this entry point gets one, once.
             if FileManager.default.fileExists(atPath: file) { return .file(file) }
             if let manifest = try? AssetManifest.load(from: folder(id)), let rendition = manifest.renditions.first {
-                let text = PackagePlan.entryPoint(to: rendition, bytes: manifest.estimatedBytes)
+                let text = PackagePlan.multivariantPlaylist(to: rendition, bytes: manifest.estimatedBytes)
                 if (try? PackageFile.writeAtomically(Data(text.utf8), to: file)) != nil { return .file(file) }
             }
         }

@@ -19,8 +19,8 @@ struct PackagePlan: Sendable {
     /// Playlist text by path relative to the package folder.
     var playlists: [String: String] = [:]
     /// The playlist a player opens, relative to the package folder: always `master.m3u8`, the
-    /// one entry point of every package.
-    var mainPlaylist = "master.m3u8"
+    /// one entry point of every HLS package.
+    var entryPoint = "master.m3u8"
     /// The expected size in bytes (see ``SizeEstimate``); `nil` when nothing says.
     private(set) var estimatedBytes: Int64?
     /// The variant's bit rate, for a video rendition whose segment sizes are not known.
@@ -88,7 +88,7 @@ struct PackagePlan: Sendable {
         variantBitsPerSecond = selection.map { $0.variant.averageBandwidth ?? $0.variant.bandwidth }
         items.sort { ($0.start, $0.kind.rank, $0.rendition) < ($1.start, $1.kind.rank, $1.rendition) }
         if let multivariant, let selection {
-            playlists[mainPlaylist] = Self.rewrite(
+            playlists[entryPoint] = Self.rewrite(
                 multivariant,
                 selection: selection,
                 variantPlaylist: renditions[0].playlistPath,
@@ -112,13 +112,15 @@ struct PackagePlan: Sendable {
         estimatedBytes = SizeEstimate(items: items, renditions: renditions.count).bytes(lengths: lengths) {
             kinds[$0] == .video ? variantBitsPerSecond : nil
         }
-        if madeEntryPoint { playlists[mainPlaylist] = Self.entryPoint(to: renditions[0], bytes: estimatedBytes) }
+        if madeEntryPoint {
+            playlists[entryPoint] = Self.multivariantPlaylist(to: renditions[0], bytes: estimatedBytes)
+        }
     }
 
     /// `#EXT-X-STREAM-INF` to the one rendition of a package made from a media playlist. Its
     /// `BANDWIDTH` (required, and with one variant only a hint) is the bytes over the duration
     /// where known.
-    static func entryPoint(to rendition: PackageRendition, bytes: Int64?) -> String {
+    static func multivariantPlaylist(to rendition: PackageRendition, bytes: Int64?) -> String {
         var bandwidth: Int64 = 1_000_000
         if let bytes, rendition.duration > 0 {
             bandwidth = Int64(min(max(1, Double(bytes) * 8 / rendition.duration), 1e15))

@@ -75,7 +75,7 @@ struct SegmentPlanner {
         var decryption: Decryption?
         if decrypting, let key = segment.key, let uri = key.uri {
             guard let iv = Decryption.iv(of: key, sequence: sequence) else {
-                throw OfflineError(.playlist, "\(url.absoluteString): invalid IV \(key.iv ?? "")")
+                throw OfflineError(.manifest, "\(url.absoluteString): invalid IV \(key.iv ?? "")")
             }
             decryption = Decryption(key: try Self.resolve(uri, url).absoluteString, iv: iv)
             segment.keys = []
@@ -153,7 +153,7 @@ struct SegmentPlanner {
             let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https", url.host != nil
         else {
             throw OfflineError(
-                .playlist,
+                .manifest,
                 "\(Credentials.redacted(base.absoluteString)) names \(Credentials.redacted(String(uri.prefix(200)))),"
                     + " which is not an http(s) URL: the asset is refused"
             )

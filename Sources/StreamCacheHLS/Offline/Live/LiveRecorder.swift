@@ -144,7 +144,7 @@ actor LiveRecorder {
             let stalled = ContinuousClock.now - lastNew
             if stalled > max(target * 6, .seconds(15)) {
                 let url = tracks[index].url.absoluteString
-                fail(OfflineError(.playlist, "\(url) has not advanced for \(Int(Self.seconds(stalled))) s"))
+                fail(OfflineError(.manifest, "\(url) has not advanced for \(Int(Self.seconds(stalled))) s"))
                 return
             }
             // RFC 8216 §6.3.4: a target duration after a change, half of one after none, from
@@ -163,7 +163,7 @@ actor LiveRecorder {
                 stop.request()
                 return
             } catch {
-                fail(error as? OfflineError ?? OfflineError(.playlist, "\(error)"))
+                fail(error as? OfflineError ?? OfflineError(.manifest, "\(error)"))
                 return
             }
         }
@@ -301,7 +301,7 @@ actor LiveRecorder {
     /// and ends when the recording is asked to.
     private func reload(_ index: Int, limit: Duration) async throws -> MediaPlaylist {
         let url = tracks[index].url
-        let fetcher = PlaylistFetcher(engine: engine, options: options)
+        let fetcher = ManifestFetcher(engine: engine, options: options)
         var attempt = 0
         while true {
             attempt += 1
@@ -310,12 +310,12 @@ actor LiveRecorder {
                 if stop.reason != nil { throw CancellationError() }
                 guard let loaded else {
                     throw OfflineError(
-                        .playlist,
+                        .manifest,
                         "\(url.absoluteString) did not come whole within \(Int(Self.seconds(limit))) s"
                     )
                 }
                 guard case .media(let playlist) = loaded else {
-                    throw OfflineError(.playlist, "\(url.absoluteString) is no longer a media playlist")
+                    throw OfflineError(.manifest, "\(url.absoluteString) is no longer a media playlist")
                 }
                 return playlist
             } catch {
@@ -371,7 +371,7 @@ actor LiveRecorder {
         }
         tracks = try manifest.renditions.enumerated().map { index, rendition in
             guard let url = URL(string: rendition.url) else {
-                throw OfflineError(.playlist, "invalid URL \(rendition.url) in asset \(manifest.id)")
+                throw OfflineError(.manifest, "invalid URL \(rendition.url) in asset \(manifest.id)")
             }
             let path = folder + "/" + rendition.playlistPath
             let text =
@@ -394,8 +394,8 @@ actor LiveRecorder {
                     ?? RecordingState.Track()
             )
         }
-        let entry = folder + "/" + manifest.mainPlaylist
-        if !FileManager.default.fileExists(atPath: entry), let text = manifest.playlists[manifest.mainPlaylist] {
+        let entry = folder + "/" + manifest.entryPoint
+        if !FileManager.default.fileExists(atPath: entry), let text = manifest.playlists[manifest.entryPoint] {
             try PackageFile.writeAtomically(Data(text.utf8), to: entry)
         }
         for index in tracks.indices
@@ -478,12 +478,12 @@ actor LiveRecorder {
                 .failed(
                     OfflineError(
                         failure.kind,
-                        "\(failure.message); the recording ends with \(Int(tracks[0].playlist.duration)) s in \(folder)/\(manifest.mainPlaylist)"
+                        "\(failure.message); the recording ends with \(Int(tracks[0].playlist.duration)) s in \(folder)/\(manifest.entryPoint)"
                     )
                 )
             )
         } else {
-            emit(.finished(id: manifest.id, path: folder + "/" + manifest.mainPlaylist))
+            emit(.finished(id: manifest.id, path: folder + "/" + manifest.entryPoint))
         }
     }
 

@@ -1,38 +1,38 @@
 import Foundation
 import StreamCache
 
-/// Fetches and parses playlists for an offline download, through the streaming cache and checked
-/// with the origin, with the download's retries.
-struct PlaylistFetcher: Sendable {
+/// Fetches manifests (HLS playlists, DASH MPDs) for an offline download, through the streaming
+/// cache and checked with the origin, with the download's retries, and parses HLS playlists.
+struct ManifestFetcher: Sendable {
     let engine: CacheEngine
     let options: OfflineDownloadOptions
 
     /// The most bytes a manifest may have (``ManifestKind/largestDocument``).
     static let limit = ManifestKind.largestDocument
 
-    /// - Throws: ``OfflineError`` `playlist` naming the URL.
+    /// - Throws: ``OfflineError`` `manifest` naming the URL.
     func playlist(_ url: URL) async throws -> Playlist {
         try Self.playlist(parsing: try await document(url).bytes, from: url)
     }
 
     /// The playlist `bytes` (fetched from `url`) hold.
     ///
-    /// - Throws: ``OfflineError`` `playlist` naming the URL.
+    /// - Throws: ``OfflineError`` `manifest` naming the URL.
     static func playlist(parsing bytes: [UInt8], from url: URL) throws(OfflineError) -> Playlist {
         do {
             return try Playlist(parsing: bytes, url: url.absoluteString)
         } catch {
-            throw OfflineError(.playlist, "\(url.absoluteString) is not a usable playlist: \(error)")
+            throw OfflineError(.manifest, "\(url.absoluteString) is not a usable playlist: \(error)")
         }
     }
 
-    /// A manifest of any format, fetched as a playlist is: its bytes and the kind its media
+    /// A manifest of any format: its bytes and the kind its media
     /// type, bytes and path say it is (``ManifestKind``), `nil` when none says so.
     func document(_ url: URL) async throws -> (bytes: [UInt8], kind: ManifestKind?) {
         try await text(url)
     }
 
-    /// The playlist's bytes through the streaming cache, checked with the origin first (a
+    /// The manifest's bytes through the streaming cache, checked with the origin first (a
     /// conditional request: a current one costs no body), so the cache holds what the download
     /// was planned from and `serve` can play it with the origin down.
     private func text(_ url: URL) async throws -> (bytes: [UInt8], kind: ManifestKind?) {
@@ -45,7 +45,7 @@ struct PlaylistFetcher: Sendable {
                 for try await chunk in resource.revalidatedRead() {
                     bytes += chunk
                     guard bytes.count <= Self.limit else {
-                        throw OfflineError(.playlist, "\(url.absoluteString) is larger than a playlist can be")
+                        throw OfflineError(.manifest, "\(url.absoluteString) is larger than a manifest can be")
                     }
                 }
                 let kind = ManifestKind.of(
@@ -60,8 +60,8 @@ struct PlaylistFetcher: Sendable {
                     attempt < options.maxAttempts
                 else {
                     throw OfflineError(
-                        .playlist,
-                        "cannot fetch playlist \(url.absoluteString): \(ItemFetcher.reason(for: error))",
+                        .manifest,
+                        "cannot fetch manifest \(url.absoluteString): \(ItemFetcher.reason(for: error))",
                         cause: error
                     )
                 }

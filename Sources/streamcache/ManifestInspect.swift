@@ -6,7 +6,8 @@ import StreamCacheHLS
 import StreamCacheHTTP
 
 extension StreamCacheCommand {
-    struct HLSInspect: AsyncParsableCommand {
+    /// `streamcache packages inspect`: what an HLS playlist or a DASH MPD holds.
+    struct ManifestInspect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "inspect",
             abstract: "Summarise an HLS playlist or a DASH MPD: variants, renditions or representations, segments.",
@@ -121,7 +122,7 @@ extension StreamCacheCommand {
     }
 }
 
-/// The text summary of `hls inspect`.
+/// The text summary of `packages inspect`.
 enum PlaylistDescription {
     static func text(of playlist: Playlist) -> String {
         switch playlist {

@@ -3,11 +3,11 @@ import StreamCache
 import StreamCacheHLS
 
 /// `--library DIR`: where offline packages live (default: ``OfflineLibrary/userDefault(cache:environment:)``).
-struct HLSLibraryOptions: ParsableArguments {
+struct LibraryOptions: ParsableArguments {
     @Option(
         name: .long,
         help:
-            "The offline library folder (default: $STREAMCACHE_LIBRARY, else $XDG_DATA_HOME/streamcache/hls, else ~/.local/share/streamcache/hls)."
+            "The offline library folder (default: $STREAMCACHE_LIBRARY, else $XDG_DATA_HOME/streamcache/packages, else ~/.local/share/streamcache/packages)."
     )
     var library: String?
 

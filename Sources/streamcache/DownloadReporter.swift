@@ -3,7 +3,7 @@ import StreamCacheHLS
 
 /// Shows an offline download's events: a progress line on a terminal, plain lines otherwise,
 /// or one JSON object per event on stdout (`--json`).
-struct HLSDownloadReporter: Sendable {
+struct DownloadReporter: Sendable {
     enum Outcome: Sendable {
         case none, finished, failed, dryRun
     }
@@ -175,7 +175,7 @@ struct HLSDownloadReporter: Sendable {
             "files": selection.files,
             "filesDone": selection.filesDone,
         ]
-        if let variant = selection.variant { object["variant"] = StreamCacheCommand.HLSList.object(variant) }
+        if let variant = selection.variant { object["variant"] = StreamCacheCommand.PackageList.object(variant) }
         if let bytes = selection.estimatedBytes { object["estimatedBytes"] = bytes }
         if selection.isRecording { object["recording"] = true }
         return object

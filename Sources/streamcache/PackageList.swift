@@ -3,8 +3,8 @@ import Foundation
 import StreamCacheHLS
 
 extension StreamCacheCommand {
-    /// `streamcache hls ls`: the offline library.
-    struct HLSList: AsyncParsableCommand {
+    /// `streamcache packages ls`: the offline library.
+    struct PackageList: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "ls",
             abstract: "List the offline assets: id, state, progress, size on disk, length, selection, title and path."
@@ -13,13 +13,13 @@ extension StreamCacheCommand {
         @Flag(name: .long, help: "Print a JSON array.")
         var json = false
 
-        @OptionGroup var library: HLSLibraryOptions
+        @OptionGroup var library: LibraryOptions
 
         func run() async throws {
             let assets = library.offlineLibrary.assets()
             if json {
                 let data = try JSONSerialization.data(
-                    withJSONObject: assets.map(HLSList.object),
+                    withJSONObject: assets.map(PackageList.object),
                     options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
                 )
                 StandardOutput.write(data + Data("\n".utf8))
@@ -34,7 +34,7 @@ extension StreamCacheCommand {
             for asset in assets {
                 rows.append([
                     asset.id, asset.state.rawValue, String(format: "%.0f%%", asset.progress * 100),
-                    ByteCount.format(asset.bytes), HLSDownloadReporter.mediaDuration(asset.duration),
+                    ByteCount.format(asset.bytes), DownloadReporter.mediaDuration(asset.duration),
                     asset.selectionSummary, asset.displayTitle, asset.path,
                 ])
                 var lines: [String] = []
@@ -84,7 +84,7 @@ extension StreamCacheCommand {
             if recording.lostSegments > 0 {
                 line +=
                     ", \(recording.lostSegments) segment(s) lost"
-                    + " (\(HLSDownloadReporter.mediaDuration(recording.lostSeconds)))"
+                    + " (\(DownloadReporter.mediaDuration(recording.lostSeconds)))"
             } else {
                 line += ", nothing lost"
             }
@@ -100,14 +100,16 @@ extension StreamCacheCommand {
         }
     }
 
-    /// `streamcache hls rm`: delete offline assets.
-    struct HLSRemove: AsyncParsableCommand {
+    /// `streamcache packages rm`: delete offline assets.
+    struct PackageRemove: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "rm",
             abstract: "Delete offline assets and free their disk."
         )
 
-        @Argument(help: "Ids of the assets to delete, or their first 4 characters or more (see 'streamcache hls ls').")
+        @Argument(
+            help: "Ids of the assets to delete, or their first 4 characters or more (see 'streamcache packages ls')."
+        )
         var ids: [String] = []
 
         @Flag(name: .long, help: "Delete every asset.")
@@ -120,7 +122,7 @@ extension StreamCacheCommand {
         )
         var keepCached = false
 
-        @OptionGroup var library: HLSLibraryOptions
+        @OptionGroup var library: LibraryOptions
 
         func validate() throws {
             if all == ids.isEmpty { return }
@@ -130,7 +132,7 @@ extension StreamCacheCommand {
         /// The streaming cache holds the files of a removed package that no other package lists,
         /// pinned (and shares those stored as sent with it): `urls` are deleted with it, or kept
         /// unpinned within the cache's budget.
-        static func release(_ urls: [URL], keepCached: Bool, library: HLSLibraryOptions) async throws {
+        static func release(_ urls: [URL], keepCached: Bool, library: LibraryOptions) async throws {
             guard !urls.isEmpty, library.cache.directory.hasIndex else { return }
             try await library.cache.withEngine(evicts: false) { engine in
                 for url in urls {
