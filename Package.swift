@@ -10,7 +10,7 @@ let package = Package(
         .library(name: "StreamCacheURLSession", targets: ["StreamCacheURLSession"]),
         .library(name: "StreamCacheResourceLoader", targets: ["StreamCacheResourceLoader"]),
         .library(name: "StreamCacheHLSModel", targets: ["StreamCacheHLSModel"]),
-        .library(name: "StreamCacheHLS", targets: ["StreamCacheHLS"]),
+        .library(name: "StreamCacheOffline", targets: ["StreamCacheOffline"]),
         .library(name: "StreamCacheDASHModel", targets: ["StreamCacheDASHModel"]),
         .library(name: "StreamCacheServer", targets: ["StreamCacheServer"]),
         .library(name: "StreamCacheAVFoundation", targets: ["StreamCacheAVFoundation"]),
@@ -57,8 +57,10 @@ let package = Package(
         .target(name: "StreamCacheHLSModel"),
         // The MPEG-DASH manifest model (its XML kept whole), parser and writer: pure, as HLS's.
         .target(name: "StreamCacheDASHModel"),
+        // Offline packages of every format: the downloader, library, schedule and live recorder,
+        // and each format's planner.
         .target(
-            name: "StreamCacheHLS",
+            name: "StreamCacheOffline",
             dependencies: [
                 "StreamCacheHLSModel",
                 "StreamCacheDASHModel",
@@ -72,7 +74,7 @@ let package = Package(
             name: "StreamCacheServer",
             dependencies: [
                 "StreamCache",
-                "StreamCacheHLS",
+                "StreamCacheOffline",
                 "StreamCacheDASHModel",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -87,7 +89,7 @@ let package = Package(
         ),
         .target(
             name: "StreamCacheAVFoundation",
-            dependencies: ["StreamCache", "StreamCacheHLS", "StreamCacheResourceLoader", "StreamCacheServer"]
+            dependencies: ["StreamCache", "StreamCacheOffline", "StreamCacheResourceLoader", "StreamCacheServer"]
         ),
         .target(
             name: "StreamCacheTesting",
@@ -103,14 +105,14 @@ let package = Package(
         ),
         .target(
             name: "StreamCacheResourceLoaderTesting",
-            dependencies: ["StreamCache", "StreamCacheHLS", "StreamCacheResourceLoader", "StreamCacheTesting"]
+            dependencies: ["StreamCache", "StreamCacheOffline", "StreamCacheResourceLoader", "StreamCacheTesting"]
         ),
         .executableTarget(
             name: "streamcache",
             dependencies: [
                 "StreamCache",
                 "StreamCacheDASHModel",
-                "StreamCacheHLS",
+                "StreamCacheOffline",
                 "StreamCacheHTTP",
                 "StreamCacheServer",
                 "StreamCacheTesting",
@@ -133,8 +135,12 @@ let package = Package(
             ]
         ),
         .testTarget(
-            name: "StreamCacheHLSTests",
-            dependencies: ["StreamCacheHLS", "StreamCacheTesting"]
+            name: "StreamCacheHLSModelTests",
+            dependencies: ["StreamCacheHLSModel"]
+        ),
+        .testTarget(
+            name: "StreamCacheOfflineTests",
+            dependencies: ["StreamCacheOffline", "StreamCacheTesting"]
         ),
         .testTarget(
             name: "StreamCacheDASHTests",
@@ -157,7 +163,7 @@ let package = Package(
             name: "DocSnippetTests",
             dependencies: [
                 "StreamCache",
-                "StreamCacheHLS",
+                "StreamCacheOffline",
                 "StreamCacheServer",
                 "StreamCacheTesting",
                 "StreamCacheURLSession",
@@ -168,7 +174,7 @@ let package = Package(
             dependencies: [
                 "streamcache",
                 "StreamCache",
-                "StreamCacheHLS",
+                "StreamCacheOffline",
                 "StreamCacheHTTP",
                 "StreamCacheServer",
                 "StreamCacheResourceLoader",

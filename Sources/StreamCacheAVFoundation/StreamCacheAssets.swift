@@ -2,7 +2,7 @@
 #if canImport(AVFoundation) && !os(watchOS)
 import AVFoundation
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 import StreamCacheResourceLoader
 import StreamCacheServer
 

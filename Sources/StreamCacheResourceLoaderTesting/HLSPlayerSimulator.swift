@@ -1,5 +1,5 @@
 import Foundation
-import StreamCacheHLS
+import StreamCacheOffline
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking

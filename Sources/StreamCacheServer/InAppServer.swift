@@ -4,7 +4,7 @@ import NIOCore
 import NIOPosix
 import ServiceLifecycle
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// The loopback server an app plays HLS streams and offline packages through: AVPlayer loads
 /// media segments only over HTTP(S), never through a resource loader, and does not play an HLS

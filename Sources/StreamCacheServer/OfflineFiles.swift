@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// Answers `/offline/<id>/<file>` from the offline library: a file of the package from disk,
 /// and one not downloaded yet from the cache engine (the origin bytes it will hold), so an

@@ -1,6 +1,6 @@
 import Foundation
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// Rewrites an HLS playlist so that everything it points to (variants, renditions, segments,
 /// keys, init sections) is fetched through the proxy too, and so cached.

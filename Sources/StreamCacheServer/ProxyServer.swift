@@ -3,7 +3,7 @@ import Logging
 import NIOCore
 import ServiceLifecycle
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 import UnixSignals
 
 /// How the proxy listens and what it adds to origin requests.

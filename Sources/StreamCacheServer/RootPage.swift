@@ -2,7 +2,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// The page at `serve`'s `/`: how to play through it (with the address it was reached at), the
 /// cache's size and budget, and the offline packages with their `/offline/ID/` links. Everything

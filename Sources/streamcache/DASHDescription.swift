@@ -1,6 +1,6 @@
 import Foundation
 import StreamCacheDASHModel
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// What `packages inspect` shows of a DASH MPD: its representations, as it shows an HLS playlist's
 /// variants and renditions.

@@ -1,5 +1,5 @@
 import Foundation
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// Shows an offline download's events: a progress line on a terminal, plain lines otherwise,
 /// or one JSON object per event on stdout (`--json`).

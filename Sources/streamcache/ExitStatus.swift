@@ -1,5 +1,5 @@
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// The exit status of a command that failed: curl's number where curl has one, so scripts
 /// written for curl read them alike (`docs/command-line.md` has the table).

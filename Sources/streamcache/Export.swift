@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 extension StreamCacheCommand {
     struct Export: AsyncParsableCommand {

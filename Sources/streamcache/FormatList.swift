@@ -1,7 +1,7 @@
 import Foundation
 import StreamCache
 import StreamCacheDASHModel
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// What `download -F` prints: every track a download can choose, one line each, with the id
 /// `-f` takes (``FormatChoice``), its bitrate, resolution, codecs, language and size estimate.

@@ -1,6 +1,6 @@
 import ArgumentParser
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// `--library DIR`: where offline packages live (default: ``OfflineLibrary/userDefault(cache:environment:)``).
 struct LibraryOptions: ParsableArguments {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import StreamCache
 import StreamCacheDASHModel
-import StreamCacheHLS
+import StreamCacheOffline
 import StreamCacheHTTP
 
 extension StreamCacheCommand {

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import StreamCache
 import StreamCacheDASHModel
-import StreamCacheHLS
+import StreamCacheOffline
 
 extension StreamCacheCommand {
     /// `streamcache download URL` (and `streamcache packages download URL`): an HLS or DASH stream

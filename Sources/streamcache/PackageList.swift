@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import StreamCacheHLS
+import StreamCacheOffline
 
 extension StreamCacheCommand {
     /// `streamcache packages ls`: the offline library.

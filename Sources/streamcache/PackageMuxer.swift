@@ -1,6 +1,6 @@
 import Foundation
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 #if canImport(Glibc)
 import Glibc

@@ -3,7 +3,7 @@ import Foundation
 import Logging
 import NIOCore
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 import StreamCacheHTTP
 import StreamCacheServer
 

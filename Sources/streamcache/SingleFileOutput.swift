@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// `-o FILE` of `download` and `export ID FILE`: a finished package written as one file by
 /// ``PackageMuxer``, its name from an ``OutputTemplate``.

@@ -1,6 +1,6 @@
 import Foundation
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// What `rm PLAYLIST` removes: the playlist, and the playlists, segments, keys and maps it lists
 /// (through its variants and renditions too) on its own origin that no other cached playlist

@@ -1,7 +1,7 @@
 import Foundation
 import StreamCache
 import StreamCacheDASHModel
-import StreamCacheHLS
+import StreamCacheOffline
 
 /// A package's subtitles as one WebVTT file per track, each given to ffmpeg as an input of its
 /// own by ``PackageMuxer``: ffmpeg's HLS demuxer leaves subtitle renditions out (and reading a

@@ -1,6 +1,6 @@
 import Foundation
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 import StreamCacheServer
 import StreamCacheTesting
 import StreamCacheURLSession
@@ -45,7 +45,7 @@ import FoundationNetworking
         await origin.shutdown()
     }
 
-    /// StreamCacheHLS.docc, DownloadingForOfflinePlayback.md (start a download, after a
+    /// StreamCacheOffline.docc, DownloadingForOfflinePlayback.md (start a download, after a
     /// relaunch, what a downloads list shows, playing a package), and the HLS and offline steps of
     /// UsingStreamCacheInAPodcastApp.md without AVPlayer.
     @Test func anHLSStreamThroughTheCacheAndOfflineWithTheOriginGone() async throws {

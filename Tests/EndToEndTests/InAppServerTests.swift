@@ -1,6 +1,6 @@
 import Foundation
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 import StreamCacheHTTP
 import StreamCacheResourceLoader
 import StreamCacheResourceLoaderTesting

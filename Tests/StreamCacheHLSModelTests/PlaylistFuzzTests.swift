@@ -1,5 +1,5 @@
 import Foundation
-import StreamCacheHLS
+import StreamCacheHLSModel
 import Testing
 
 /// Random mutations of the fixtures: the parser either reads a playlist that round-trips or says

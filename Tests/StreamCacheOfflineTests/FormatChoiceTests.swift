@@ -2,7 +2,7 @@ import Foundation
 import StreamCacheDASHModel
 import Testing
 
-@testable import StreamCacheHLS
+@testable import StreamCacheOffline
 
 /// `download -f`: tracks named by the ids `-F` lists, the same ids for HLS and DASH.
 @Suite struct FormatChoiceTests {

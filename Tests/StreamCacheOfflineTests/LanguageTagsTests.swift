@@ -2,7 +2,7 @@ import Foundation
 import StreamCacheDASHModel
 import Testing
 
-@testable import StreamCacheHLS
+@testable import StreamCacheOffline
 @testable import StreamCacheHLSModel
 
 /// One language, however it is written: the tags a user gives (`en`, `eng`, `en-US`) match the

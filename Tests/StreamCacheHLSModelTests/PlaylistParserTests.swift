@@ -1,5 +1,5 @@
 import Foundation
-import StreamCacheHLS
+import StreamCacheHLSModel
 import Testing
 
 @Suite struct PlaylistParserTests {

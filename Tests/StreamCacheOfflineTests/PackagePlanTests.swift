@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import StreamCacheHLS
+@testable import StreamCacheOffline
 
 /// What a package plan fetches and how it rewrites playlists: local relative URIs, byte ranges
 /// split into files, one file per key and init section, gaps kept and never fetched, only the

@@ -2,7 +2,7 @@ import Foundation
 import StreamCacheDASHModel
 import Testing
 
-@testable import StreamCacheHLS
+@testable import StreamCacheOffline
 
 /// `download -x`: audio alone, from where each kind of stream keeps it.
 @Suite struct AudioOnlySelectionTests {

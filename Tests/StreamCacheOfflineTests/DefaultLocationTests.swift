@@ -1,6 +1,6 @@
 import Foundation
 import StreamCache
-import StreamCacheHLS
+import StreamCacheOffline
 import Testing
 
 /// Where the cache and the offline library go by default: XDG for the command-line tool, the

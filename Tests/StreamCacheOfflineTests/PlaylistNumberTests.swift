@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@testable import StreamCacheHLS
+@testable import StreamCacheOffline
 
 /// Every number a playlist gives is bounded where it is read, and the recorder's pacing within
 /// sane bounds whatever the target duration says.

@@ -60,7 +60,7 @@ final class PackageFile {
         unlink(path + ".partial")
     }
 
-    private static let syncQueue = DispatchQueue(label: "StreamCacheHLS.PackageFile.sync", attributes: .concurrent)
+    private static let syncQueue = DispatchQueue(label: "StreamCacheOffline.PackageFile.sync", attributes: .concurrent)
 
     private static func synchronize(_ descriptor: Int32) -> Int32 {
         FileSync.data(of: descriptor)

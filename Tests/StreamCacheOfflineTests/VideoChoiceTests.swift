@@ -3,7 +3,7 @@ import StreamCacheDASHModel
 import StreamCacheHLSModel
 import Testing
 
-@testable import StreamCacheHLS
+@testable import StreamCacheOffline
 
 /// One rule picks the video of an HLS stream and of a DASH stream: the same three videos, listed
 /// as variants and as representations, give the same choice for every selection, and the same
