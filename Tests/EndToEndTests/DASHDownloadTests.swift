@@ -1,4 +1,7 @@
 import Foundation
+import StreamCache
+import StreamCacheHTTP
+import StreamCacheOffline
 import StreamCacheTesting
 import Testing
 
@@ -91,14 +94,9 @@ import Testing
         #expect(requested == ["/drm.mpd"], "\(requested)")
     }
 
-    /// Text by language, as for HLS subtitles: `--subtitles fr -o show.mkv` downloads the French
-    /// WebVTT representation (one whole file), lists it in the package's MPD, which ffprobe reads
-    /// with its video and audio, and keeps it in the one file; a language none has is refused in
-    /// one line before any segment is asked for.
-    @Test func subtitlesAreChosenByLanguage() async throws {
-        let setup = try await OfflineSetup()
-        defer { setup.remove() }
-        let folder = setup.workspace.originDirectory + "/dash"
+    /// The timeline stream in `folder`, and `subs.mpd`: its MPD with English and French WebVTT
+    /// representations (`subs-en.vtt`, `subs-fr.vtt`, each one whole file) added; their texts.
+    static func makeSubtitled(in folder: String) async throws -> (english: String, french: String) {
         try await DASHThroughServeTests.make(.timeline, in: folder)
         let english = "WEBVTT\n\n00:00.000 --> 00:04.000\nHello\n\n00:04.000 --> 00:08.000\nAgain\n"
         let french = english.replacingOccurrences(of: "Hello", with: "Bonjour")
@@ -114,6 +112,17 @@ import Testing
         let mpd = try String(contentsOfFile: folder + "/manifest.mpd", encoding: .utf8)
         try mpd.replacingOccurrences(of: "</Period>", with: sets.joined() + "</Period>")
             .write(toFile: folder + "/subs.mpd", atomically: true, encoding: .utf8)
+        return (english, french)
+    }
+
+    /// Text by language, as for HLS subtitles: `--subtitles fr -o show.mkv` downloads the French
+    /// WebVTT representation (one whole file), lists it in the package's MPD, which ffprobe reads
+    /// with its video and audio, and keeps it in the one file; a language none has is refused in
+    /// one line before any segment is asked for.
+    @Test func subtitlesAreChosenByLanguage() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let (_, french) = try await Self.makeSubtitled(in: setup.workspace.originDirectory + "/dash")
 
         let refused = try await setup.download("dash/subs.mpd", ["--subtitles", "de"], command: ["download"])
         #expect(refused.status == 1)
@@ -161,6 +170,59 @@ import Testing
             written.codecs == ["h264", "aac", "webvtt"] && written.frames.count == 80,
             "\(written.codecs) \(written.frames.count)"
         )
+    }
+
+    /// Text and audio added to a DASH package later, as to an HLS one: the representations it
+    /// holds keep their folders and files (none is fetched or written again), the added one's
+    /// file is fetched and listed in the package's MPD, and a language none has is refused
+    /// naming those there are.
+    @Test func renditionsAreAddedToAPackageLater() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let (english, _) = try await Self.makeSubtitled(in: setup.workspace.originDirectory + "/dash")
+        let result = try await setup.download("dash/subs.mpd", ["--subtitles", "fr"], command: ["download"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let package = setup.library + "/" + id
+        let held = try FolderListing.modificationTimes(in: package)
+        let requestsBefore = try await setup.origin.settledStats().requests.count
+
+        let engine = try CacheEngine(
+            directory: CacheDirectory(path: setup.workspace.cacheDirectory),
+            origin: HTTPOriginClient()
+        )
+        let library = OfflineLibrary(directory: setup.library)
+        var finished = false
+        for await event in library.addMediaSelection(to: id, subtitles: .only(["en"]), engine: engine) {
+            if case .finished(let asset, _) = event { finished = asset == id }
+            if case .failed(let error) = event { Issue.record("adding failed: \(error)") }
+        }
+        #expect(finished)
+        #expect(try String(contentsOfFile: package + "/subtitles-en/media.vtt", encoding: .utf8) == english)
+        let now = try FolderListing.modificationTimes(in: package)
+        for (path, modified) in held where !path.hasSuffix(".mpd") && !path.hasSuffix(".json") {
+            #expect(now[path] == modified, "\(path) was written again")
+        }
+        let local = try String(contentsOfFile: package + "/manifest.mpd", encoding: .utf8)
+        #expect(
+            local.contains("<BaseURL>subtitles-fr/media.vtt</BaseURL>")
+                && local.contains("<BaseURL>subtitles-en/media.vtt</BaseURL>"),
+            "\(local)"
+        )
+        // The MPD, checked with the origin, and the one new file: no segment asked for again.
+        let asked = try await setup.origin.settledStats().requests.dropFirst(requestsBefore).map(\.path)
+        #expect(asked.sorted() == ["/dash/subs-en.vtt", "/dash/subs.mpd"], "\(asked)")
+        #expect(try await setup.assets().first?.subtitles == ["fr", "en"])
+
+        var failure: OfflineError?
+        for await event in library.addMediaSelection(to: id, subtitles: .only(["de"]), engine: engine) {
+            if case .failed(let error) = event { failure = error }
+        }
+        #expect(
+            failure?.kind == .noMatchingRendition && failure?.message.contains("en, fr") == true,
+            "\(failure?.message ?? "no failure")"
+        )
+        await engine.shutdown()
     }
 
     /// A `$Number$` template whose `startNumber` is past the segments the origin has: the first

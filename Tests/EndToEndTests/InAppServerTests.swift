@@ -1,7 +1,7 @@
 import Foundation
 import StreamCache
-import StreamCacheOffline
 import StreamCacheHTTP
+import StreamCacheOffline
 import StreamCacheResourceLoader
 import StreamCacheResourceLoaderTesting
 import StreamCacheTesting
@@ -263,7 +263,7 @@ import Testing
         let before = try #require(app.library.asset(package))
         #expect(before.audio == ["en"] && before.subtitles.isEmpty)
         let folder = (before.path as NSString).deletingLastPathComponent
-        let held = try Self.files(in: folder)
+        let held = try FolderListing.modificationTimes(in: folder)
 
         var selection: DownloadSelection?
         var finished = false
@@ -282,7 +282,7 @@ import Testing
         let after = try #require(app.library.asset(package))
         #expect(after.state == .complete && after.audio == ["en", "de"] && after.subtitles.count == 1)
         // Every file the package held counted as done, and none was written again.
-        let files = try Self.files(in: folder)
+        let files = try FolderListing.modificationTimes(in: folder)
         #expect(selection?.filesDone == held.filter { $0.key.hasSuffix(".ts") || $0.key.hasSuffix(".vtt") }.count)
         for (path, modified) in held where !path.hasSuffix(".m3u8") && !path.hasSuffix(".json") {
             #expect(files[path] == modified, "\(path) was written again")
@@ -302,18 +302,6 @@ import Testing
         }
         #expect(failure?.kind == .noMatchingRendition && failure?.message.contains("de") == true)
         try await app.close()
-    }
-
-    /// Each file of a package folder, relative, with its modification time.
-    private static func files(in folder: String) throws -> [String: Date] {
-        var files: [String: Date] = [:]
-        let manager = FileManager.default
-        for case let path as String in manager.enumerator(atPath: folder)! {
-            let attributes = try manager.attributesOfItem(atPath: folder + "/" + path)
-            guard attributes[.type] as? FileAttributeType == .typeRegular else { continue }
-            files[path] = attributes[.modificationDate] as? Date
-        }
-        return files
     }
 
     @Test func byteRangeSegmentsPlayFromAnOriginThatIgnoresRangeEachByteFetchedOnce() async throws {

@@ -61,7 +61,9 @@ struct AssetDownloader: Sendable {
                 criteria: criteria
             )
         case .addition(let id, let audio, let subtitles):
-            return try await planner(for: nil).manifest(
+            // The format the package was made from, as its entry point says.
+            let entryPoint = (try? AssetManifest.load(from: library.folder(id)))?.entryPoint
+            return try await planner(for: entryPoint == DASHPackagePlanner.entryPoint ? .dash : nil).manifest(
                 of: id,
                 adding: MediaSelectionCriteria(audio: audio, subtitles: subtitles)
             )

@@ -16,6 +16,19 @@ struct DASHPackagePlanner: PackagePlanner {
     static let entryPoint = "manifest.mpd"
 
     func manifest(for url: URL, document: [UInt8], criteria: MediaSelectionCriteria) async throws -> AssetManifest {
+        let all = try Self.representations(of: document, url: url)
+        let chosen = try Self.choose(from: all, criteria: criteria, url: url)
+        let selectionIDs = chosen.map { "dash:" + $0.id }
+        let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: selectionIDs)
+        if let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) { return manifest }
+        return try Self.plan(try await indexed(chosen, url: url), id: id, url: url)
+    }
+
+    /// The representations of the MPD `document` (fetched from `url`).
+    ///
+    /// - Throws: ``OfflineError`` `manifest` for an MPD that cannot be read or has several
+    ///   periods, `live` for a dynamic one.
+    static func representations(of document: [UInt8], url: URL) throws(OfflineError) -> [DASHRepresentation] {
         let presentation: MediaPresentation
         do {
             presentation = try MediaPresentation(parsing: document)
@@ -32,10 +45,12 @@ struct DASHPackagePlanner: PackagePlanner {
                 "\(url.absoluteString) has several periods: only one-period MPDs are downloaded"
             )
         }
-        let chosen = try Self.choose(from: all, criteria: criteria, url: url)
-        let selectionIDs = chosen.map { "dash:" + $0.id }
-        let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: selectionIDs)
-        if let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) { return manifest }
+        return all
+    }
+
+    /// Each of `chosen` with its segments.
+    private func indexed(_ chosen: [DASHRepresentation], url: URL) async throws -> [(DASHRepresentation, SegmentIndex)]
+    {
         var indexes: [SegmentIndex] = []
         var budget = SegmentBudget()
         for representation in chosen {
@@ -56,7 +71,7 @@ struct DASHPackagePlanner: PackagePlanner {
                 )
             }
         }
-        return try Self.plan(Array(zip(chosen, indexes)), id: id, url: url)
+        return Array(zip(chosen, indexes))
     }
 
     /// The segments of `representation`; for a `SegmentBase`, read from the `sidx` box its
@@ -80,11 +95,40 @@ struct DASHPackagePlanner: PackagePlanner {
         return index
     }
 
+    /// The manifest of asset `id` with the audio and text representations `criteria` choose by
+    /// language added: the representations it holds come first, in the order they were chosen,
+    /// so they keep their folders and none of their files is fetched again.
+    ///
+    /// - Throws: ``OfflineError`` `unknownAsset`; `noMatchingRendition` for a language none has;
+    ///   `manifest` when the MPD no longer lists what the asset holds as it was.
     func manifest(of id: String, adding criteria: MediaSelectionCriteria) async throws -> AssetManifest {
-        throw OfflineError(
-            .noMatchingRendition,
-            "renditions cannot be added to a DASH asset: download it again with them"
-        )
+        guard let old = try? AssetManifest.load(from: library.folder(id)), let url = URL(string: old.url) else {
+            throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
+        }
+        let document = try await ManifestFetcher(engine: engine, options: options).document(url)
+        let all = try Self.representations(of: document.bytes, url: url)
+        var chosen: [DASHRepresentation] = []
+        for held in old.selectionIDs ?? [] {
+            guard let representation = all.first(where: { "dash:" + $0.id == held }) else {
+                throw OfflineError(
+                    .manifest,
+                    "\(old.url) no longer lists representation \(held.dropFirst(5)) of asset \(id): download it again"
+                )
+            }
+            chosen.append(representation)
+        }
+        let added =
+            try Self.byLanguage(all.filter { $0.contentType == "audio" }, criteria.audio, what: "audio")
+            + Self.byLanguage(all.filter { $0.contentType == "text" }, criteria.subtitles, what: "subtitles")
+        chosen += added.filter { new in !chosen.contains { $0.id == new.id } }
+        chosen = try Self.protectionChecked(chosen, url: url)
+        var manifest = try Self.plan(try await indexed(chosen, url: url), id: id, url: url)
+        for rendition in old.renditions where !manifest.renditions.contains(rendition) {
+            throw OfflineError(.manifest, "\(old.url) changed since asset \(id) was downloaded: download it again")
+        }
+        manifest.title = old.title
+        manifest.created = old.created
+        return manifest
     }
 
     /// The video representation `criteria` choose and the audio and text ones of the languages

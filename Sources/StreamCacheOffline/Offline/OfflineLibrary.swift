@@ -114,7 +114,7 @@ public struct OfflineLibrary: Sendable {
     ///   - subtitles: the subtitle renditions to add.
     /// - Returns: the events of the download, as ``download(_:criteria:options:engine:)``'s; it
     ///   fails with `unknownAsset`, `noMatchingRendition` (naming the languages there are) or
-    ///   `playlist` (the origin no longer lists the asset's variant).
+    ///   `manifest` (the origin no longer lists the asset's variant or representations).
     public func addMediaSelection(
         to id: String,
         audio: MediaSelectionCriteria.Languages = .none,
