@@ -95,8 +95,9 @@ let package = Package(
             name: "StreamCacheTesting",
             dependencies: [
                 "StreamCache",
-                // Live views of VOD playlists (`origin --live`).
+                // Live views of VOD playlists and MPDs (`origin --live`).
                 "StreamCacheHLSModel",
+                "StreamCacheDASHModel",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -131,6 +132,7 @@ let package = Package(
                 "StreamCacheResourceLoader",
                 "StreamCacheResourceLoaderTesting",
                 "StreamCacheTesting",
+                "StreamCacheDASHModel",
                 .product(name: "GRDB", package: "GRDB.swift"),
             ]
         ),

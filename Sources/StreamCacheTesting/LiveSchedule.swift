@@ -1,11 +1,12 @@
 import Foundation
 import StreamCacheHLSModel
 
-/// VOD media playlists served as live streams that advance with the wall clock (`streamcache
-/// origin DIR --live`): at first each lists its first ``window`` segments; each next segment
-/// appears once its duration has passed, as a live packager publishes them. A sliding window
-/// lists the last ``window`` segments; an `EVENT` lists every one from the first. Once every
-/// segment is listed the playlist ends with `EXT-X-ENDLIST` (the stream turns VOD).
+/// VOD media playlists and static MPDs served as live streams that advance with the wall clock
+/// (`streamcache origin DIR --live`): at first each lists its first ``window`` segments; each
+/// next segment appears once its duration has passed, as a live packager publishes them. A
+/// sliding window lists the last ``window`` segments; an `EVENT` lists every one from the first.
+/// Once every segment is listed the playlist ends with `EXT-X-ENDLIST` and the MPD is static
+/// again (the stream turns VOD).
 public struct LiveSchedule: Sendable {
     /// Segments listed by a sliding window, and at first.
     public var window: Int
@@ -13,11 +14,27 @@ public struct LiveSchedule: Sendable {
     public var isEvent: Bool
     /// When the streams began.
     public var started: ContinuousClock.Instant
+    /// The same instant on the wall clock, for a live MPD's `availabilityStartTime`.
+    let wallClockStart: Date
 
     public init(window: Int = 6, isEvent: Bool = false, started: ContinuousClock.Instant = .now) {
         self.window = max(1, window)
         self.isEvent = isEvent
         self.started = started
+        self.wallClockStart = Date().addingTimeInterval(-Self.seconds(ContinuousClock.now - started))
+    }
+
+    /// How many of segments of `durations` (seconds) are listed `elapsed` seconds after the
+    /// streams began: the first ``window`` at once, then each once its duration has passed
+    /// after the one before.
+    func listed(_ durations: [Double], elapsed: Double) -> Int {
+        var listed = min(window, durations.count)
+        var clock = 0.0
+        while listed < durations.count, clock + durations[listed] <= elapsed {
+            clock += durations[listed]
+            listed += 1
+        }
+        return listed
     }
 
     /// The live view at `now` of the playlist `text`, with the number of segments it lists;
@@ -26,17 +43,8 @@ public struct LiveSchedule: Sendable {
         guard case .media(var playlist) = try? Playlist(parsing: text, url: ""), !playlist.segments.isEmpty else {
             return nil
         }
-        let elapsed = Double((now - started).components.seconds) + Double((now - started).components.attoseconds) / 1e18
         let segments = playlist.segments
-        let first = min(window, segments.count)
-        // Segment k (past the first window) appears when the segments before it since the
-        // window have played and it has too.
-        var listed = first
-        var clock = 0.0
-        while listed < segments.count, clock + segments[listed].duration <= elapsed {
-            clock += segments[listed].duration
-            listed += 1
-        }
+        let listed = listed(segments.map(\.duration), elapsed: Self.seconds(now - started))
         let dropped = isEvent ? 0 : max(0, listed - window)
         playlist.mediaSequence += Int64(dropped)
         playlist.discontinuitySequence += Int64(segments.prefix(dropped).filter(\.discontinuity).count)

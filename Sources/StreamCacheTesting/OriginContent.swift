@@ -4,7 +4,7 @@ import StreamCache
 /// What the ``TestOrigin`` serves: files of a directory, or byte arrays held in memory.
 final class OriginContent: Sendable {
     private let directory: String?
-    /// Serves the directory's VOD media playlists as live streams.
+    /// Serves the directory's VOD media playlists and static MPDs as live streams.
     private let live: LiveSchedule?
     private let memory = Locked<(resources: [String: (bytes: [UInt8], version: Int)], versions: Int)>(([:], 0))
     private let redirects = Locked<[String: (location: String, status: Int)]>([:])
@@ -53,8 +53,7 @@ final class OriginContent: Sendable {
             let modified = attributes[.modificationDate] as? Date
         else { return nil }
         let mtime = modified.timeIntervalSince1970
-        if let live, OriginResource.mimeType(for: path) == "application/vnd.apple.mpegurl", size <= 16 << 20,
-            let text = FileManager.default.contents(atPath: filePath), let view = live.view(of: Array(text))
+        if let live, let view = Self.liveView(live, of: filePath, type: OriginResource.mimeType(for: path), size: size)
         {
             let bytes = Array(view.text.utf8)
             return OriginResource(
@@ -72,6 +71,22 @@ final class OriginContent: Sendable {
             contentType: OriginResource.mimeType(for: path),
             source: .file(filePath)
         )
+    }
+
+    /// The live view of the playlist or MPD at `filePath` (`type` its media type, `size` its
+    /// bytes); `nil` for any other file, or one served as it is.
+    private static func liveView(
+        _ live: LiveSchedule,
+        of filePath: String,
+        type: String,
+        size: Int64
+    ) -> (text: String, listed: Int)? {
+        guard size <= 16 << 20, let text = FileManager.default.contents(atPath: filePath) else { return nil }
+        switch type {
+        case "application/vnd.apple.mpegurl": return live.view(of: Array(text))
+        case "application/dash+xml": return live.mpdView(of: Array(text))
+        default: return nil
+        }
     }
 }
 
@@ -98,6 +113,7 @@ struct OriginResource: Sendable {
 
     static func mimeType(for path: String) -> String {
         switch (path as NSString).pathExtension.lowercased() {
+        case "mpd": "application/dash+xml"
         case "mp3": "audio/mpeg"
         case "mp4", "m4v": "video/mp4"
         case "m4a": "audio/mp4"

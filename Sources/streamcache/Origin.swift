@@ -9,9 +9,10 @@ extension StreamCacheCommand {
             discussion: """
                 Prints 'listening on http://HOST:PORT' first. GET /_origin/stats returns the bytes sent as JSON (once no request is being answered, 0.25 s at most).
                 Faults: ignore-range, wrong-range-start, short-body, reset-after=N, status=N, changing-etag, changing-etag-only, no-validators, gzip-encoding, no-length, flaky.
-                With --live, every VOD media playlist of the directory is served as a live stream that advances with \
-                the clock: its first --window segments at first, one more as each segment's duration passes, a \
-                sliding window (or, with --event, every segment from the first), EXT-X-ENDLIST once all are listed.
+                With --live, every VOD media playlist and every static MPD with a SegmentTimeline of the directory is \
+                served as a live stream that advances with the clock: its first --window segments at first, one more \
+                as each segment's duration passes, a sliding window (or, with --event, every segment from the first), \
+                EXT-X-ENDLIST (a static MPD again) once all are listed.
                 """
         )
 

@@ -279,6 +279,40 @@ import Testing
         #expect(Set(requested) == ["/future.mpd"], "\(requested)")
     }
 
+    /// `streamcache origin DIR --live` serves ffmpeg's static MPD as a live presentation: ffprobe
+    /// reads its streams from the dynamic MPD, `packages inspect` calls it live, and a download
+    /// is refused in one line (recording DASH is not built yet).
+    @Test func theTestOriginServesAnMPDLive() async throws {
+        let setup = try await OfflineSetup(originArguments: ["--live", "--window", "2"])
+        defer { setup.remove() }
+        // A minute of 2 s segments: live for the whole test, whatever its pace.
+        let folder = setup.workspace.originDirectory + "/dash"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let made = try await Tool.run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=60",
+                "-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-c:v", "libx264", "-preset", "ultrafast",
+                "-g", "10", "-c:a", "aac", "-f", "dash", "-seg_duration", "2", folder + "/manifest.mpd",
+            ]
+        )
+        #expect(made.status == 0, "\(made.stderr)")
+        let url = setup.origin.url("dash/manifest.mpd")
+        let served = try await Tool.run("curl", ["-s", "-D", "-", url])
+        #expect(served.output.contains("Content-Type: application/dash+xml"), "\(served.output)")
+        #expect(served.output.contains("type=\"dynamic\"") && served.output.contains("availabilityStartTime="))
+        let probed = try await Tool.run(
+            "ffprobe",
+            ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", url]
+        )
+        #expect(probed.status == 0, "\(probed.stderr)")
+        #expect(Set(probed.output.split(separator: "\n").map(String.init)) == ["h264", "aac"], "\(probed.output)")
+        let inspected = try await CLI.run(["packages", "inspect", url], cacheDir: setup.workspace.cacheDirectory)
+        #expect(inspected.output.contains("(live)"), "\(inspected.output)")
+        let result = try await setup.download("dash/manifest.mpd", [], command: ["download"])
+        #expect(result.status == 1 && result.stderr.contains("live (dynamic) MPD"), "\(result.status) \(result.stderr)")
+    }
+
     /// The top-level boxes of an MP4 file: type and byte range.
     static func boxes(_ path: String) throws -> [(type: String, range: ClosedRange<Int>)] {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
