@@ -4,7 +4,8 @@ import StreamCacheDASHModel
 extension LiveSchedule {
     /// The live view at `now` of the static MPD `text`, with the number of segments it lists over
     /// its representations; `nil` for an MPD that is dynamic already, lists no
-    /// `SegmentTimeline`, or does not parse (served as it is).
+    /// `SegmentTimeline`, does not parse, or whose timelines make more segments than one MPD may
+    /// (``SegmentBudget``): served as it is.
     ///
     /// Each timeline lists what ``listed(_:elapsed:)`` says of its segments (a sliding window
     /// drops the oldest, moving `startNumber` with them); the MPD is `dynamic`, its
@@ -15,7 +16,7 @@ extension LiveSchedule {
         guard var presentation = try? MediaPresentation(parsing: text), !presentation.isDynamic else { return nil }
         var trim = TimelineTrim(schedule: self, elapsed: Self.seconds(now - started))
         presentation.root = trim.trimmed(presentation.root)
-        guard trim.timelines > 0 else { return nil }
+        guard trim.timelines > 0, !trim.isOverBudget else { return nil }
         if trim.allListed { return (String(decoding: text, as: UTF8.self), trim.listed) }
         let dates = ISO8601DateFormatter()
         dates.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -49,6 +50,10 @@ private struct TimelineTrim {
     var allListed = true
     /// The longest segment seen, in seconds.
     var longest = 0.0
+    /// The segments all timelines may make together.
+    var budget = SegmentBudget()
+    /// Whether the timelines make more segments than one MPD may.
+    var isOverBudget = false
 
     mutating func trimmed(_ node: XMLNode) -> XMLNode {
         var node = node
@@ -72,7 +77,12 @@ private struct TimelineTrim {
         for entry in timeline.elements("S") {
             guard let duration = entry.attributes["d"].flatMap({ Int64($0) }), duration > 0 else { continue }
             var time = entry.attributes["t"].flatMap { Int64($0) } ?? next
-            for _ in 0...max(0, min(entry.attributes["r"].flatMap { Int($0) } ?? 0, 100_000)) {
+            let repeats = max(0, entry.attributes["r"].flatMap { Int64($0) } ?? 0)
+            guard !isOverBudget, (try? budget.take(repeats + 1, for: "a timeline")) != nil else {
+                isOverBudget = true
+                return
+            }
+            for _ in 0...repeats {
                 segments.append((time, duration))
                 time += duration
             }

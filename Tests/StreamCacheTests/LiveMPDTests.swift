@@ -74,7 +74,7 @@ import Testing
         #expect(ended.text == Self.mpd && ended.listed == 8 && !ended.mpd.isDynamic)
     }
 
-    @Test func aDynamicMPDOrOneWithoutATimelineIsServedAsItIs() {
+    @Test func aDynamicMPDOneWithoutATimelineOrTooLongIsServedAsItIs() {
         let schedule = LiveSchedule(window: 2)
         let dynamic = Self.mpd.replacingOccurrences(of: "type=\"static\"", with: "type=\"dynamic\"")
         #expect(schedule.mpdView(of: Array(dynamic.utf8)) == nil)
@@ -89,5 +89,8 @@ import Testing
         )
         #expect(schedule.mpdView(of: Array(numbered.utf8)) == nil)
         #expect(schedule.mpdView(of: Array("not xml".utf8)) == nil)
+        // One `S` repeated past what an MPD may make is not expanded.
+        let endless = Self.mpd.replacingOccurrences(of: "r=\"3\"", with: "r=\"9000000000\"")
+        #expect(schedule.mpdView(of: Array(endless.utf8)) == nil)
     }
 }
