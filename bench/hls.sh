@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks `streamcache hls download` against peers run side by side, and prints ratios.
+# Benchmarks `streamcache packages download` against peers run side by side, and prints ratios.
 #
 #   bench/hls.sh [SIZE_MIB]        (default 1024; needs ffmpeg, curl, GNU time and python3 with
 #                                   venv: apt-get install ffmpeg curl time python3-venv)
@@ -14,7 +14,7 @@
 #   yt-dlp URL           (default format choice bestvideo*+bestaudio/best: the 720p variant;
 #                         native HLS downloader, then its default remux of the .ts into .mp4)
 #   yt-dlp -N 4 URL      (4 fragments at once, as our --jobs 4)
-#   streamcache hls download URL --jobs 4 --library DIR   (skipped while not in the binary)
+#   streamcache packages download URL --jobs 4 --library DIR
 # For each: wall and CPU seconds, peak RSS, bytes written, MB/s (top variant bytes / seconds),
 # origin body bytes and requests (differences of GET /_origin/stats), and the ratio
 # peer seconds / streamcache seconds (above 1: streamcache is faster).
@@ -68,7 +68,7 @@ ln -s "$asset" "$work/origin/asset"
 port=$(start_listener origin "$bin" origin "$work/origin" --rate 4M --latency 100)
 url="http://127.0.0.1:$port/asset/master.m3u8"
 
-echo "streamcache hls download benchmark: $(nproc) cores, $(date -u +%Y-%m-%d)"
+echo "streamcache packages download benchmark: $(nproc) cores, $(date -u +%Y-%m-%d)"
 echo "asset: 720p $(mib "$bytes") MiB in $segments segments of 4 s, 360p $(mib "$low_bytes") MiB ($generated)"
 echo "origin: 4 MiB/s per connection, 100 ms per response; one connection needs at least" \
     "$(awk -v b="$bytes" -v n="$segments" 'BEGIN { printf "%.0f", b / 4194304 + n * 0.1 }') s for the 720p variant," \
@@ -82,20 +82,13 @@ bench "ffmpeg -c copy (top variant)" "$work/ffmpeg" \
     ffmpeg -nostdin -hide_banner -loglevel error -i "$url" -map 0:v:0 -map 0:a:0 -c copy "$work/ffmpeg/out.ts"
 bench "yt-dlp (defaults)" "$work/ytdlp" "$ytdlp" --ignore-config -P "$work/ytdlp" "$url"
 bench "yt-dlp -N $jobs" "$work/ytdlp-n$jobs" "$ytdlp" --ignore-config -N "$jobs" -P "$work/ytdlp-n$jobs" "$url"
-# Until the command exists, `hls download --help` shows the help of `hls` (and exits 0).
-help=$("$bin" hls download --help 2>&1 || true)
-if [[ $help == *"USAGE: streamcache hls download"* ]]; then
-    # Its stdout is kept for the asset id (the last line); `exec` leaves no shell in between.
-    bench "streamcache hls download --jobs $jobs" "$work/library" \
-        sh -c 'out=$1; shift; exec "$@" > "$out"' sh "$work/streamcache.out" \
-        env STREAMCACHE_DIR="$work/cache" "$bin" hls download "$url" --jobs "$jobs" --library "$work/library"
-    ours=$(awk -F'|' '$1 ~ /^streamcache/ && $8 == "ok" { print $2 }' "$work/results")
-    asset_id=$(tail -1 "$work/streamcache.out" 2>/dev/null || true)
-    cache_bytes=$(du -sb "$work/cache" 2>/dev/null | cut -f1 || echo 0)
-else
-    echo "streamcache hls download: not in this build"
-    ours=
-fi
+# Its stdout is kept for the asset id (the last line); `exec` leaves no shell in between.
+bench "streamcache packages download --jobs $jobs" "$work/library" \
+    sh -c 'out=$1; shift; exec "$@" > "$out"' sh "$work/streamcache.out" \
+    env STREAMCACHE_DIR="$work/cache" "$bin" packages download "$url" --jobs "$jobs" --library "$work/library"
+ours=$(awk -F'|' '$1 ~ /^streamcache/ && $8 == "ok" { print $2 }' "$work/results")
+asset_id=$(tail -1 "$work/streamcache.out" 2>/dev/null || true)
+cache_bytes=$(du -sb "$work/cache" 2>/dev/null | cut -f1 || echo 0)
 
 hls_row() { printf '%-38s %8s %7s %8s %9s %6s %10s %5s %7s\n' "$@"; }
 hls_row "case" "seconds" "CPU s" "RSS MiB" "out MiB" "MB/s" "origin MiB" "reqs" "ratio"

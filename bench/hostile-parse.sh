@@ -19,7 +19,7 @@ printf '%-12s %6s %9s %11s %9s  %s\n' shape MiB seconds 's per MiB' 'peak MiB' o
 for shape in $shapes; do
     for mib in 1 4 16; do
         file="$work/$shape-$mib"
-        if /usr/bin/time -f '%e %M' -o "$work/time" "$bin" hls inspect "$file" >/dev/null 2>"$work/err"; then
+        if /usr/bin/time -f '%e %M' -o "$work/time" "$bin" packages inspect "$file" >/dev/null 2>"$work/err"; then
             outcome=read
         else
             outcome="refused: $(head -c 70 "$work/err")"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Records a live stream with `streamcache hls download` and, side by side on an origin of its
+"""Records a live stream with `streamcache packages download` and, side by side on an origin of its
 own, with ffmpeg (`-c copy`), both from the live edge; prints for each how often each segment was
 requested and how long after it appeared in the origin's playlist it was requested, and for
 StreamCache how long until it was listed in the package (durable, playable).
@@ -87,7 +87,7 @@ def watch():
 
 watcher = threading.Thread(target=watch)
 watcher.start()
-subprocess.run([binary, "hls", "download", ours_url + "/vod.m3u8", "--duration", "%ds" % seconds],
+subprocess.run([binary, "packages", "download", ours_url + "/vod.m3u8", "--duration", "%ds" % seconds],
                env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 stop.set()
 watcher.join()
