@@ -1,4 +1,4 @@
-/// What `streamcache hls inspect --json` prints: a playlist's variants, renditions and segments
+/// What `streamcache packages inspect --json` prints: a playlist's variants, renditions and segments
 /// with every field present (`null` when absent).
 public struct PlaylistSummary: Encodable, Sendable {
     public let kind: String
