@@ -15,7 +15,7 @@ protocol PackagePlanner: Sendable {
 }
 
 /// HLS packages: the multivariant playlist's variant and renditions (``MediaSelection``), their
-/// media playlists, planned into files and rewritten playlists (``PackagePlan``), with the size
+/// media playlists, planned into files and rewritten playlists (``HLSPackagePlan``), with the size
 /// estimated from a sample of the files.
 struct HLSPackagePlanner: PackagePlanner {
     let library: OfflineLibrary
@@ -31,10 +31,10 @@ struct HLSPackagePlanner: PackagePlanner {
                 return manifest
             }
             let plan = try await measured(
-                PackagePlan(
+                HLSPackagePlan(
                     multivariant: nil,
                     selection: nil,
-                    media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
+                    media: [HLSPackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
                     keepingEncryption: options.keepsEncryption,
                     recording: !playlist.endList
                 )
@@ -148,18 +148,23 @@ struct HLSPackagePlanner: PackagePlanner {
         if given == nil, let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) {
             return manifest
         }
-        var media: [PackagePlan.Media] = []
+        var media: [HLSPackagePlan.Media] = []
         for (entry, mediaURL) in zip(wanted, urls) {
             let fetched = try await ManifestFetcher(engine: engine, options: options).playlist(mediaURL)
             guard case .media(let mediaPlaylist) = fetched else {
                 throw OfflineError(.manifest, "\(mediaURL.absoluteString) is not a media playlist")
             }
             media.append(
-                PackagePlan.Media(kind: entry.kind, rendition: entry.rendition, url: mediaURL, playlist: mediaPlaylist)
+                HLSPackagePlan.Media(
+                    kind: entry.kind,
+                    rendition: entry.rendition,
+                    url: mediaURL,
+                    playlist: mediaPlaylist
+                )
             )
         }
         let plan = try await measured(
-            PackagePlan(
+            HLSPackagePlan(
                 multivariant: playlist,
                 selection: selection,
                 media: media,
@@ -184,7 +189,7 @@ struct HLSPackagePlanner: PackagePlanner {
     /// `plan` with its size estimated from the lengths of a sample of its files, learnt through
     /// the streaming cache (the first two bytes of each, which stay there for the download), a
     /// few at once. A file whose length cannot be learnt is left out of the sample.
-    private func measured(_ plan: PackagePlan) async -> PackagePlan {
+    private func measured(_ plan: HLSPackagePlan) async -> HLSPackagePlan {
         let probes = plan.sizeProbes
         guard !probes.isEmpty else { return plan }
         var lengths: [String: Int64] = [:]
@@ -214,7 +219,7 @@ struct HLSPackagePlanner: PackagePlanner {
     private func manifest(
         id: String,
         url: URL,
-        plan: PackagePlan,
+        plan: HLSPackagePlan,
         selection: MediaSelection?,
         sources: [URL]
     ) -> AssetManifest {

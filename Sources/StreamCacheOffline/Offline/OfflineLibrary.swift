@@ -325,7 +325,7 @@ public struct OfflineLibrary: Sendable {
             // A package made before every package had this entry point gets one, once.
             if FileManager.default.fileExists(atPath: file) { return .file(file) }
             if let manifest = try? AssetManifest.load(from: folder(id)), let rendition = manifest.renditions.first {
-                let text = PackagePlan.multivariantPlaylist(to: rendition, bytes: manifest.estimatedBytes)
+                let text = HLSPackagePlan.multivariantPlaylist(to: rendition, bytes: manifest.estimatedBytes)
                 if (try? PackageFile.writeAtomically(Data(text.utf8), to: file)) != nil { return .file(file) }
             }
         }

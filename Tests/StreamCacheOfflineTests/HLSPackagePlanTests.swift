@@ -3,10 +3,10 @@ import Testing
 
 @testable import StreamCacheOffline
 
-/// What a package plan fetches and how it rewrites playlists: local relative URIs, byte ranges
+/// What an HLS package plan fetches and how it rewrites playlists: local relative URIs, byte ranges
 /// split into files, one file per key and init section, gaps kept and never fetched, only the
 /// chosen renditions; and what it refuses.
-@Suite struct PackagePlanTests {
+@Suite struct HLSPackagePlanTests {
     static let base = URL(string: "https://cdn.example/show/")!
 
     /// The plan of a package made from the one media playlist `playlist` at `url`.
@@ -14,11 +14,11 @@ import Testing
         _ playlist: MediaPlaylist,
         at url: URL,
         keepingEncryption: Bool = false
-    ) throws(OfflineError) -> PackagePlan {
-        try PackagePlan(
+    ) throws(OfflineError) -> HLSPackagePlan {
+        try HLSPackagePlan(
             multivariant: nil,
             selection: nil,
-            media: [PackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
+            media: [HLSPackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
             keepingEncryption: keepingEncryption
         )
     }
@@ -160,17 +160,17 @@ import Testing
         let selection = try MediaSelection.resolve(master, criteria: criteria)
         #expect(selection.variant.uri == "low.m3u8" && selection.audio.map(\.name) == ["Deutsch"])
         let vod = try Self.media("#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXTINF:2,\na.ts\n#EXT-X-ENDLIST\n")
-        let plan = try PackagePlan(
+        let plan = try HLSPackagePlan(
             multivariant: master,
             selection: selection,
             media: [
-                PackagePlan.Media(
+                HLSPackagePlan.Media(
                     kind: .video,
                     rendition: nil,
                     url: Self.base.appendingPathComponent("low.m3u8"),
                     playlist: vod
                 ),
-                PackagePlan.Media(
+                HLSPackagePlan.Media(
                     kind: .audio,
                     rendition: selection.audio[0],
                     url: Self.base.appendingPathComponent("de.m3u8"),

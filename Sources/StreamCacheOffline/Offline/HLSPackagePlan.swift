@@ -1,9 +1,9 @@
 import Foundation
 import StreamCache
 
-/// What an offline package holds, worked out from the playlists before any segment is fetched:
+/// What an HLS package holds, worked out from the playlists before any segment is fetched:
 /// its renditions, every file to fetch (in the order to fetch them) and its rewritten playlists.
-struct PackagePlan: Sendable {
+struct HLSPackagePlan: Sendable {
     /// A media playlist to download, with what it is.
     struct Media: Sendable {
         var kind: PackageRendition.Kind
