@@ -26,7 +26,7 @@ import Testing
             Issue.record("not a media playlist")
             return
         }
-        #expect(LiveRecorder.start(of: playlist, fromStart: false) == 9_007_199_254_740_992)
+        #expect(HLSLiveRecorder.start(of: playlist, fromStart: false) == 9_007_199_254_740_992)
     }
 
     @Test(arguments: [(1_000_000_000, 60), (0, 1), (6, 6), (nil, 6)] as [(Int?, Int64)])
@@ -40,6 +40,6 @@ import Testing
             return
         }
         playlist.targetDuration = target
-        #expect(LiveRecorder.pacing(of: playlist) == .seconds(seconds))
+        #expect(HLSLiveRecorder.pacing(of: playlist) == .seconds(seconds))
     }
 }

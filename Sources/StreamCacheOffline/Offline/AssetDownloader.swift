@@ -170,12 +170,18 @@ struct AssetDownloader: Sendable {
         emit(.finished(id: manifest.id, path: folder + "/" + manifest.entryPoint))
     }
 
-    /// Records a live stream into the package (``LiveRecorder``); a dry run shows what it would record.
+    /// Records a live stream into the package (``HLSLiveRecorder``); a dry run shows what it would record.
     private func record(_ manifest: AssetManifest) async throws {
         guard !options.dryRun else {
             return emit(.selection(DownloadSelection(manifest, filesDone: 0, isRecording: true)))
         }
-        let recorder = LiveRecorder(manifest: manifest, library: library, engine: engine, options: options, emit: emit)
+        let recorder = HLSLiveRecorder(
+            manifest: manifest,
+            library: library,
+            engine: engine,
+            options: options,
+            emit: emit
+        )
         try await recorder.run()
     }
 

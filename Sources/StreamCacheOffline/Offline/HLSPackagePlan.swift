@@ -37,7 +37,7 @@ struct HLSPackagePlan: Sendable {
     /// its keys; with `keepingEncryption` they are kept as served, with their keys as files.
     ///
     /// With `recording`, the playlists may be live: the package gets its renditions, folders and
-    /// empty `EVENT` playlists, and no files (a ``LiveRecorder`` adds them as it records).
+    /// empty `EVENT` playlists, and no files (a ``HLSLiveRecorder`` adds them as it records).
     ///
     /// - Throws: ``OfflineError`` `live` for a playlist without `EXT-X-ENDLIST` unless
     ///   `recording`, `drm` for SAMPLE-AES or a key format other than `identity`.
@@ -72,7 +72,7 @@ struct HLSPackagePlan: Sendable {
                 )
             )
             if recording {
-                // Its files and playlist come as the recording goes (``LiveRecorder``).
+                // Its files and playlist come as the recording goes (``HLSLiveRecorder``).
                 playlists[folder + "/index.m3u8"] = RecordedPlaylist(origin: entry.playlist).text(ended: false)
                 continue
             }

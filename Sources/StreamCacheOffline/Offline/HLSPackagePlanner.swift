@@ -169,7 +169,7 @@ struct HLSPackagePlanner: PackagePlanner {
                 selection: selection,
                 media: media,
                 keepingEncryption: options.keepsEncryption,
-                // A live stream, or one rendition of it, is recorded (``LiveRecorder``).
+                // A live stream, or one rendition of it, is recorded (``HLSLiveRecorder``).
                 recording: media.contains { !$0.playlist.endList }
             )
         )

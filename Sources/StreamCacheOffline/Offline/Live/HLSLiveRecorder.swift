@@ -1,7 +1,7 @@
 import Foundation
 import StreamCache
 
-/// Records a live or `EVENT` stream into a package: reloads each chosen media playlist as
+/// Records a live or `EVENT` HLS stream into a package: reloads each chosen media playlist as
 /// RFC 8216 §6.3.4 says (after a target duration; half of one when it had not changed), fetches
 /// each new segment once through the streaming cache, and lists it in the package's playlist
 /// once it is durable, so the package plays (and `serve` serves it) while it records.
@@ -11,7 +11,7 @@ import StreamCache
 /// file cannot be written; in every case the package is finished as VOD with what it has, every
 /// rendition cut to the same last media sequence number. Run again, the same recording goes on
 /// after its last segment; what the origin dropped meanwhile is marked lost.
-actor LiveRecorder {
+actor HLSLiveRecorder {
     private let library: OfflineLibrary
     private let engine: CacheEngine
     private let options: OfflineDownloadOptions
