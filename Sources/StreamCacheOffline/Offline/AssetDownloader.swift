@@ -61,12 +61,18 @@ struct AssetDownloader: Sendable {
                 criteria: criteria
             )
         case .addition(let id, let audio, let subtitles):
-            // The format the package was made from, as its entry point says.
-            let entryPoint = (try? AssetManifest.load(from: library.folder(id)))?.entryPoint
-            return try await planner(for: entryPoint == DASHPackagePlanner.entryPoint ? .dash : nil).manifest(
-                of: id,
-                adding: MediaSelectionCriteria(audio: audio, subtitles: subtitles)
-            )
+            guard let old = try? AssetManifest.load(from: library.folder(id)) else {
+                throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
+            }
+            // The planner of the format the package was made from, as its entry point says.
+            var manifest = try await planner(for: old.entryPoint == DASHPackagePlanner.entryPoint ? .dash : nil)
+                .manifest(adding: MediaSelectionCriteria(audio: audio, subtitles: subtitles), to: old)
+            for rendition in old.renditions where !manifest.renditions.contains(rendition) {
+                throw OfflineError(.manifest, "\(old.url) changed since asset \(id) was downloaded: download it again")
+            }
+            manifest.title = old.title
+            manifest.created = old.created
+            return manifest
         }
     }
 

@@ -95,14 +95,14 @@ struct DASHPackagePlanner: PackagePlanner {
         return index
     }
 
-    /// The manifest of asset `id` with the audio and text representations `criteria` choose by
-    /// language added: the representations it holds come first, in the order they were chosen,
-    /// so they keep their folders and none of their files is fetched again.
+    /// The representations `old` holds, first and in the order they were chosen (so they keep
+    /// their folders), then the audio and text ones `criteria` choose by language.
     ///
-    /// - Throws: ``OfflineError`` `unknownAsset`; `noMatchingRendition` for a language none has;
-    ///   `manifest` when the MPD no longer lists what the asset holds as it was.
-    func manifest(of id: String, adding criteria: MediaSelectionCriteria) async throws -> AssetManifest {
-        guard let old = try? AssetManifest.load(from: library.folder(id)), let url = URL(string: old.url) else {
+    /// - Throws: ``OfflineError`` `noMatchingRendition` for a language none has; `manifest` when
+    ///   the MPD no longer lists a representation the asset holds.
+    func manifest(adding criteria: MediaSelectionCriteria, to old: AssetManifest) async throws -> AssetManifest {
+        let id = old.id
+        guard let url = URL(string: old.url) else {
             throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
         }
         let document = try await ManifestFetcher(engine: engine, options: options).document(url)
@@ -122,13 +122,7 @@ struct DASHPackagePlanner: PackagePlanner {
             + Self.byLanguage(all.filter { $0.contentType == "text" }, criteria.subtitles, what: "subtitles")
         chosen += added.filter { new in !chosen.contains { $0.id == new.id } }
         chosen = try Self.protectionChecked(chosen, url: url)
-        var manifest = try Self.plan(try await indexed(chosen, url: url), id: id, url: url)
-        for rendition in old.renditions where !manifest.renditions.contains(rendition) {
-            throw OfflineError(.manifest, "\(old.url) changed since asset \(id) was downloaded: download it again")
-        }
-        manifest.title = old.title
-        manifest.created = old.created
-        return manifest
+        return try Self.plan(try await indexed(chosen, url: url), id: id, url: url)
     }
 
     /// The video representation `criteria` choose and the audio and text ones of the languages

@@ -9,9 +9,10 @@ import StreamCache
 protocol PackagePlanner: Sendable {
     /// The manifest of the package of `url`, whose manifest is `document`, that `criteria` choose.
     func manifest(for url: URL, document: [UInt8], criteria: MediaSelectionCriteria) async throws -> AssetManifest
-    /// The manifest of asset `id` with the renditions `criteria` choose added; the files it holds
-    /// keep their paths, so none is fetched again.
-    func manifest(of id: String, adding criteria: MediaSelectionCriteria) async throws -> AssetManifest
+    /// The manifest of the asset `old` describes, planned again with the renditions `criteria`
+    /// choose added; the renditions it holds keep their folders, so none of their files is
+    /// fetched again (``AssetDownloader`` checks that they are all still there).
+    func manifest(adding criteria: MediaSelectionCriteria, to old: AssetManifest) async throws -> AssetManifest
 }
 
 /// HLS packages: the multivariant playlist's variant and renditions (``MediaSelection``), their
@@ -45,19 +46,10 @@ struct HLSPackagePlanner: PackagePlanner {
         }
     }
 
-    func manifest(of id: String, adding criteria: MediaSelectionCriteria) async throws -> AssetManifest {
-        try await addition(to: id, audio: criteria.audio, subtitles: criteria.subtitles)
-    }
-
-    /// The manifest of asset `id` with the renditions `audio` and `subtitles` choose added: the
-    /// variant and the renditions it has keep their folders, so none of their files is fetched
-    /// again.
-    private func addition(
-        to id: String,
-        audio: MediaSelectionCriteria.Languages,
-        subtitles: MediaSelectionCriteria.Languages
-    ) async throws -> AssetManifest {
-        guard let old = try? AssetManifest.load(from: library.folder(id)), let url = URL(string: old.url) else {
+    /// The variant and the renditions `old` has, then those `criteria` choose by language.
+    func manifest(adding criteria: MediaSelectionCriteria, to old: AssetManifest) async throws -> AssetManifest {
+        let id = old.id
+        guard let url = URL(string: old.url) else {
             throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
         }
         guard
@@ -73,7 +65,7 @@ struct HLSPackagePlanner: PackagePlanner {
         let added = try MediaSelection.resolve(
             playlist,
             variant: variant,
-            criteria: MediaSelectionCriteria(audio: audio, subtitles: subtitles)
+            criteria: MediaSelectionCriteria(audio: criteria.audio, subtitles: criteria.subtitles)
         )
         let selection = MediaSelection(
             variant: variant,
@@ -86,15 +78,7 @@ struct HLSPackagePlanner: PackagePlanner {
                 resolve: resolved
             )
         )
-        var manifest = try await plan(playlist, url: url, selection: selection, id: id)
-        for rendition in old.renditions {
-            guard manifest.renditions.contains(rendition) else {
-                throw OfflineError(.manifest, "\(old.url) changed since asset \(id) was downloaded: download it again")
-            }
-        }
-        manifest.title = old.title
-        manifest.created = old.created
-        return manifest
+        return try await plan(playlist, url: url, selection: selection, id: id)
     }
 
     /// The renditions of `type` the package holds (in the playlist's order), then those of
