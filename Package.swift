@@ -176,6 +176,7 @@ let package = Package(
             dependencies: [
                 "streamcache",
                 "StreamCache",
+                "StreamCacheDASHModel",
                 "StreamCacheOffline",
                 "StreamCacheHTTP",
                 "StreamCacheServer",

@@ -28,6 +28,10 @@ public struct DASHRepresentation: Hashable, Sendable {
     public var addressing: XMLNode?
     /// Seconds its period lasts, when the MPD says.
     public var periodDuration: Double?
+    /// Seconds from the presentation's start to its period's (``DASHPeriod/start``).
+    public var periodStart: Double = 0
+    /// Its period's `id`, when it has one.
+    public var periodID: String?
 
     /// The most bits per second a representation is taken to need (a terabit): a larger
     /// `bandwidth` is read as this, so that sums of bandwidths stay within `Int64`.
@@ -42,12 +46,16 @@ extension MediaPresentation {
         let mpdBase = Self.base(of: root, against: documentURL)
         let periods = root.elements("Period")
         let total = root.attributes["mediaPresentationDuration"].flatMap(ISODuration.seconds)
+        // Placed as ``periods()`` places them; where that refuses the MPD (overlapping periods),
+        // each by its own attributes.
+        let placed = try? self.periods()
         for (index, period) in periods.enumerated() {
             let periodBase = Self.base(of: period, against: mpdBase)
-            let start = period.attributes["start"].flatMap(ISODuration.seconds) ?? 0
+            let start = placed?[index].start ?? period.attributes["start"].flatMap(ISODuration.seconds) ?? 0
             let nextStart = periods.dropFirst(index + 1).first?.attributes["start"].flatMap(ISODuration.seconds)
             let duration =
-                period.attributes["duration"].flatMap(ISODuration.seconds) ?? (nextStart ?? total).map { $0 - start }
+                placed?[index].duration
+                ?? period.attributes["duration"].flatMap(ISODuration.seconds) ?? (nextStart ?? total).map { $0 - start }
             let periodAddressing = Self.addressing(of: period, inherited: nil)
             for set in period.elements("AdaptationSet") {
                 let setBase = Self.base(of: set, against: periodBase)
@@ -90,7 +98,9 @@ extension MediaPresentation {
                             ),
                             baseURL: Self.base(of: representation, against: setBase),
                             addressing: Self.addressing(of: representation, inherited: setAddressing),
-                            periodDuration: duration
+                            periodDuration: duration,
+                            periodStart: start,
+                            periodID: period.attributes["id"]
                         )
                     )
                 }

@@ -48,10 +48,10 @@ struct PackageMuxer {
         ]
         for track in subtitles { arguments += ["-i", track.path] }
         var maps: [String]
-        let format: String
+        let format = Self.format(of: container)
         switch container {
-        case "m4a": (maps, format) = (["-map", "0:a"], "mp4")
-        case "ts": (maps, format) = (["-map", "0:v?", "-map", "0:a?"], "mpegts")
+        case "m4a": maps = ["-map", "0:a"]
+        case "ts": maps = ["-map", "0:v?", "-map", "0:a?"]
         default:
             // Subtitles come from their own inputs only (``SubtitleTracks``).
             maps = ["-map", "0:v?", "-map", "0:a?"]
@@ -59,12 +59,21 @@ struct PackageMuxer {
                 maps += ["-map", "\(index + 1):s"]
                 if let language = track.language { maps += ["-metadata:s:s:\(index)", "language=\(language)"] }
             }
-            format = container == "mkv" ? "matroska" : "mp4"
         }
         if audioOnly { maps = ["-map", "0:a"] }
         arguments += maps + ["-c", "copy"]
         if format == "mp4", container != "m4a" { arguments += ["-c:s", "mov_text"] }
         return arguments + ["-f", format, temporary]
+    }
+
+    /// ffmpeg's name of the format of `container`, a file extension of
+    /// ``OutputTemplate/extensions``.
+    static func format(of container: String) -> String {
+        switch container {
+        case "ts": "mpegts"
+        case "mkv": "matroska"
+        default: "mp4"
+        }
     }
 
     /// Writes `asset` to `path` (beside it first, then renamed: a failed run leaves no file), its
@@ -78,22 +87,75 @@ struct PackageMuxer {
         verbose: Bool,
         silent: Bool
     ) async throws {
-        let container = (path as NSString).pathExtension.lowercased()
         let folder = LocalPath.folder(of: path)
         let temporary = LocalPath.appending(".\(LocalPath.lastComponent(of: path)).\(getpid()).partial", to: folder)
+        if !silent { Terminal.printError("writing \(path) with ffmpeg") }
+        if let periods = try PeriodJoin(asset: asset, path: path) {
+            try await periods.write(to: temporary, as: path, with: self, audioOnly: audioOnly, verbose: verbose)
+        } else {
+            try await write(
+                entryPoint: asset.path,
+                of: asset,
+                to: temporary,
+                as: path,
+                audioOnly: audioOnly,
+                verbose: verbose
+            )
+        }
+        guard rename(temporary, path) == 0 else {
+            unlink(temporary)
+            throw OutputError("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
+        let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
+        if !silent { Terminal.printError("wrote \(path)" + (bytes.map { " (\(ByteCount.format($0)))" } ?? "")) }
+    }
+
+    /// Writes the package `asset` as the MPD or playlist at `entryPoint` plays it to `temporary`,
+    /// a file of the container `path` (where it goes once written) names.
+    ///
+    /// - Throws: ``CommandFailure`` with ffmpeg's last line when it fails; nothing is left at
+    ///   `temporary` then.
+    func write(
+        entryPoint: String,
+        of asset: OfflineAsset,
+        to temporary: String,
+        as path: String,
+        audioOnly: Bool,
+        verbose: Bool
+    ) async throws {
+        let container = (path as NSString).pathExtension.lowercased()
         let subtitles =
             ["mp4", "mkv"].contains(container) && !audioOnly
-            ? try SubtitleTracks.of(entryPoint: asset.path, into: folder, name: LocalPath.lastComponent(of: path)) : []
+            ? try SubtitleTracks.of(
+                entryPoint: entryPoint,
+                into: LocalPath.folder(of: temporary),
+                name: LocalPath.lastComponent(of: temporary)
+            ) : []
         defer { for track in subtitles where track.isJoined { unlink(track.path) } }
         let arguments = Self.arguments(
-            entryPoint: asset.path,
+            entryPoint: entryPoint,
             subtitles: subtitles,
             temporary: temporary,
             container: container,
             audioOnly: audioOnly
         )
+        try await run(arguments, writing: temporary, for: asset, path: path, verbose: verbose)
+    }
+
+    /// Runs ffmpeg with `arguments`, which write `temporary`.
+    ///
+    /// - Throws: ``CommandFailure`` naming `path` and `asset` with ffmpeg's last line when it
+    ///   fails; nothing is left at `temporary` then.
+    func run(
+        _ arguments: [String],
+        writing temporary: String,
+        for asset: OfflineAsset,
+        path: String,
+        verbose: Bool
+    )
+        async throws
+    {
         if verbose { Terminal.printError(([ffmpeg] + arguments).map(Self.quoted).joined(separator: " ")) }
-        if !silent { Terminal.printError("writing \(path) with ffmpeg") }
         let (status, errors) = try await Self.run(ffmpeg, arguments, writing: temporary)
         guard status == 0 else {
             unlink(temporary)
@@ -103,12 +165,6 @@ struct PackageMuxer {
                     + "streamcache export \(asset.id) FILE tries again"
             )
         }
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
-            throw OutputError("cannot write \(path): \(String(cString: strerror(errno)))")
-        }
-        let bytes = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int64) ?? nil
-        if !silent { Terminal.printError("wrote \(path)" + (bytes.map { " (\(ByteCount.format($0)))" } ?? "")) }
     }
 
     /// The kinds of stream (`video`, `audio`, `subtitle`) ffprobe, beside ffmpeg, finds in the

@@ -82,18 +82,71 @@ import Testing
         #expect(grown.audio == ["fr", "en"])
     }
 
-    @Test func anMPDOfSeveralPeriodsOrALiveOneIsRefused() throws {
-        let period = try #require(Self.mpd.range(of: "<Period").map { String(Self.mpd[$0.lowerBound...]) })
-        let twoPeriods = Self.mpd.replacingOccurrences(
-            of: "</MPD>",
-            with: period.replacingOccurrences(of: "id=\"0\"", with: "id=\"1\"")
-        )
-        #expect {
-            try DASHPackagePlanner.representations(of: Array(twoPeriods.utf8), url: Self.url)
-        } throws: { ($0 as? OfflineError)?.kind == .manifest }
+    @Test func aLiveMPDIsRefused() throws {
         let live = Self.mpd.replacingOccurrences(of: "type=\"static\"", with: "type=\"dynamic\"")
         #expect {
             try DASHPackagePlanner.representations(of: Array(live.utf8), url: Self.url)
         } throws: { ($0 as? OfflineError)?.kind == .live }
+    }
+
+    /// ``mpd`` with its period written once for each of `periods`, as `<Period ATTRIBUTES>`.
+    static func mpd(periods: [String]) throws -> String {
+        let body = try #require(Self.mpd.firstRange(of: "<AdaptationSet").map { Self.mpd[$0.lowerBound...] })
+        let sets = String(body).replacingOccurrences(of: "</Period></MPD>", with: "")
+        let start = try #require(Self.mpd.firstRange(of: "<Period").map { String(Self.mpd[..<$0.lowerBound]) })
+        return start + periods.map { "<Period \($0)>" + sets + "</Period>" }.joined() + "</MPD>"
+    }
+
+    /// Every period is planned by the same criteria into folders named for it, its files on the
+    /// presentation's timeline, and the package's MPD keeps the periods at their starts.
+    @Test func severalPeriodsArePlannedPeriodByPeriod() throws {
+        let document = try Self.mpd(periods: ["id=\"main\" duration=\"PT6S\"", "id=\"ad\" duration=\"PT6S\""])
+        let all = try DASHPackagePlanner.representations(of: Array(document.utf8), url: Self.url)
+        #expect(all.map(\.periodStart) == [0, 0, 0, 6, 6, 6])
+        let criteria = MediaSelectionCriteria(audio: .only(["fr"]))
+        let chosen = try DASHPackagePlanner.choose(from: all, criteria: criteria, url: Self.url)
+        #expect(chosen.map(DASHPackagePlanner.selectionID) == ["dash:v", "dash:a-fr", "dash@2:v", "dash@2:a-fr"])
+        var budget = SegmentBudget()
+        let planned = try chosen.map { ($0, try SegmentIndex($0, budget: &budget)) }
+        let manifest = try DASHPackagePlanner.plan(planned, id: "x", url: Self.url)
+        #expect(manifest.renditions.map(\.folder) == ["p1-video", "p1-audio-fr", "p2-video", "p2-audio-fr"])
+        #expect(manifest.audio == ["fr"] && manifest.duration == 12)
+        // Every file of the first period comes before any of the second.
+        let starts = manifest.items.map { "\($0.start) \($0.path)" }
+        #expect(
+            starts.prefix(7).allSatisfy { $0.contains(" p1-") }
+                && starts.dropFirst(7).allSatisfy { $0.contains(" p2-") }
+        )
+        #expect(starts.contains("8.0 p2-video/00002.m4s") && starts.contains("9.0 p2-audio-fr/00002.m4s"), "\(starts)")
+        let local = try MediaPresentation(parsing: Array(try #require(manifest.playlists["manifest.mpd"]).utf8))
+        let periods = try local.periods()
+        #expect(
+            periods.map(\.start) == [0, 6] && periods.map(\.duration) == [6, 6] && periods.map(\.id) == ["main", "ad"]
+        )
+        #expect(
+            local.representations(documentURL: Self.url).map(\.baseURL.lastPathComponent)
+                == ["p1-video", "p1-audio-fr", "p2-video", "p2-audio-fr"]
+        )
+    }
+
+    /// Periods that cannot be placed one after another are refused in one line naming the period.
+    @Test(arguments: [
+        (["start=\"PT0S\"", "start=\"-PT5S\""], "period 2 has start=\"-PT5S\", not a duration of 0 s or more"),
+        (
+            ["start=\"PT0S\" duration=\"PT6S\"", "start=\"PT4S\""],
+            "period 2 starts at 4 s, before period 1 ends at 6 s"
+        ),
+        (["start=\"PT10S\"", "start=\"PT2S\""], "period 2 starts at 2 s, before period 1 starts at 10 s"),
+        (["id=\"a\"", "id=\"b\""], "period 2 has no start, and the period before it no duration"),
+        (Array(repeating: "duration=\"PT1S\"", count: 257), "it has 257 periods; at most 256 are read"),
+    ])
+    func periodsThatCannotBePlacedAreRefused(periods: [String], message: String) throws {
+        let document = try Self.mpd(periods: periods)
+        #expect {
+            try DASHPackagePlanner.representations(of: Array(document.utf8), url: Self.url)
+        } throws: { error in
+            guard let error = error as? OfflineError, error.kind == .manifest else { return false }
+            return error.message.contains(message) && !error.message.contains("\n")
+        }
     }
 }

@@ -58,8 +58,11 @@ struct AssetManifest: Codable, Sendable {
 
     static let fileName = "asset.json"
 
-    /// The asset's duration: its longest rendition's.
-    var duration: Double { renditions.map(\.duration).max() ?? 0 }
+    /// The asset's duration: its longest rendition's, or where its last file ends on the
+    /// presentation's timeline (an MPD of several periods).
+    var duration: Double {
+        max(renditions.map(\.duration).max() ?? 0, items.map { $0.start + $0.duration }.max() ?? 0)
+    }
 
     /// Reads the manifest of the package at `folder`.
     static func load(from folder: String) throws -> AssetManifest {

@@ -6,7 +6,9 @@ import StreamCacheHLSModel
 /// DASH packages: one video representation (by bandwidth and resolution, as for HLS variants),
 /// audio and text by language from a static MPD, each representation's segments (or its one
 /// whole file) as files of its folder, and `manifest.mpd`, an MPD of those representations
-/// pointing at them.
+/// pointing at them. An MPD of several periods (chapters, inserted advertisements) makes one
+/// package of the same periods: each period's representations are chosen by the same criteria
+/// and kept in folders named for their period (`p2-video`).
 struct DASHPackagePlanner: PackagePlanner {
     let library: OfflineLibrary
     let engine: CacheEngine
@@ -18,7 +20,7 @@ struct DASHPackagePlanner: PackagePlanner {
     func manifest(for url: URL, document: [UInt8], criteria: MediaSelectionCriteria) async throws -> AssetManifest {
         let all = try Self.representations(of: document, url: url)
         let chosen = try Self.choose(from: all, criteria: criteria, url: url)
-        let selectionIDs = chosen.map { "dash:" + $0.id }
+        let selectionIDs = chosen.map(Self.selectionID)
         let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: selectionIDs)
         if let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) { return manifest }
         return try Self.plan(try await indexed(chosen, url: url), id: id, url: url)
@@ -26,26 +28,29 @@ struct DASHPackagePlanner: PackagePlanner {
 
     /// The representations of the MPD `document` (fetched from `url`).
     ///
-    /// - Throws: ``OfflineError`` `manifest` for an MPD that cannot be read or has several
-    ///   periods, `live` for a dynamic one.
+    /// - Throws: ``OfflineError`` `manifest` for an MPD that cannot be read or whose periods
+    ///   cannot be placed one after another (``MediaPresentation/periods()``), `live` for a
+    ///   dynamic one.
     static func representations(of document: [UInt8], url: URL) throws(OfflineError) -> [DASHRepresentation] {
         let presentation: MediaPresentation
         do {
             presentation = try MediaPresentation(parsing: document)
+            _ = try presentation.periods()
         } catch {
             throw OfflineError(.manifest, "\(url.absoluteString) is not a usable MPD: \(error)")
         }
         guard !presentation.isDynamic else {
             throw OfflineError(.live, "\(url.absoluteString) is a live (dynamic) MPD: recording DASH is not supported")
         }
-        let all = presentation.representations(documentURL: url)
-        guard Set(all.map(\.period)).count <= 1 else {
-            throw OfflineError(
-                .manifest,
-                "\(url.absoluteString) has several periods: only one-period MPDs are downloaded"
-            )
-        }
-        return all
+        return presentation.representations(documentURL: url)
+    }
+
+    /// What a package's manifest calls `representation` among those it chose: `dash:ID` in the
+    /// first period, `dash@N:ID` in period N (from 1), so that the same id in two periods is two
+    /// selections, and no id can pass for another period's.
+    static func selectionID(_ representation: DASHRepresentation) -> String {
+        representation.period == 0
+            ? "dash:" + representation.id : "dash@\(representation.period + 1):" + representation.id
     }
 
     /// Each of `chosen` with its segments.
@@ -109,29 +114,75 @@ struct DASHPackagePlanner: PackagePlanner {
         let all = try Self.representations(of: document.bytes, url: url)
         var chosen: [DASHRepresentation] = []
         for held in old.selectionIDs ?? [] {
-            guard let representation = all.first(where: { "dash:" + $0.id == held }) else {
+            guard let representation = all.first(where: { Self.selectionID($0) == held }) else {
                 throw OfflineError(
                     .manifest,
-                    "\(old.url) no longer lists representation \(held.dropFirst(5)) of asset \(id): download it again"
+                    "\(old.url) no longer lists representation \(held.drop { $0 != ":" }.dropFirst()) of asset \(id): download it again"
                 )
             }
             chosen.append(representation)
         }
-        let added =
-            try Self.byLanguage(all.filter { $0.contentType == "audio" }, criteria.audio, what: "audio")
-            + Self.byLanguage(all.filter { $0.contentType == "text" }, criteria.subtitles, what: "subtitles")
-        chosen += added.filter { new in !chosen.contains { $0.id == new.id } }
+        for period in Self.byPeriod(all) {
+            let added = try Self.inPeriod(period, of: all) { () throws(OfflineError) in
+                try Self.byLanguage(period.filter { $0.contentType == "audio" }, criteria.audio, what: "audio")
+                    + Self.byLanguage(period.filter { $0.contentType == "text" }, criteria.subtitles, what: "subtitles")
+            }
+            chosen += added.filter { new in !chosen.contains { Self.selectionID($0) == Self.selectionID(new) } }
+        }
         chosen = try Self.protectionChecked(chosen, url: url)
         return try Self.plan(try await indexed(chosen, url: url), id: id, url: url)
     }
 
     /// The video representation `criteria` choose and the audio and text ones of the languages
-    /// they ask for.
+    /// they ask for, in each period by the same rules (format ids count within each period).
     ///
     /// - Throws: ``OfflineError`` `drm` naming the protection system of a chosen representation,
-    ///   `noMatchingVariant` when no video representation fits.
+    ///   `noMatchingVariant` when no video representation fits; naming the period when there
+    ///   are several.
     static func choose(
         from all: [DASHRepresentation],
+        criteria: MediaSelectionCriteria,
+        url: URL
+    ) throws(OfflineError) -> [DASHRepresentation] {
+        var chosen: [DASHRepresentation] = []
+        for period in byPeriod(all) {
+            chosen += try inPeriod(period, of: all) { () throws(OfflineError) in
+                try choose(fromPeriod: period, criteria: criteria, url: url)
+            }
+        }
+        return chosen
+    }
+
+    /// `all` period by period, in document order.
+    private static func byPeriod(_ all: [DASHRepresentation]) -> [[DASHRepresentation]] {
+        var periods: [[DASHRepresentation]] = []
+        for representation in all {
+            if let last = periods.last?.last, last.period == representation.period {
+                periods[periods.count - 1].append(representation)
+            } else {
+                periods.append([representation])
+            }
+        }
+        return periods
+    }
+
+    /// What `body` chooses of `period`, its error naming the period when `all` has several.
+    private static func inPeriod(
+        _ period: [DASHRepresentation],
+        of all: [DASHRepresentation],
+        _ body: () throws(OfflineError) -> [DASHRepresentation]
+    ) throws(OfflineError) -> [DASHRepresentation] {
+        do {
+            return try body()
+        } catch {
+            guard let index = period.first?.period, all.last?.period != 0 else { throw error }
+            throw OfflineError(error.kind, "period \(index + 1): " + error.message, cause: error.cause)
+        }
+    }
+
+    /// ``choose(from:criteria:url:)`` in one period.
+    private static func choose(
+        fromPeriod all: [DASHRepresentation],
         criteria: MediaSelectionCriteria,
         url: URL
     ) throws(OfflineError) -> [DASHRepresentation] {
@@ -274,13 +325,15 @@ struct DASHPackagePlanner: PackagePlanner {
     }
 
     /// The manifest of the package of `chosen`: each representation's initialization and media
-    /// segments as files of its folder (`video/init.mp4`, `video/00001.m4s`, …) and the MPD.
+    /// segments as files of its folder (`video/init.mp4`, `video/00001.m4s`, …; `p2-video/…` in
+    /// the second of several periods) and the MPD.
     static func plan(
         _ planned: [(DASHRepresentation, SegmentIndex)],
         id: String,
         url: URL
     ) throws(OfflineError) -> AssetManifest {
         let chosen = planned.map(\.0)
+        let severalPeriods = Set(chosen.map(\.period)).count > 1
         var renditions: [PackageRendition] = []
         var items: [PackageItem] = []
         var representations: [LocalMPD.Entry] = []
@@ -292,7 +345,10 @@ struct DASHPackagePlanner: PackagePlanner {
                 case "text": .subtitles
                 default: .audio
                 }
-            let folder = folders.claim(kind.rawValue, language: kind == .video ? nil : representation.language ?? "und")
+            let folder = folders.claim(
+                (severalPeriods ? "p\(representation.period + 1)-" : "") + kind.rawValue,
+                language: kind == .video ? nil : representation.language ?? "und"
+            )
             for reference in [segments.initialization].compactMap({ $0 }) + segments.media {
                 guard let scheme = reference.url.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
                     throw OfflineError(
@@ -301,14 +357,16 @@ struct DASHPackagePlanner: PackagePlanner {
                     )
                 }
             }
+            // Items are placed on the presentation's timeline, so that they come period by period.
+            let periodStart = severalPeriods ? representation.periodStart : 0
             var time = 0.0
             if let initialization = segments.initialization {
-                items.append(item(.initialization, folder + "/init.mp4", initialization, index, time))
+                items.append(item(.initialization, folder + "/init.mp4", initialization, index, periodStart))
             }
             let wholeFile = representation.addressing == nil ? wholeFileName(representation) : nil
             for (position, segment) in segments.media.enumerated() {
                 let path = wholeFile.map { folder + "/" + $0 } ?? folder + String(format: "/%05d.m4s", position + 1)
-                items.append(item(.segment, path, segment, index, time))
+                items.append(item(.segment, path, segment, index, periodStart + time))
                 time += segment.duration
             }
             renditions.append(
@@ -316,7 +374,8 @@ struct DASHPackagePlanner: PackagePlanner {
                     kind: kind,
                     folder: folder,
                     language: kind == .video ? nil : representation.language,
-                    url: url.absoluteString + "#" + representation.id,
+                    url: url.absoluteString + "#" + representation.id
+                        + (representation.period == 0 ? "" : "@p\(representation.period + 1)"),
                     duration: time
                 )
             )
@@ -347,22 +406,31 @@ struct DASHPackagePlanner: PackagePlanner {
                     codecs: video.codecs
                 )
             },
-            audio: chosen.filter { $0.contentType == "audio" }.map { $0.language ?? "und" },
-            subtitles: chosen.filter { $0.contentType == "text" }.map { $0.language ?? "und" },
+            audio: languages(of: chosen, "audio"),
+            subtitles: languages(of: chosen, "text"),
             renditions: renditions,
             items: items,
-            estimatedBytes: estimatedBytes(chosen, seconds: renditions.map(\.duration).max() ?? 0)
+            estimatedBytes: estimatedBytes(zip(chosen, renditions.map(\.duration)))
         )
         manifest.playlists = [entryPoint: LocalMPD.text(representations)]
         manifest.sourcePlaylists = [url.absoluteString]
-        manifest.selectionIDs = chosen.map { "dash:" + $0.id }
+        manifest.selectionIDs = chosen.map(selectionID)
         return manifest
     }
 
-    /// `bandwidth` × duration: a peak, where an MPD gives no sizes.
-    private static func estimatedBytes(_ chosen: [DASHRepresentation], seconds: Double) -> Int64 {
-        let bitsPerSecond = chosen.reduce(Int64(0)) { $0 + $1.bandwidth }
-        return Int64(Double(bitsPerSecond) / 8 * seconds)
+    /// The languages of the representations of `contentType` among `chosen`, each once.
+    private static func languages(of chosen: [DASHRepresentation], _ contentType: String) -> [String] {
+        var languages: [String] = []
+        for representation in chosen where representation.contentType == contentType {
+            let language = representation.language ?? "und"
+            if !languages.contains(language) { languages.append(language) }
+        }
+        return languages
+    }
+
+    /// `bandwidth` × duration of each representation: a peak, where an MPD gives no sizes.
+    private static func estimatedBytes(_ planned: some Sequence<(DASHRepresentation, Double)>) -> Int64 {
+        planned.reduce(Int64(0)) { total, each in total + Int64(Double(each.0.bandwidth) / 8 * each.1) }
     }
 
     private static func item(
@@ -386,10 +454,10 @@ struct DASHPackagePlanner: PackagePlanner {
     }
 }
 
-/// The MPD of a DASH package: one period, each chosen representation in an adaptation set of its
-/// own with the attributes a player chooses by (bandwidth, codecs, size, language), its segments
-/// the package's files (`$Number%05d$.m4s` from 1, with a `SegmentTimeline` of their durations
-/// in milliseconds, and `init.mp4`).
+/// The MPD of a DASH package: the periods of the MPD it was made from, at their starts, each
+/// chosen representation in an adaptation set of its own with the attributes a player chooses by
+/// (bandwidth, codecs, size, language), its segments the package's files (`$Number%05d$.m4s` from
+/// 1, with a `SegmentTimeline` of their durations in milliseconds, and `init.mp4`).
 enum LocalMPD {
     struct Entry {
         let representation: DASHRepresentation
@@ -401,8 +469,44 @@ enum LocalMPD {
     }
 
     static func text(_ entries: [Entry]) -> String {
-        let total = entries.map { $0.durations.reduce(0, +) }.max() ?? 0
-        var period = XMLNode(name: "Period", attributes: ["id": "0", "start": "PT0S"])
+        var periods: [XMLNode] = []
+        var total = 0.0
+        let indexes = Set(entries.map(\.representation.period)).sorted()
+        for index in indexes {
+            let inPeriod = entries.filter { $0.representation.period == index }
+            let first = inPeriod[0].representation
+            let played = inPeriod.map { $0.durations.reduce(0, +) }.max() ?? 0
+            var period = self.period(inPeriod)
+            period.attributes["id"] = first.periodID ?? String(index)
+            if indexes.count == 1 {
+                // One period plays from 0 for as long as its segments last.
+                period.attributes["start"] = seconds(0)
+                total = played
+            } else {
+                let duration = first.periodDuration ?? played
+                period.attributes["start"] = seconds(first.periodStart)
+                period.attributes["duration"] = seconds(duration)
+                total = max(total, first.periodStart + duration)
+            }
+            periods.append(period)
+        }
+        let root = XMLNode(
+            name: "MPD",
+            attributes: [
+                "xmlns": "urn:mpeg:dash:schema:mpd:2011", "type": "static",
+                "profiles": "urn:mpeg:dash:profile:isoff-live:2011", "minBufferTime": "PT2S",
+                "mediaPresentationDuration": seconds(total),
+            ],
+            children: periods.map { .element($0) }
+        )
+        return root.xml()
+    }
+
+    private static func seconds(_ value: Double) -> String { String(format: "PT%.3fS", value) }
+
+    /// The `Period` element of `entries`, one period's.
+    private static func period(_ entries: [Entry]) -> XMLNode {
+        var period = XMLNode(name: "Period")
         for entry in entries {
             let (representation, folder, durations) = (entry.representation, entry.folder, entry.durations)
             var set = XMLNode(name: "AdaptationSet", attributes: ["contentType": representation.contentType])
@@ -450,15 +554,6 @@ enum LocalMPD {
             set.children.append(.element(element))
             period.children.append(.element(set))
         }
-        let root = XMLNode(
-            name: "MPD",
-            attributes: [
-                "xmlns": "urn:mpeg:dash:schema:mpd:2011", "type": "static",
-                "profiles": "urn:mpeg:dash:profile:isoff-live:2011", "minBufferTime": "PT2S",
-                "mediaPresentationDuration": String(format: "PT%.3fS", total),
-            ],
-            children: [.element(period)]
-        )
-        return root.xml()
+        return period
     }
 }

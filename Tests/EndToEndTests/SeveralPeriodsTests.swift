@@ -1,0 +1,142 @@
+import Foundation
+import StreamCacheDASHModel
+import StreamCacheTesting
+import Testing
+
+/// `streamcache download` of an MPD of several periods, as a programme with an advertisement
+/// inserted in another codec is published: one package of the same periods, each period's files
+/// the origin's bytes and playing frame for frame; served with the origin stopped; `-o` joins
+/// periods of the same codecs into one file and refuses others in one line, keeping the package.
+@Suite(.timeLimit(.minutes(3))) struct SeveralPeriodsTests {
+    /// ffmpeg's DASH presentations `main` (H.264 320x240, 8 s) and `ad` (MPEG-4 Part 2 160x120,
+    /// 4 s) in `folder`, and an MPD of `periods` of them, each under a `BaseURL` of its folder, at
+    /// `name`.
+    static func make(in folder: String, name: String, periods: [(source: String, seconds: Int)]) async throws {
+        let sources: [(String, [String])] = [
+            ("main", ["testsrc=size=320x240:rate=10:duration=8", "sine=frequency=440:duration=8", "libx264"]),
+            ("ad", ["smptebars=size=160x120:rate=10:duration=4", "sine=frequency=880:duration=4", "mpeg4"]),
+        ]
+        for (source, inputs) in sources where !FileManager.default.fileExists(atPath: folder + "/" + source) {
+            try FileManager.default.createDirectory(atPath: folder + "/" + source, withIntermediateDirectories: true)
+            let made = try await Tool.run(
+                "ffmpeg",
+                [
+                    "-hide_banner", "-v", "error", "-f", "lavfi", "-i", inputs[0], "-f", "lavfi", "-i", inputs[1],
+                    "-c:v", inputs[2], "-g", "10", "-c:a", "aac", "-f", "dash", "-seg_duration", "2",
+                    folder + "/" + source + "/manifest.mpd",
+                ]
+            )
+            try #require(made.status == 0, "\(made.stderr)")
+        }
+        var start = 0
+        var text = """
+            <?xml version="1.0"?>
+            <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" profiles="urn:mpeg:dash:profile:isoff-live:2011" \
+            type="static" mediaPresentationDuration="PT\(periods.map(\.seconds).reduce(0, +))S" minBufferTime="PT4S">
+
+            """
+        for (index, period) in periods.enumerated() {
+            let own = try String(contentsOfFile: folder + "/" + period.source + "/manifest.mpd", encoding: .utf8)
+            let sets = try #require(own.firstRange(of: "<AdaptationSet")?.lowerBound)
+            let end = try #require(own.firstRange(of: "</Period>")?.lowerBound)
+            text += "<Period id=\"p\(index)\" start=\"PT\(start)S\"><BaseURL>\(period.source)/</BaseURL>"
+            text += own[sets..<end] + "</Period>\n"
+            start += period.seconds
+        }
+        try (text + "</MPD>\n").write(toFile: folder + "/" + name, atomically: true, encoding: .utf8)
+    }
+
+    /// The video frames' checksums of `source`'s video, its origin files end to end.
+    static func originFrames(_ folder: String, _ source: String) async throws -> [String] {
+        let names = try FileManager.default.contentsOfDirectory(atPath: folder + "/" + source).sorted()
+        var joined = Data()
+        for name in names.filter({ $0 == "init-stream0.m4s" }) + names.filter({ $0.hasPrefix("chunk-stream0-") }) {
+            joined += try Data(contentsOf: URL(fileURLWithPath: folder + "/" + source + "/" + name))
+        }
+        let reference = folder + "/" + source + "-video.mp4"
+        try joined.write(to: URL(fileURLWithPath: reference))
+        return try await checksums(reference)
+    }
+
+    /// The checksum of each frame of the first video stream of `url`, without its timestamps
+    /// (a joined file's go on where the period before ended).
+    static func checksums(_ url: String) async throws -> [String] {
+        try await DASHThroughServeTests.frames(url, map: "0:v:0").map { String($0.split(separator: ",").last ?? "") }
+    }
+
+    /// The MPD at `path` cut to its period `index` alone, written beside it.
+    static func period(_ index: Int, of path: String) throws -> String {
+        var root = try MediaPresentation(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: path)))).root
+        let period = root.elements("Period")[index]
+        root.children = [.element(period)]
+        root.attributes["mediaPresentationDuration"] = period.attributes["duration"]
+        let alone = (path as NSString).deletingLastPathComponent + "/period-\(index + 1).mpd"
+        try root.xml().write(toFile: alone, atomically: true, encoding: .utf8)
+        return alone
+    }
+
+    @Test func eachPeriodIsKeptAndPlaysFromDiskAndThroughServeOffline() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try await Self.make(in: folder, name: "show.mpd", periods: [("main", 8), ("ad", 4), ("main", 8)])
+        let result = try await setup.download("dash/show.mpd", [], command: ["download"])
+        try #require(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let entry = setup.library + "/" + id + "/manifest.mpd"
+        let local = try MediaPresentation(parsing: Array(try Data(contentsOf: URL(fileURLWithPath: entry))))
+        let periods = try local.periods()
+        #expect(periods.map(\.start) == [0, 8, 12] && periods.map(\.duration) == [8, 4, 8])
+
+        let main = try await Self.originFrames(folder, "main")
+        let ad = try await Self.originFrames(folder, "ad")
+        #expect(main.count == 80 && ad.count == 40)
+        for (index, expected) in [main, ad, main].enumerated() {
+            let played = try await Self.checksums(try Self.period(index, of: entry))
+            #expect(played == expected, "period \(index + 1) from disk: \(played.count) frames")
+        }
+        let assets = try await setup.assets()
+        #expect(assets.first?.state == "complete")
+
+        _ = try await setup.origin.end(with: SIGKILL)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
+        let served = try await Curl.fetch(proxy.url("offline/\(id)/manifest.mpd"))
+        let onDisk = try Data(contentsOf: URL(fileURLWithPath: entry))
+        #expect(served.status == 200 && served.body == onDisk)
+        // ffmpeg plays an MPD's first period; the other periods' files are fetched as a player
+        // of every period would.
+        #expect(try await Self.checksums(proxy.url("offline/\(id)/manifest.mpd")) == main)
+        for representation in local.representations(documentURL: URL(string: proxy.url("offline/\(id)/manifest.mpd"))!)
+        where representation.period > 0 {
+            let initialization = try await Curl.fetch(representation.baseURL.absoluteString + "init.mp4")
+            let last = try await Curl.fetch(representation.baseURL.absoluteString + "00002.m4s")
+            #expect(initialization.status == 200 && last.status == 200, "\(representation.baseURL)")
+        }
+    }
+
+    @Test func oneFileJoinsPeriodsOfTheSameCodecsAndRefusesOthers() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try await Self.make(in: folder, name: "two.mpd", periods: [("main", 8), ("main", 8)])
+        try await Self.make(in: folder, name: "show.mpd", periods: [("main", 8), ("ad", 4), ("main", 8)])
+        let output = setup.workspace.outputDirectory
+
+        let joined = try await setup.download("dash/two.mpd", ["-o", output + "/two.mp4"], command: ["download"])
+        #expect(joined.status == 0, "\(joined.stderr)")
+        let main = try await Self.originFrames(folder, "main")
+        #expect(try await Self.checksums(output + "/two.mp4") == main + main)
+
+        let refused = try await setup.download("dash/show.mpd", ["-o", output + "/show.mp4"], command: ["download"])
+        #expect(refused.status != 0)
+        let errors = refused.stderr.split(separator: "\n").filter { $0.contains("error") }
+        #expect(
+            errors.count == 1 && errors[0].contains("period 2 holds") && errors[0].contains("mp4v.20 160x120"),
+            "\(refused.stderr)"
+        )
+        #expect(!FileManager.default.fileExists(atPath: output + "/show.mp4"))
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: output).filter { $0 != "two.mp4" }
+        #expect(leftovers.isEmpty, "\(leftovers)")
+        #expect(try await setup.assets().contains { $0.state == "complete" && $0.url.hasSuffix("show.mpd") })
+    }
+}
