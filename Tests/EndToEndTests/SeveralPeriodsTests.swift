@@ -139,4 +139,72 @@ import Testing
         #expect(leftovers.isEmpty, "\(leftovers)")
         #expect(try await setup.assets().contains { $0.state == "complete" && $0.url.hasSuffix("show.mpd") })
     }
+
+    /// GPAC's MPD of two periods from the RxPlayer's tests (the same representation ids in both,
+    /// no `start`s, the second period numbered on from 13 under a `presentationTimeOffset`, one
+    /// initialization segment for both), served with 240 s of ffmpeg's media under its names:
+    /// each period keeps its own segments, the shared initialization segment is fetched once.
+    @Test func aThirdPartyMPDOfTwoPeriodsIsKeptPeriodByPeriod() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/gpac"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let made = try await Tool.run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=25:duration=240",
+                "-f", "lavfi", "-i", "sine=frequency=440:duration=250:sample_rate=44100", "-c:v", "libx264",
+                "-preset", "ultrafast", "-g", "250", "-c:a", "aac", "-ac", "1", "-f", "dash", "-seg_duration", "10",
+                "-use_timeline", "0", folder + "/ffmpeg.mpd",
+            ]
+        )
+        try #require(made.status == 0, "\(made.stderr)")
+        // The audio's segments last 440029/44100 s, so each period lists 13: ffmpeg's 10 s
+        // segments of 250 s stand in for them.
+        for (stream, id, count) in [("0", "h264bl_low", 24), ("1", "aaclc", 25)] {
+            try FileManager.default.moveItem(
+                atPath: folder + "/init-stream\(stream).m4s",
+                toPath: folder + "/mp4-live-periods-\(id)-.mp4"
+            )
+            for number in 1...count {
+                try FileManager.default.moveItem(
+                    atPath: folder + String(format: "/chunk-stream%@-%05d.m4s", stream, number),
+                    toPath: folder + "/mp4-live-periods-\(id)-\(number).m4s"
+                )
+            }
+        }
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path("dash/rxplayer/mp4-live-periods-mpd.mpd"),
+            toPath: folder + "/manifest.mpd"
+        )
+
+        let result = try await setup.download("gpac/manifest.mpd", ["--max-bitrate", "60k"], command: ["download"])
+        try #require(result.status == 0, "\(result.stderr)")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let package = setup.library + "/" + id
+        let periods = try MediaPresentation(
+            parsing: Array(try Data(contentsOf: URL(fileURLWithPath: package + "/manifest.mpd")))
+        ).periods()
+        #expect(periods.map(\.start) == [0, 120] && periods.map(\.duration) == [120, 120])
+        func bytes(_ path: String) throws -> Data { try Data(contentsOf: URL(fileURLWithPath: path)) }
+        for (period, numbers) in [("p1", 1...13), ("p2", 13...25)] {
+            let initialization = try bytes(package + "/\(period)-video/init.mp4")
+            #expect(initialization == (try bytes(folder + "/mp4-live-periods-h264bl_low-.mp4")))
+            for (position, number) in numbers.enumerated() {
+                let kept = try bytes(package + String(format: "/%@-audio-und/%05d.m4s", period, position + 1))
+                #expect(kept == (try bytes(folder + "/mp4-live-periods-aaclc-\(number).m4s")), "\(period) \(number)")
+            }
+        }
+        // The second period plays from disk as the origin's segments 13 to 24.
+        var joined = try bytes(folder + "/mp4-live-periods-h264bl_low-.mp4")
+        for number in 13...24 { joined += try bytes(folder + "/mp4-live-periods-h264bl_low-\(number).m4s") }
+        try joined.write(to: URL(fileURLWithPath: folder + "/second.mp4"))
+        let played = try await Self.checksums(try Self.period(1, of: package + "/manifest.mpd"))
+        let origin = try await Self.checksums(folder + "/second.mp4")
+        #expect(played.count == 3000 && played == origin)
+        // Each initialization segment's bytes came from the origin once, for both periods.
+        let initializations = try await setup.origin.stats().requests.filter { $0.path.hasSuffix("-.mp4") }
+        let sizes = try ["h264bl_low", "aaclc"].map { try bytes(folder + "/mp4-live-periods-\($0)-.mp4").count }
+        #expect(initializations.reduce(0) { $0 + $1.bodyBytes } <= Int64(sizes.reduce(0, +)) + 4, "\(initializations)")
+    }
 }
