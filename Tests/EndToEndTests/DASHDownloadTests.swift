@@ -280,9 +280,11 @@ import Testing
     }
 
     /// `streamcache origin DIR --live` serves ffmpeg's static MPD as a live presentation: ffprobe
-    /// reads its streams from the dynamic MPD, `packages inspect` calls it live, and a download
-    /// is refused in one line (recording DASH is not built yet).
-    @Test func theTestOriginServesAnMPDLive() async throws {
+    /// reads its streams from the dynamic MPD and `packages inspect` calls it live. `download`
+    /// records it: each segment is the origin's file of the same time, the package plays from
+    /// disk and through `serve` with the origin stopped, and a second run goes on after the
+    /// first's last segment, keeping every file it had.
+    @Test func aLiveMPDIsRecordedAndARecordingRunAgainGoesOn() async throws {
         let setup = try await OfflineSetup(originArguments: ["--live", "--window", "2"])
         defer { setup.remove() }
         // A minute of 2 s segments: live for the whole test, whatever its pace.
@@ -309,8 +311,65 @@ import Testing
         #expect(Set(probed.output.split(separator: "\n").map(String.init)) == ["h264", "aac"], "\(probed.output)")
         let inspected = try await CLI.run(["packages", "inspect", url], cacheDir: setup.workspace.cacheDirectory)
         #expect(inspected.output.contains("(live)"), "\(inspected.output)")
-        let result = try await setup.download("dash/manifest.mpd", [], command: ["download"])
-        #expect(result.status == 1 && result.stderr.contains("live (dynamic) MPD"), "\(result.status) \(result.stderr)")
+
+        let first = try await setup.download("dash/manifest.mpd", ["--duration", "6"], command: ["download"])
+        try #require(first.status == 0, "\(first.stderr)")
+        let id = try #require(first.output.split(separator: "\n").last.map { String($0) })
+        let package = setup.library + "/" + id
+        /// The package's video files, oldest first, each named by its start in milliseconds.
+        func videoFiles() throws -> [(start: Int, path: String)] {
+            try FileManager.default.contentsOfDirectory(atPath: package + "/video").compactMap { name in
+                guard name.hasSuffix(".m4s"), let start = Int(name.dropLast(4)) else { return nil }
+                return (start, package + "/video/" + name)
+            }.sorted { $0.start < $1.start }
+        }
+        let recorded = try videoFiles()
+        #expect(recorded.count >= 3, "\(recorded.map(\.start))")
+        // Each file is the origin's segment of its time (2 s segments numbered from 1), the
+        // first recorded at the package's 0.
+        let asset = try JSONSerialization.jsonObject(
+            with: Data(contentsOf: URL(fileURLWithPath: package + "/asset.json"))
+        )
+        let origin = try #require(((asset as? [String: Any])?["recording"] as? [String: Any])?["origin"] as? Double)
+        func originFile(_ start: Int) -> String {
+            folder + String(format: "/chunk-stream0-%05d.m4s", (start + Int(origin * 1000)) / 2000 + 1)
+        }
+        for file in recorded {
+            #expect(
+                FileManager.default.contentsEqual(atPath: file.path, andPath: originFile(file.start)),
+                "\(file.path)"
+            )
+        }
+        var joined = try Data(contentsOf: URL(fileURLWithPath: folder + "/init-stream0.m4s"))
+        for file in recorded { joined += try Data(contentsOf: URL(fileURLWithPath: originFile(file.start))) }
+        try joined.write(to: URL(fileURLWithPath: folder + "/recorded.mp4"))
+        let expected = try await Self.videoFrames(folder + "/recorded.mp4")
+        let fromDisk = try await Self.videoFrames(package + "/manifest.mpd")
+        #expect(fromDisk.count == recorded.count * 20 && fromDisk == expected, "\(fromDisk.count) frames")
+        let text = try String(contentsOfFile: package + "/manifest.mpd", encoding: .utf8)
+        #expect(text.contains("type=\"static\""))
+
+        let again = try await setup.download("dash/manifest.mpd", ["--duration", "10"], command: ["download"])
+        #expect(again.status == 0, "\(again.stderr)")
+        let grown = try videoFiles()
+        #expect(
+            Array(grown.prefix(recorded.count).map(\.start)) == recorded.map(\.start) && grown.count > recorded.count
+        )
+        for file in grown {
+            #expect(
+                FileManager.default.contentsEqual(atPath: file.path, andPath: originFile(file.start)),
+                "\(file.path)"
+            )
+        }
+
+        _ = try await setup.origin.end(with: SIGKILL)
+        let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
+        let throughServe = try await Self.videoFrames(proxy.url("offline/\(id)/manifest.mpd"))
+        let played = try await Self.videoFrames(package + "/manifest.mpd")
+        #expect(
+            throughServe == played && played.count == grown.count * 20,
+            "\(throughServe.count) frames through serve"
+        )
     }
 
     /// The top-level boxes of an MP4 file: type and byte range.

@@ -176,19 +176,31 @@ struct AssetDownloader: Sendable {
         emit(.finished(id: manifest.id, path: folder + "/" + manifest.entryPoint))
     }
 
-    /// Records a live stream into the package (``HLSLiveRecorder``); a dry run shows what it would record.
+    /// Records a live stream into the package (``HLSLiveRecorder``, ``DASHLiveRecorder``); a dry
+    /// run shows what it would record.
     private func record(_ manifest: AssetManifest) async throws {
         guard !options.dryRun else {
             return emit(.selection(DownloadSelection(manifest, filesDone: 0, isRecording: true)))
         }
-        let recorder = HLSLiveRecorder(
-            manifest: manifest,
-            library: library,
-            engine: engine,
-            options: options,
-            emit: emit
-        )
-        try await recorder.run()
+        if manifest.entryPoint == DASHPackagePlanner.entryPoint {
+            try await DASHLiveRecorder(
+                manifest: manifest,
+                library: library,
+                engine: engine,
+                options: options,
+                emit: emit
+            )
+            .run()
+        } else {
+            try await HLSLiveRecorder(
+                manifest: manifest,
+                library: library,
+                engine: engine,
+                options: options,
+                emit: emit
+            )
+            .run()
+        }
     }
 
     /// Refuses to start when what is left to fetch cannot fit.

@@ -118,6 +118,9 @@ struct RecordingState: Codable, Sendable {
     }
 
     var tracks: [Track]
+    /// Where a DASH recording's first segment starts, in seconds of its period: the package's
+    /// timeline counts from there.
+    var origin: Double?
     /// Why the recording ended: `endlist`, `duration`, `until`, `stopped`, or a failure's
     /// message; `nil` while it runs or can go on.
     var ended: String?

@@ -18,6 +18,14 @@ struct DASHPackagePlanner: PackagePlanner {
     static let entryPoint = "manifest.mpd"
 
     func manifest(for url: URL, document: [UInt8], criteria: MediaSelectionCriteria) async throws -> AssetManifest {
+        if let recording = try Self.recording(
+            of: document,
+            url: url,
+            criteria: criteria,
+            key: engine.configuration.cacheKey(url)
+        ) {
+            return library.manifest(identifiedAs: recording.id, keyOf: engine.configuration.cacheKey) ?? recording
+        }
         let all = try Self.representations(of: document, url: url)
         let chosen = try Self.choose(from: all, criteria: criteria, url: url)
         let selectionIDs = chosen.map(Self.selectionID)
@@ -43,6 +51,116 @@ struct DASHPackagePlanner: PackagePlanner {
             throw OfflineError(.live, "\(url.absoluteString) is a live (dynamic) MPD: recording DASH is not supported")
         }
         return presentation.representations(documentURL: url)
+    }
+
+    /// The manifest of a recording of the dynamic MPD `document` (fetched from `url`, whose cache
+    /// key is `key`): the representations of its last period `criteria` choose, each in a folder
+    /// of its own with its initialization segment, and no segment yet (``DASHLiveRecorder`` takes
+    /// them as they come); `nil` for a static MPD.
+    ///
+    /// - Throws: ``OfflineError`` `live` for a presentation that has not begun, `manifest` for one
+    ///   that cannot be read or recorded (no `availabilityStartTime`, addressing other than a
+    ///   `SegmentTemplate`).
+    static func recording(
+        of document: [UInt8],
+        url: URL,
+        criteria: MediaSelectionCriteria,
+        key: String
+    ) throws(OfflineError) -> AssetManifest? {
+        let presentation: MediaPresentation
+        let periods: [DASHPeriod]
+        do {
+            presentation = try MediaPresentation(parsing: document)
+            periods = try presentation.periods()
+        } catch {
+            throw OfflineError(.manifest, "\(url.absoluteString) is not a usable MPD: \(error)")
+        }
+        guard presentation.isDynamic else { return nil }
+        guard let start = presentation.availabilityStart else {
+            throw OfflineError(.manifest, "\(url.absoluteString) is dynamic and has no availabilityStartTime")
+        }
+        guard start.timeIntervalSinceNow <= 1 else {
+            throw OfflineError(
+                .live,
+                "\(url.absoluteString) is a live (dynamic) MPD that begins at "
+                    + "\(ISO8601DateFormatter().string(from: start)): nothing to record yet"
+            )
+        }
+        guard let period = periods.last else { throw OfflineError(.manifest, "\(url.absoluteString) lists no period") }
+        let listed = presentation.representations(documentURL: url).filter { $0.period == period.index }
+        let chosen = try choose(fromPeriod: listed, criteria: criteria, url: url)
+        let elapsed = -start.timeIntervalSinceNow - period.start
+        var folders = PackageFolderNames()
+        var renditions: [PackageRendition] = []
+        var items: [PackageItem] = []
+        var entries: [LocalMPD.Entry] = []
+        for (index, representation) in chosen.enumerated() {
+            let window: LiveWindow
+            do {
+                window = try representation.liveWindow(elapsed: elapsed, depth: nil, after: elapsed, limit: 1)
+            } catch {
+                throw OfflineError(.manifest, "\(url.absoluteString): \(error)")
+            }
+            let kind: PackageRendition.Kind =
+                switch representation.contentType {
+                case "video": .video
+                case "text": .subtitles
+                default: .audio
+                }
+            let folder = folders.claim(kind.rawValue, language: kind == .video ? nil : representation.language ?? "und")
+            if let initialization = window.initialization {
+                items.append(
+                    item(.initialization, folder + "/init.mp4", SegmentReference(url: initialization), index, 0)
+                )
+            }
+            renditions.append(
+                PackageRendition(
+                    kind: kind,
+                    folder: folder,
+                    language: kind == .video ? nil : representation.language,
+                    url: url.absoluteString + "#" + representation.id,
+                    duration: 0
+                )
+            )
+            var local = representation
+            local.period = 0
+            entries.append(
+                LocalMPD.Entry(
+                    representation: local,
+                    folder: folder,
+                    durations: [],
+                    hasInitialization: window.initialization != nil,
+                    wholeFile: nil,
+                    times: []
+                )
+            )
+        }
+        let selectionIDs = chosen.map { "dash:" + $0.id }
+        let video = chosen.first { $0.contentType == "video" }
+        var manifest = AssetManifest(
+            id: AssetID.make(key: key, playlists: selectionIDs),
+            url: url.absoluteString,
+            created: Date(),
+            state: .downloading,
+            entryPoint: entryPoint,
+            variant: video.map { video in
+                OfflineAsset.VariantInfo(
+                    bandwidth: video.bandwidth,
+                    resolution: video.width.flatMap { width in video.height.map { "\(width)x\($0)" } },
+                    codecs: video.codecs
+                )
+            },
+            audio: languages(of: chosen, "audio"),
+            subtitles: languages(of: chosen, "text"),
+            renditions: renditions,
+            items: items,
+            estimatedBytes: nil
+        )
+        manifest.playlists = [entryPoint: LocalMPD.text(entries)]
+        manifest.sourcePlaylists = [url.absoluteString]
+        manifest.selectionIDs = selectionIDs
+        manifest.recording = RecordingState(tracks: renditions.map { _ in RecordingState.Track() })
+        return manifest
     }
 
     /// What a package's manifest calls `representation` among those it chose: `dash:ID` in the
@@ -466,6 +584,9 @@ enum LocalMPD {
         let hasInitialization: Bool
         /// The name of its one file, for a representation that is one whole file (no segments).
         let wholeFile: String?
+        /// Each segment's start in milliseconds, its file's name (`$Time$.m4s`), for a recording,
+        /// whose segments may have holes between them; `nil`: numbered from 1, one after another.
+        var times: [Int64]? = nil
     }
 
     static func text(_ entries: [Entry]) -> String {
@@ -526,27 +647,34 @@ enum LocalMPD {
             }
             element.children.append(.element(XMLNode(name: "BaseURL", children: [.text(folder + "/")])))
             var timeline = XMLNode(name: "SegmentTimeline")
+            // Runs of segments of one length that follow each other, each from its start.
+            var runs: [(start: Int64, duration: Int64, count: Int)] = []
             var end = 0.0
-            var runs: [(duration: Int64, count: Int)] = []
-            for duration in durations {
-                let start = (end * 1000).rounded()
+            for (position, duration) in durations.enumerated() {
+                let start = entry.times?[position] ?? Int64((end * 1000).rounded())
                 end += duration
-                let length = Int64((end * 1000).rounded() - start)
-                if let last = runs.last, last.duration == length {
+                let length =
+                    entry.times != nil ? Int64((duration * 1000).rounded()) : Int64((end * 1000).rounded()) - start
+                if let last = runs.last, last.duration == length, last.start + Int64(last.count) * length == start {
                     runs[runs.count - 1].count += 1
                 } else {
-                    runs.append((length, 1))
+                    runs.append((start, length, 1))
                 }
             }
+            var next: Int64 = 0
             for (index, run) in runs.enumerated() {
                 var entry = XMLNode(name: "S", attributes: ["d": String(run.duration)])
-                if index == 0 { entry.attributes["t"] = "0" }
+                // A start is written where a run does not follow the one before: a hole.
+                if index == 0 || run.start != next { entry.attributes["t"] = String(run.start) }
                 if run.count > 1 { entry.attributes["r"] = String(run.count - 1) }
                 timeline.children.append(.element(entry))
+                next = run.start + Int64(run.count) * run.duration
             }
             var template = XMLNode(
                 name: "SegmentTemplate",
-                attributes: ["timescale": "1000", "media": "$Number%05d$.m4s", "startNumber": "1"]
+                attributes: entry.times == nil
+                    ? ["timescale": "1000", "media": "$Number%05d$.m4s", "startNumber": "1"]
+                    : ["timescale": "1000", "media": "$Time$.m4s"]
             )
             if durations.count > 0 { template.children.append(.element(timeline)) }
             if entry.hasInitialization { template.attributes["initialization"] = "init.mp4" }
