@@ -372,6 +372,53 @@ import Testing
         )
     }
 
+    /// While a live MPD is recorded, `serve` plays the package's MPD from its first second with
+    /// what is durable so far; a signal ends the recording with the package static and whole.
+    @Test func aRecordingPlaysThroughServeFromItsFirstSecondWhileItRecords() async throws {
+        let setup = try await OfflineSetup(originArguments: ["--live", "--window", "2"])
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let made = try await Tool.run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=60",
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-f", "dash", "-seg_duration", "2",
+                folder + "/manifest.mpd",
+            ]
+        )
+        try #require(made.status == 0, "\(made.stderr)")
+        let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
+        let (process, output, errors) = try CLI.start(
+            ["download", setup.origin.url("dash/manifest.mpd"), "--json"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        let selection = try await output.firstLine()
+        let id = try #require(
+            (try? JSONSerialization.jsonObject(with: Data(selection.utf8)) as? [String: Any])?["id"] as? String,
+            "\(selection)"
+        )
+        let package = setup.library + "/" + id
+        let deadline = ContinuousClock.now + .seconds(30)
+        var listed: [String] = []
+        while listed.count < 4, .now < deadline {
+            try await Task.sleep(for: .milliseconds(200))
+            listed = ((try? FileManager.default.contentsOfDirectory(atPath: package + "/video")) ?? []).filter {
+                $0.hasSuffix(".m4s")
+            }
+        }
+        let served = try await Self.videoFrames(proxy.url("offline/\(id)/manifest.mpd"))
+        kill(process.processIdentifier, SIGINT)
+        try await onOwnThread { process.waitUntilExit() }
+        let stderr = try await errors.text()
+        #expect(process.terminationStatus == 0, "\(stderr)")
+        let whole = try await Self.videoFrames(package + "/manifest.mpd")
+        // What was listed when it was asked for plays from the package's first frame on.
+        #expect(served.count >= 40 && Array(whole.prefix(served.count)) == served, "\(served.count) of \(whole.count)")
+        let text = try String(contentsOfFile: package + "/manifest.mpd", encoding: .utf8)
+        #expect(text.contains("type=\"static\"") && whole.count > served.count - 1)
+    }
+
     /// The top-level boxes of an MP4 file: type and byte range.
     static func boxes(_ path: String) throws -> [(type: String, range: ClosedRange<Int>)] {
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
