@@ -9,9 +9,13 @@ let package = Package(
         .library(name: "StreamCacheHTTP", targets: ["StreamCacheHTTP"]),
         .library(name: "StreamCacheURLSession", targets: ["StreamCacheURLSession"]),
         .library(name: "StreamCacheResourceLoader", targets: ["StreamCacheResourceLoader"]),
+        .library(name: "StreamCacheMediaModel", targets: ["StreamCacheMediaModel"]),
         .library(name: "StreamCacheHLSModel", targets: ["StreamCacheHLSModel"]),
-        .library(name: "StreamCacheOffline", targets: ["StreamCacheOffline"]),
         .library(name: "StreamCacheDASHModel", targets: ["StreamCacheDASHModel"]),
+        .library(name: "StreamCacheOfflineCore", targets: ["StreamCacheOfflineCore"]),
+        .library(name: "StreamCacheHLS", targets: ["StreamCacheHLS"]),
+        .library(name: "StreamCacheDASH", targets: ["StreamCacheDASH"]),
+        .library(name: "StreamCacheOffline", targets: ["StreamCacheOffline"]),
         .library(name: "StreamCacheServer", targets: ["StreamCacheServer"]),
         .library(name: "StreamCacheAVFoundation", targets: ["StreamCacheAVFoundation"]),
         .library(name: "StreamCacheTesting", targets: ["StreamCacheTesting"]),
@@ -53,22 +57,38 @@ let package = Package(
         // Apps' side, on Foundation's networking (which the command-line tool does not load).
         .target(name: "StreamCacheURLSession", dependencies: ["StreamCache"]),
         .target(name: "StreamCacheResourceLoader", dependencies: ["StreamCache"]),
+        // What every format's model shares: a video's resolution, a bitrate as people read one.
+        .target(name: "StreamCacheMediaModel"),
         // The HLS playlist model, parser and writer: pure, with no engine and no crypto.
-        .target(name: "StreamCacheHLSModel"),
+        .target(name: "StreamCacheHLSModel", dependencies: ["StreamCacheMediaModel"]),
         // The MPEG-DASH manifest model (its XML kept whole), parser and writer: pure, as HLS's.
         .target(name: "StreamCacheDASHModel"),
-        // Offline packages of every format: the downloader, library, schedule and live recorder,
-        // and each format's planner.
+        // Offline packages of any format: the library, the downloader, the schedule, the asset
+        // manifest, the selection policy and what a format gives (its planner and recorder).
         .target(
-            name: "StreamCacheOffline",
+            name: "StreamCacheOfflineCore",
             dependencies: [
-                "StreamCacheHLSModel",
-                "StreamCacheDASHModel",
+                "StreamCacheMediaModel",
                 "StreamCache",
                 // AES-128-CBC, to store AES-128 segments decrypted.
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
             ]
+        ),
+        // HLS packages: the planner of playlists and the live recorder.
+        .target(
+            name: "StreamCacheHLS",
+            dependencies: ["StreamCacheHLSModel", "StreamCacheOfflineCore", "StreamCache"]
+        ),
+        // DASH packages: the planner of MPDs and the live recorder.
+        .target(
+            name: "StreamCacheDASH",
+            dependencies: ["StreamCacheDASHModel", "StreamCacheOfflineCore", "StreamCache"]
+        ),
+        // The offline library with every format.
+        .target(
+            name: "StreamCacheOffline",
+            dependencies: ["StreamCacheOfflineCore", "StreamCacheHLS", "StreamCacheDASH", "StreamCache"]
         ),
         .target(
             name: "StreamCacheServer",
@@ -142,7 +162,10 @@ let package = Package(
         ),
         .testTarget(
             name: "StreamCacheOfflineTests",
-            dependencies: ["StreamCacheOffline", "StreamCacheTesting"]
+            dependencies: [
+                "StreamCacheOffline", "StreamCacheOfflineCore", "StreamCacheHLS", "StreamCacheDASH",
+                "StreamCacheTesting",
+            ]
         ),
         .testTarget(
             name: "StreamCacheDASHTests",

@@ -115,12 +115,3 @@ public struct AttributeListError: Error, Hashable, Sendable {
     public let reason: String
     init(_ reason: String) { self.reason = reason }
 }
-
-extension String {
-    package func trimmingSpaces() -> String {
-        var scalars = Substring(self)
-        while scalars.first == " " || scalars.first == "\t" { scalars = scalars.dropFirst() }
-        while scalars.last == " " || scalars.last == "\t" { scalars = scalars.dropLast() }
-        return String(scalars)
-    }
-}

@@ -2,7 +2,8 @@ import Foundation
 import StreamCacheDASHModel
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheHLS
+@testable import StreamCacheOfflineCore
 
 /// `download -x`: audio alone, from where each kind of stream keeps it.
 @Suite struct AudioOnlySelectionTests {

@@ -2,7 +2,8 @@ import Foundation
 import StreamCacheDASHModel
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheDASH
+@testable import StreamCacheOfflineCore
 
 /// What a DASH package is made of, planned from an MPD without a fetch: files in playing order
 /// with their start times, a folder per representation, the package's own MPD, and the folders

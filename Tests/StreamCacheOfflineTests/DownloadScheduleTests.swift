@@ -2,7 +2,7 @@ import StreamCache
 import StreamCacheTesting
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheOfflineCore
 
 /// The download schedule against a naive model, over seeded random plans and random orders of
 /// jobs taking, finishing and giving back runs: every file done exactly once, runs contiguous

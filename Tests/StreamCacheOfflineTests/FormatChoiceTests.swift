@@ -2,7 +2,9 @@ import Foundation
 import StreamCacheDASHModel
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheDASH
+@testable import StreamCacheHLS
+@testable import StreamCacheOfflineCore
 
 /// `download -f`: tracks named by the ids `-F` lists, the same ids for HLS and DASH.
 @Suite struct FormatChoiceTests {

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheHLS
+@testable import StreamCacheOfflineCore
 
 /// What an HLS package plan fetches and how it rewrites playlists: local relative URIs, byte ranges
 /// split into files, one file per key and init section, gaps kept and never fetched, only the

@@ -2,8 +2,10 @@ import Foundation
 import StreamCacheDASHModel
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheDASH
+@testable import StreamCacheHLS
 @testable import StreamCacheHLSModel
+@testable import StreamCacheOfflineCore
 
 /// One language, however it is written: the tags a user gives (`en`, `eng`, `en-US`) match the
 /// same tracks, tagged either way, in HLS and DASH alike.

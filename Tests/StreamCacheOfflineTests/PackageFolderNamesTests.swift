@@ -2,7 +2,7 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheOfflineCore
 
 /// No two tracks of a package share a folder, whatever their languages say, compared without
 /// regard to case.

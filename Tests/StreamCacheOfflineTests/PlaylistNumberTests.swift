@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheHLS
+@testable import StreamCacheOfflineCore
 
 /// Every number a playlist gives is bounded where it is read, and the recorder's pacing within
 /// sane bounds whatever the target duration says.

@@ -1,7 +1,7 @@
 import StreamCache
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheOfflineCore
 
 /// Which part a job with no file of its own reads ahead in: the back half of the widest part no
 /// reader has, once the run's end is known, never under twice the smallest part, and nothing

@@ -2,7 +2,8 @@ import Foundation
 import StreamCacheDASHModel
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheDASH
+@testable import StreamCacheOfflineCore
 
 /// What a DASH recording takes of each reload: segments after the last taken, by time; a hole
 /// counted as lost, never closed; a timeline that rewrites the past not spliced in; a `$Number$`

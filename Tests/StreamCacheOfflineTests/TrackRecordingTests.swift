@@ -1,7 +1,8 @@
 import Foundation
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheHLS
+@testable import StreamCacheOfflineCore
 
 /// How a recording follows an origin's numbering across reloads: what is new, what was lost,
 /// a copy served stale, a numbering that starts again; and what the package's playlist says.

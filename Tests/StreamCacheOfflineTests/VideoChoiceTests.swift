@@ -3,7 +3,9 @@ import StreamCacheDASHModel
 import StreamCacheHLSModel
 import Testing
 
-@testable import StreamCacheOffline
+@testable import StreamCacheDASH
+@testable import StreamCacheHLS
+@testable import StreamCacheOfflineCore
 
 /// One rule picks the video of an HLS stream and of a DASH stream: the same three videos, listed
 /// as variants and as representations, give the same choice for every selection, and the same

@@ -1,0 +1,2 @@
+// The MPD model, parser and writer, for the users of DASH packages.
+@_exported import StreamCacheDASHModel

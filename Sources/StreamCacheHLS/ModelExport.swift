@@ -1,0 +1,2 @@
+// The playlist model, parser and writer, for the users of HLS packages.
+@_exported import StreamCacheHLSModel

@@ -1,0 +1,144 @@
+import StreamCache
+
+/// Hands runs to the download's jobs and turns finished files into progress events: the
+/// ``DownloadSchedule`` behind an actor, and the bytes counted.
+package actor DownloadCoordinator {
+    private var schedule: DownloadSchedule
+    private let renditions: [PackageRendition]
+    private var bytesOnDisk: Int64
+    private var bytesThisRun: Int64 = 0
+    private var filesDone: Int
+    private let emit: @Sendable (DownloadEvent) -> Void
+    /// The runs handed out and not finished, by the index of their last file, for the jobs left
+    /// with no run to read ahead in (``nextPartToReadAhead()``).
+    private var inFlight: [Int: RunInFlight] = [:]
+
+    /// A run handed out: its URL, its first byte, its end once known (from the plan, or from
+    /// the answer its own job gets), and where each reader of it (its own job's and those
+    /// reading ahead) starts.
+    private struct RunInFlight {
+        package let url: String
+        package let first: Int64
+        package var end: Int64?
+        package var starts: [Int64]
+        /// No part of it is left to read ahead.
+        package var isShared = false
+
+        /// The widest part no reader has yet: where it starts (an index of `starts`) and its
+        /// width; 0 wide while the end is unknown.
+        package var widestPart: (index: Int, width: Int64) {
+            guard let end else { return (0, 0) }
+            let bounds = starts + [end]
+            var widest = (index: 0, width: bounds[1] - bounds[0])
+            for part in starts.indices where bounds[part + 1] - bounds[part] > widest.width {
+                widest = (part, bounds[part + 1] - bounds[part])
+            }
+            return widest
+        }
+    }
+
+    /// The fewest bytes a job reads ahead in another's run: below that, a request's round trip
+    /// costs more than a second connection saves.
+    package static let smallestPart: Int64 = 1 << 20
+
+    init(
+        schedule: DownloadSchedule,
+        renditions: [PackageRendition],
+        bytesOnDisk: Int64,
+        emit: @escaping @Sendable (DownloadEvent) -> Void
+    ) {
+        self.schedule = schedule
+        self.renditions = renditions
+        self.bytesOnDisk = bytesOnDisk
+        self.filesDone = schedule.states.filter { $0 == .done }.count
+        self.emit = emit
+    }
+
+    package var isComplete: Bool { schedule.isComplete }
+
+    /// The next run, with its items; `nil` when nothing waits.
+    package func nextRun() -> [ItemFetcher.Entry]? {
+        guard let run = schedule.nextRun() else { return nil }
+        let entries: [ItemFetcher.Entry] = run.map { ($0, schedule.items[$0]) }
+        let first = entries[0].item.range?.lowerBound ?? 0
+        inFlight[run[run.count - 1]] = RunInFlight(
+            url: entries[0].item.url,
+            first: first,
+            end: entries[entries.count - 1].item.range?.upperBound,
+            starts: [first]
+        )
+        return entries
+    }
+
+    /// What a job with no run of its own does next.
+    package enum ReadAheadTurn: Equatable {
+        /// Read `part` of the file at `url`, claimed for it.
+        case read(url: String, part: ByteRange)
+        /// Runs are in flight whose end their jobs have yet to learn: ask again in a moment.
+        case later
+        /// No run has a part left to read ahead in.
+        case done
+    }
+
+    /// Claims the back half of the widest part no reader has yet, in the run in flight where it
+    /// is widest; a run whose widest part is under twice ``smallestPart`` is left alone from
+    /// then on.
+    package func nextPartToReadAhead() -> ReadAheadTurn {
+        while true {
+            let open = inFlight.filter { !$0.value.isShared }
+            let known = open.filter { $0.value.end != nil }
+            guard let (key, run) = known.max(by: { $0.value.widestPart.width < $1.value.widestPart.width }) else {
+                return open.isEmpty ? .done : .later
+            }
+            let (widest, width) = run.widestPart
+            guard width >= 2 * Self.smallestPart else {
+                inFlight[key]?.isShared = true
+                continue
+            }
+            let start = run.starts[widest]
+            inFlight[key]?.starts.insert(start + width / 2, at: widest + 1)
+            return .read(url: run.url, part: ByteRange(start + width / 2, start + width))
+        }
+    }
+
+    /// Forgets run `key`, which failed: nothing is read ahead in it.
+    package func abandoned(_ key: Int) {
+        inFlight[key] = nil
+    }
+
+    /// Records where run `key` ends, as the answer to its own job said; the plan did not.
+    package func learnedEnd(of key: Int, _ end: Int64) {
+        guard inFlight[key]?.end == nil else { return }
+        inFlight[key]?.end = end
+    }
+
+    /// Records a file made durable, and reports progress.
+    package func finished(_ index: Int, bytes: Int64) {
+        inFlight[index] = nil
+        let completed = schedule.finished(index)
+        bytesOnDisk += bytes
+        bytesThisRun += bytes
+        filesDone += 1
+        emit(.progress(progress))
+        if let completed {
+            emit(
+                .mediaSelectionCompleted(
+                    kind: renditions[completed].kind.rawValue,
+                    language: renditions[completed].language
+                )
+            )
+        }
+    }
+
+    package var progress: DownloadProgress {
+        DownloadProgress(
+            loaded: schedule.loadedTimeRanges(renditions: renditions),
+            expected: DownloadSchedule.expectedTimeRange(renditions: renditions),
+            fraction: schedule.fraction,
+            bytes: bytesOnDisk,
+            bytesThisRun: bytesThisRun,
+            filesDone: filesDone,
+            files: schedule.items.count
+        )
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import StreamCache
+
+/// Fetches runs of package files through the streaming cache (what it holds is copied, the rest
+/// fetched once and kept there), each made durable under its final name before it counts as done.
+///
+/// A run that fails with a connection error, a timeout, a `5xx` or a `429` is tried again after a
+/// pause that doubles, at most `maxAttempts` times in a row without progress; then the download
+/// fails naming the file. Nothing is skipped.
+package struct ItemFetcher: Sendable {
+    package let engine: CacheEngine
+    package let headers: OriginHeaders
+    /// The package folder.
+    package let folder: String
+    package let maxAttempts: Int
+    /// The pause before the second attempt; it doubles after that.
+    package let backoff: Duration
+    /// The keys of the files decrypted into the package.
+    package let keyRing: KeyRing
+    /// Whether what the cache holds of a file is checked with the origin before it is copied,
+    /// however fresh: a live recording's next segment may come under a URI an earlier one had.
+    package var revalidates = false
+
+    /// A file of the run and its index in the plan.
+    package typealias Entry = (index: Int, item: PackageItem)
+    /// Called after each file is durable, with its index and size.
+    package typealias Done = @Sendable (Int, Int64) async -> Void
+    /// Called once with where a run of one whole file ends, when the origin's answer says.
+    package typealias LearnedEnd = @Sendable (Int64) async -> Void
+
+    /// Fetches `run`: byte ranges of one origin file that follow each other, or one whole file.
+    ///
+    /// - Throws: ``OfflineError`` naming the first file not fetched, or `CancellationError`.
+    package func fetch(_ run: [Entry], learnedEnd: @escaping LearnedEnd = { _ in }, done: @escaping Done) async throws {
+        var remaining = run[...]
+        var attempt = 0
+        while !remaining.isEmpty {
+            attempt += 1
+            let cursor = RunCursor()
+            do {
+                try await fetchThroughCache(remaining, cursor: cursor, learnedEnd: learnedEnd, done: done)
+                return
+            } catch {
+                if Task.isCancelled || error is CancellationError { throw CancellationError() }
+                if cursor.completed > 0 { attempt = 1 }
+                remaining = remaining.dropFirst(cursor.completed)
+                guard let first = remaining.first else { return }
+                let retry = Self.retryDelay(error, attempt: attempt, backoff: backoff)
+                guard let retry, attempt < maxAttempts else {
+                    throw Self.failure(first.item, error, attempts: attempt)
+                }
+                try await Task.sleep(for: retry)
+            }
+        }
+    }
+
+    /// Reads `part` of the file at `url` through the streaming cache and drops it: the cache
+    /// fetches it on a connection of its own (``CachedResource/readAhead(from:length:)``), and the
+    /// job whose file it is reads it from there. A failure is that job's to meet, and tell.
+    package func readAhead(_ url: String, _ part: ByteRange) async {
+        guard let url = URL(string: url), let resource = try? await engine.open(url, originHeaders: headers) else {
+            return
+        }
+        do {
+            for try await _ in resource.readAhead(from: part.lowerBound, length: part.count) {}
+        } catch {}
+    }
+
+    /// Reads `run` through the streaming cache, in one read: the bytes it holds are copied, the
+    /// others fetched once and kept there (pinned while the asset exists). So what a player
+    /// streamed is not fetched again, what the download fetched plays through `serve` with the
+    /// origin down, and a file cut short by a stop resumes with a range request.
+    private func fetchThroughCache(
+        _ run: ArraySlice<Entry>,
+        cursor: RunCursor,
+        learnedEnd: LearnedEnd,
+        done: Done
+    ) async throws {
+        let entries = Array(run)
+        guard let url = URL(string: entries[0].item.url) else {
+            throw OfflineError(.segment, "invalid URL \(entries[0].item.url)")
+        }
+        let first = entries[0].item.range?.lowerBound ?? 0
+        let length = entries[entries.count - 1].item.range.map { $0.upperBound - first }
+        let resource = try await engine.open(url, originHeaders: headers)
+        try await engine.setPinned(true, url)
+        var keys: [String: [UInt8]] = [:]
+        for case let decryption? in entries.map(\.item.decryption) where keys[decryption.key] == nil {
+            keys[decryption.key] = try await keyRing.key(decryption.key)
+        }
+        var writer = try RunWriter(entries: entries, folder: folder, keys: keys)
+        let reading =
+            revalidates
+            ? resource.revalidatedRead(from: first, length: length) : resource.read(from: first, length: length)
+        // The end of a whole file, as soon as the cache knows it: at once if the size estimate's
+        // probe has told it, else with the answer's head.
+        var endIsKnown = length != nil
+        func learnEnd() async {
+            guard !endIsKnown, let end = await reading.currentInfo().length else { return }
+            endIsKnown = true
+            await learnedEnd(end)
+        }
+        await learnEnd()
+        for try await chunk in reading {
+            await learnEnd()
+            var bytes = chunk[...]
+            while !bytes.isEmpty {
+                bytes = try writer.write(bytes)
+                while let finished = try await writer.commitIfFull() {
+                    await committed(finished, of: entries, cursor: cursor, done: done)
+                }
+                if writer.isFinished { return }
+            }
+        }
+        if let finished = try await writer.commitAtEnd(contentLength: nil) {
+            await committed(finished, of: entries, cursor: cursor, done: done)
+        }
+        guard writer.isFinished else { throw ShortBody() }
+    }
+
+    /// Counts a file made durable in the package; one stored as the origin sent it (whole, not
+    /// decrypted) then shares the cache's data file, which the read has filled (one copy on
+    /// disk, while the other jobs wait on the origin).
+    private func committed(
+        _ finished: (index: Int, bytes: Int64),
+        of entries: [Entry],
+        cursor: RunCursor,
+        done: Done
+    ) async {
+        cursor.completed += 1
+        await done(finished.index, finished.bytes)
+        guard let item = entries.first(where: { $0.index == finished.index })?.item,
+            item.offset == nil, item.decryption == nil, let url = URL(string: item.url)
+        else { return }
+        _ = await engine.shareStoredFile(url, at: folder + "/" + item.path)
+    }
+
+    /// How long to wait before trying again, or `nil` if trying again cannot help.
+    package static func retryDelay(_ error: any Error, attempt: Int, backoff: Duration) -> Duration? {
+        let pause = backoff * (1 << min(attempt - 1, 6))
+        switch error {
+        case let error as StreamCacheError:
+            return error.isTransient || error.status == 429 ? pause : nil
+        case is OfflineError:
+            return nil
+        default:
+            // Connections reset or closed in the middle of a body.
+            return pause
+        }
+    }
+
+    /// Why a request failed, as the end of a one-line message.
+    package static func reason(for error: any Error) -> String {
+        switch error {
+        case let error as StreamCacheError: error.message
+        case let error as OfflineError: error.message
+        case is ShortBody: "the origin closed the connection before the end"
+        default: "\(error)"
+        }
+    }
+
+    private static func failure(_ item: PackageItem, _ error: any Error, attempts: Int) -> OfflineError {
+        if let error = error as? OfflineError { return error }
+        let what =
+            switch item.kind {
+            case .segment: "segment"
+            case .initialization: "init section"
+            case .key: "key"
+            }
+        return OfflineError(
+            .segment,
+            "cannot fetch \(what) \(item.url) (\(item.path))"
+                + (attempts > 1 ? " after \(attempts) attempts" : "") + ": \(reason(for: error))",
+            cause: error
+        )
+    }
+}
+
+extension ItemFetcher {
+    /// The fetcher of a download with `options` into the package `folder`.
+    package init(engine: CacheEngine, options: OfflineDownloadOptions, folder: String, revalidates: Bool = false) {
+        self.init(
+            engine: engine,
+            headers: options.headers,
+            folder: folder,
+            maxAttempts: options.maxAttempts,
+            backoff: options.retryBackoff,
+            keyRing: KeyRing(engine: engine, headers: options.headers),
+            revalidates: revalidates
+        )
+    }
+}
+
+/// How many files of a run are done; used by one task at a time.
+private final class RunCursor: @unchecked Sendable {
+    package var completed = 0
+}
+
+/// The body ended before every byte asked for came.
+package struct ShortBody: Error {}
