@@ -35,7 +35,8 @@ struct DASHPackagePlanner: PackagePlanner {
         return try Self.plan(try await indexed(chosen, url: url), id: id, url: url)
     }
 
-    /// The representations of the MPD `document` (fetched from `url`).
+    /// The representations of the static MPD `document` (fetched from `url`): a package of
+    /// them is planned whole (a dynamic MPD is recorded, ``recording(of:url:criteria:key:)``).
     ///
     /// - Throws: ``OfflineError`` `manifest` for an MPD that cannot be read or whose periods
     ///   cannot be placed one after another (``MediaPresentation/periods()``), `live` for a
@@ -49,7 +50,10 @@ struct DASHPackagePlanner: PackagePlanner {
             throw OfflineError(.manifest, "\(url.absoluteString) is not a usable MPD: \(error)")
         }
         guard !presentation.isDynamic else {
-            throw OfflineError(.live, "\(url.absoluteString) is a live (dynamic) MPD: recording DASH is not supported")
+            throw OfflineError(
+                .live,
+                "\(url.absoluteString) is a live (dynamic) MPD: tracks are added only to packages of a static one"
+            )
         }
         return presentation.representations(documentURL: url)
     }
