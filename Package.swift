@@ -95,6 +95,8 @@ let package = Package(
             dependencies: [
                 "StreamCache",
                 "StreamCacheOffline",
+                "StreamCacheHLS",
+                "StreamCacheDASH",
                 "StreamCacheDASHModel",
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),
@@ -175,6 +177,7 @@ let package = Package(
             name: "StreamCacheServerTests",
             dependencies: [
                 "StreamCache",
+                "StreamCacheHLS",
                 "StreamCacheHTTP",
                 "StreamCacheServer",
                 "StreamCacheTesting",

@@ -1,5 +1,6 @@
 import Foundation
 import StreamCache
+import StreamCacheHLS
 
 /// How a player reaches a URL's bytes through the cache.
 public enum PlaybackRoute: Hashable, Sendable {

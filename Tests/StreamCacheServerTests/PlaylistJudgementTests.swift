@@ -1,4 +1,5 @@
 import Foundation
+import StreamCacheHLS
 import Testing
 
 @testable import StreamCacheServer

@@ -1,6 +1,6 @@
 import Foundation
 import StreamCache
-import StreamCacheOffline
+import StreamCacheHLSModel
 
 /// Rewrites an HLS playlist so that everything it points to (variants, renditions, segments,
 /// keys, init sections) is fetched through the proxy too, and so cached.
@@ -10,22 +10,22 @@ import StreamCacheOffline
 /// against the proxy's own address. URIs of other schemes (`file:`, `data:`, …)
 /// become proxy paths as well, which the proxy refuses: a playlist never makes a player read a
 /// local file.
-enum PlaylistRewriter: ManifestFormat {
-    static let documentName = "playlist"
+package enum PlaylistRewriter: ManifestFormat {
+    package static let documentName = "playlist"
     /// Playlists are read whole; anything larger is not one.
-    static let maximumSize = Int64(ManifestKind.largestDocument)
-    static let rewrittenType = "application/vnd.apple.mpegurl"
+    package static let maximumSize = Int64(ManifestKind.largestDocument)
+    package static let rewrittenType = "application/vnd.apple.mpegurl"
     /// A plain M3U list of links, passed on as it is.
-    static let plainType = "audio/x-mpegurl"
+    package static let plainType = "audio/x-mpegurl"
 
     /// Whether `contentType` makes a resource a playlist, or `nil` for a generic type (or none),
     /// which leaves it to the path.
-    static func typeNames(_ contentType: String?) -> Bool? {
+    package static func typeNames(_ contentType: String?) -> Bool? {
         ManifestKind.judge(type: contentType, as: .hls)
     }
 
     /// Whether the path of `url` ends in a playlist's extension (`.m3u8`, `.m3u`).
-    static func pathNames(_ url: URL) -> Bool {
+    package static func pathNames(_ url: URL) -> Bool {
         ManifestKind.judge(path: url) == .hls
     }
 
@@ -35,7 +35,7 @@ enum PlaylistRewriter: ManifestFormat {
     /// passed on as it is, and does not change.
     ///
     /// - Throws: ``HLSParseError`` if the bytes are a broken playlist or not text.
-    static func read(
+    package static func read(
         _ bytes: [UInt8],
         from url: URL,
         pathPrefix: String = ""
@@ -56,7 +56,7 @@ enum PlaylistRewriter: ManifestFormat {
     }
 
     /// `/<absolute URL>` of `uri` as seen from `base`.
-    static func proxyPath(for uri: String, relativeTo base: URL) -> String {
+    package static func proxyPath(for uri: String, relativeTo base: URL) -> String {
         let absolute = URL(string: uri, relativeTo: base)?.absoluteString ?? uri
         return "/" + absolute
     }

@@ -9,22 +9,22 @@ import StreamCacheDASHModel
 /// templates and segment URLs too; relative ones then resolve against those, or against the
 /// MPD's own proxy URL. A `dynamic` MPD is checked with the origin on every request. Content
 /// protection is passed on as it is: the player makes its licence requests itself.
-enum MPDRewriter: ManifestFormat {
-    static let documentName = "MPD"
+package enum MPDRewriter: ManifestFormat {
+    package static let documentName = "MPD"
     /// MPDs are read whole; anything larger is not one.
-    static let maximumSize = Int64(ManifestKind.largestDocument)
-    static let rewrittenType = "application/dash+xml"
-    static let plainType = "application/dash+xml"
+    package static let maximumSize = Int64(ManifestKind.largestDocument)
+    package static let rewrittenType = "application/dash+xml"
+    package static let plainType = "application/dash+xml"
 
-    static func typeNames(_ contentType: String?) -> Bool? {
+    package static func typeNames(_ contentType: String?) -> Bool? {
         ManifestKind.judge(type: contentType, as: .dash)
     }
 
-    static func pathNames(_ url: URL) -> Bool {
+    package static func pathNames(_ url: URL) -> Bool {
         ManifestKind.judge(path: url) == .dash
     }
 
-    static func read(_ bytes: [UInt8], from url: URL, pathPrefix: String) throws -> ManifestReading {
+    package static func read(_ bytes: [UInt8], from url: URL, pathPrefix: String) throws -> ManifestReading {
         let presentation = try MediaPresentation(parsing: bytes)
         return ManifestReading(
             mayChange: presentation.isDynamic,
