@@ -36,14 +36,19 @@ enum FormatList {
     }
 
     /// The rows of a DASH MPD: its video, audio and text representations, each kind numbered in
-    /// document order.
+    /// document order within its period (as `-f` counts them: `v1` is the first video of every
+    /// period), the period named where there are several.
     static func rows(of presentation: MediaPresentation, url: URL) -> [[String]] {
         let entries = DASHDescription.entries(presentation, url: url)
+        let severalPeriods = Set(entries.map(\.representation.period)).count > 1
         var rows: [[String]] = []
         for kind in FormatChoice.Kind.allCases {
             let type = ["v": "video", "a": "audio", "s": "text"][String(kind.rawValue)]
-            for (index, entry) in entries.filter({ $0.representation.contentType == type }).enumerated() {
+            var counted: [Int: Int] = [:]
+            for entry in entries where entry.representation.contentType == type {
                 let representation = entry.representation
+                let index = counted[representation.period, default: 0]
+                counted[representation.period] = index + 1
                 let seconds: Double? =
                     switch entry.segments {
                     case .success(let segments) where segments.sidx == nil:
@@ -58,7 +63,8 @@ enum FormatList {
                     Bitrate.text(representation.bandwidth), representation.codecs ?? "-",
                     representation.language ?? "-", size(bandwidth: representation.bandwidth, seconds: seconds),
                     "id=\(representation.id)"
-                        + (representation.roles.isEmpty ? "" : " role=" + representation.roles.joined(separator: ",")),
+                        + (representation.roles.isEmpty ? "" : " role=" + representation.roles.joined(separator: ","))
+                        + (severalPeriods ? " period=\(representation.period + 1)" : ""),
                 ])
             }
         }

@@ -114,6 +114,27 @@ import Testing
         }
     }
 
+    /// `-F` counts each kind within its period, as `-f` takes the ids: `-f v1+a1` keeps the
+    /// first video and audio of every period.
+    @Test func formatIdsCountWithinEachPeriod() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dash"
+        try await Self.make(in: folder, name: "show.mpd", periods: [("main", 8), ("ad", 4), ("main", 8)])
+        let listed = try await setup.download("dash/show.mpd", ["-F"], command: ["download"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let videos = listed.output.split(separator: "\n").filter { $0.hasPrefix("v") }
+        #expect(videos.count == 3 && videos.allSatisfy { $0.hasPrefix("v1 ") }, "\(listed.output)")
+        #expect(videos.enumerated().allSatisfy { $0.element.hasSuffix("period=\($0.offset + 1)") })
+        let chosen = try await setup.download("dash/show.mpd", ["-f", "v1+a1"], command: ["download"])
+        #expect(chosen.status == 0, "\(chosen.stderr)")
+        let id = try #require(chosen.output.split(separator: "\n").last.map { String($0) })
+        let folders = try FileManager.default.contentsOfDirectory(atPath: setup.library + "/" + id).filter {
+            !$0.contains(".")
+        }
+        #expect(Set(folders) == ["p1-video", "p1-audio-und", "p2-video", "p2-audio-und", "p3-video", "p3-audio-und"])
+    }
+
     @Test func oneFileJoinsPeriodsOfTheSameCodecsAndRefusesOthers() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
