@@ -372,6 +372,65 @@ import Testing
         )
     }
 
+    /// dash.js's dynamic MPD (a 2012 presentation of 260 s, segments by number from 0 in a folder
+    /// per representation), served with ffmpeg's media under its names: `--from-start` records
+    /// all 65 segments of its smallest video and its audio, and the recording ends as the
+    /// presentation did, at once, playing frame for frame as the origin's files.
+    @Test func aThirdPartyLiveMPDThatHasEndedIsRecordedWhole() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let folder = setup.workspace.originDirectory + "/dashjs"
+        let made = folder + "/made"
+        try FileManager.default.createDirectory(atPath: made, withIntermediateDirectories: true)
+        let encoded = try await Tool.run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x180:rate=25:duration=264",
+                "-f", "lavfi", "-i", "sine=frequency=440:duration=264:sample_rate=48000", "-c:v", "libx264",
+                "-preset", "ultrafast", "-g", "100", "-c:a", "aac", "-f", "dash", "-seg_duration", "4",
+                "-use_timeline", "0", made + "/manifest.mpd",
+            ]
+        )
+        try #require(encoded.status == 0, "\(encoded.stderr)")
+        for (stream, id) in [("0", "video5"), ("1", "audio")] {
+            try FileManager.default.createDirectory(atPath: folder + "/" + id, withIntermediateDirectories: true)
+            try FileManager.default.moveItem(
+                atPath: made + "/init-stream\(stream).m4s",
+                toPath: folder + "/\(id)/Header.m4s"
+            )
+            for number in 0...65 {
+                let source = made + String(format: "/chunk-stream%@-%05d.m4s", stream, number + 1)
+                guard FileManager.default.fileExists(atPath: source) else { break }
+                try FileManager.default.moveItem(atPath: source, toPath: folder + "/\(id)/\(number).m4s")
+            }
+        }
+        try FileManager.default.copyItem(
+            atPath: Fixtures.path("dash/dashjs/DynamicManifest.mpd"),
+            toPath: folder + "/live.mpd"
+        )
+        let started = ContinuousClock.now
+        let result = try await setup.download(
+            "dashjs/live.mpd",
+            ["--from-start", "--max-bitrate", "400k"],
+            command: ["download"]
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(.now - started < .seconds(12), "it waited for segments of a presentation that ended")
+        let id = try #require(result.output.split(separator: "\n").last.map { String($0) })
+        let package = setup.library + "/" + id
+        let recorded = try FileManager.default.contentsOfDirectory(atPath: package + "/video").filter {
+            $0.hasSuffix(".m4s")
+        }
+        #expect(recorded.count == 65, "\(recorded.count) segments")
+        var joined = try Data(contentsOf: URL(fileURLWithPath: folder + "/video5/Header.m4s"))
+        for number in 0..<65 { joined += try Data(contentsOf: URL(fileURLWithPath: folder + "/video5/\(number).m4s")) }
+        try joined.write(to: URL(fileURLWithPath: folder + "/video5.mp4"))
+        // Frame by frame (their checksums: the package's timeline counts from its first segment).
+        let expected = try await SeveralPeriodsTests.checksums(folder + "/video5.mp4")
+        let fromDisk = try await SeveralPeriodsTests.checksums(package + "/manifest.mpd")
+        #expect(fromDisk.count >= 6000 && fromDisk == expected, "\(fromDisk.count) frames of \(expected.count)")
+    }
+
     /// While a live MPD is recorded, `serve` plays the package's MPD from its first second with
     /// what is durable so far; a signal ends the recording with the package static and whole.
     @Test func aRecordingPlaysThroughServeFromItsFirstSecondWhileItRecords() async throws {

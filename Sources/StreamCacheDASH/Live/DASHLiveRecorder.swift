@@ -156,7 +156,7 @@ actor DASHLiveRecorder {
             if let limit = options.recording.duration, tracks[0].recordedSeconds >= limit.inSeconds {
                 stop.request("duration")
             }
-            if !presentation.isDynamic, tracks.allSatisfy({ $0.taken.allSatisfy(\.isDone) }) {
+            if Self.hasEnded(presentation), tracks.allSatisfy({ $0.taken.allSatisfy(\.isDone) }) {
                 stop.request("the presentation ended")
             }
             if stop.reason != nil { return }
@@ -338,6 +338,16 @@ actor DASHLiveRecorder {
                 await stop.sleep(for: .seconds(1 << min(attempt - 1, 4)))
             }
         }
+    }
+
+    /// Whether `presentation` has ended: it is static now, or its `mediaPresentationDuration`
+    /// has passed since its `availabilityStartTime`, so no segment is to come.
+    static func hasEnded(_ presentation: MediaPresentation, now: Date = Date()) -> Bool {
+        guard presentation.isDynamic else { return true }
+        guard let start = presentation.availabilityStart,
+            let duration = presentation.root.attributes["mediaPresentationDuration"].flatMap(ISODuration.seconds)
+        else { return false }
+        return now >= start.addingTimeInterval(duration)
     }
 
     private func fail(_ error: OfflineError) {
