@@ -592,6 +592,14 @@ enum LocalMPD {
         /// Each segment's start in milliseconds, its file's name (`$Time$.m4s`), for a recording,
         /// whose segments may have holes between them; `nil`: numbered from 1, one after another.
         var times: [Int64]? = nil
+
+        /// Seconds from the period's start to where its last segment ends.
+        var end: Double {
+            guard let times, let last = times.last, let duration = durations.last else {
+                return durations.reduce(0, +)
+            }
+            return Double(last) / 1000 + duration
+        }
     }
 
     static func text(_ entries: [Entry]) -> String {
@@ -601,7 +609,7 @@ enum LocalMPD {
         for index in indexes {
             let inPeriod = entries.filter { $0.representation.period == index }
             let first = inPeriod[0].representation
-            let played = inPeriod.map { $0.durations.reduce(0, +) }.max() ?? 0
+            let played = inPeriod.map(\.end).max() ?? 0
             var period = self.period(inPeriod)
             period.attributes["id"] = first.periodID ?? String(index)
             if indexes.count == 1 {

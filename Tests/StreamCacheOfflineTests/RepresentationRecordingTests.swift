@@ -55,3 +55,38 @@ import Testing
         #expect(track.taken.count == 2)
     }
 }
+
+extension RepresentationRecordingTests {
+    /// Nothing is named before the recording's origin (another track's first segment may start
+    /// later than this one's), and a package's MPD of a recording with a hole lasts to its last
+    /// segment's end, not the sum of what it holds.
+    @Test func nothingStartsBeforeTheOriginAndTheHoleCountsInTheDuration() throws {
+        var track = RepresentationRecording(id: "a", folder: "audio")
+        #expect(try track.take(Self.window([(9.98, 5), (11.98, 6)]), origin: 10) == 1)
+        #expect(track.taken.map(\.path) == ["audio/1980.m4s"])
+        _ = try track.take(Self.window([(15.98, 8)]), origin: 10)
+        #expect(track.lost.lostSegments == 1)
+        let representation = try #require(
+            try MediaPresentation(
+                parsing: Array(
+                    """
+                    <MPD xmlns="urn:mpeg:dash:schema:mpd:2011" type="static"><Period>
+                    <AdaptationSet contentType="audio"><Representation id="a" bandwidth="1">
+                    <SegmentTemplate media="$Time$.m4s"/></Representation></AdaptationSet></Period></MPD>
+                    """.utf8
+                )
+            ).representations(documentURL: URL(string: "http://live.example/a.mpd")!).first
+        )
+        var entry = LocalMPD.Entry(
+            representation: representation,
+            folder: "audio",
+            durations: track.taken.map(\.segment.duration),
+            hasInitialization: false,
+            wholeFile: nil
+        )
+        entry.times = [1980, 5980]
+        let text = LocalMPD.text([entry])
+        #expect(text.contains("mediaPresentationDuration=\"PT7.980S\""), "\(text)")
+        #expect(text.contains("<S d=\"2000\" t=\"1980\"/><S d=\"2000\" t=\"5980\"/>"), "\(text)")
+    }
+}

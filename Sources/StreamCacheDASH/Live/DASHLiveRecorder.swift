@@ -196,8 +196,7 @@ actor DASHLiveRecorder {
             elapsed = period.duration ?? Self.longest
         }
         let depth = presentation.root.attributes["timeShiftBufferDepth"].flatMap(ISODuration.seconds)
-        var taken = 0
-        var longest: Double?
+        var windows: [LiveWindow] = []
         for index in tracks.indices {
             let id = tracks[index].id
             guard let representation = listed.first(where: { $0.id == id }) else {
@@ -224,10 +223,17 @@ actor DASHLiveRecorder {
             } catch {
                 throw OfflineError(.manifest, "\(url): \(error)")
             }
+            windows.append(window)
+        }
+        // The package's timeline starts with the earliest first segment of the first reload that
+        // has any: no track's file is named before it.
+        if manifest.recording?.origin == nil, let first = windows.compactMap({ $0.segments.first?.start }).min() {
+            manifest.recording?.origin = first
+        }
+        var taken = 0
+        var longest: Double?
+        for (index, window) in windows.enumerated() {
             longest = max(longest ?? 0, window.segments.map(\.duration).max() ?? 0)
-            if manifest.recording?.origin == nil, let first = window.segments.first {
-                manifest.recording?.origin = first.start
-            }
             let before = tracks[index].taken.count
             taken += try tracks[index].take(window, origin: manifest.recording?.origin ?? 0)
             for added in tracks[index].taken[before...] {

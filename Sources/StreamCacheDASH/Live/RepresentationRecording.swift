@@ -33,14 +33,15 @@ struct RepresentationRecording {
     /// How far apart two segments may be and still follow each other: rounding in the MPD.
     static let tolerance = 0.005
 
-    /// Takes the segments of `window` past the last one taken, each named by its start in
-    /// milliseconds after `origin`; counts a hole before the first as lost.
+    /// Takes the segments of `window` past the last one taken and not before `origin`, each named
+    /// by its start in milliseconds after `origin`; counts a hole before the first as lost.
     ///
     /// - Returns: how many were taken.
     /// - Throws: ``OfflineError`` `manifest` when the numbering went backwards.
     mutating func take(_ window: LiveWindow, origin: Double) throws(OfflineError) -> Int {
         let last = taken.last?.segment
         let new = window.segments.filter { segment in
+            guard segment.start >= origin - Self.tolerance else { return false }
             guard let last else { return true }
             return segment.start >= last.end - Self.tolerance
         }
