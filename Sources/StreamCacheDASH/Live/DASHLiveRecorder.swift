@@ -10,7 +10,8 @@ import StreamCacheOfflineCore
 /// once through the streaming cache, and lists it in the package's MPD once it is durable, so the
 /// package plays (and `serve` serves it) from its first second while it records.
 ///
-/// It ends when the MPD turns static and its last segments are in, after the recorded duration
+/// It ends when the presentation has (the MPD turns static, or its `mediaPresentationDuration`
+/// has passed) and its last segments are in, after the recorded duration
 /// asked for, at the time asked for, on ``RecordingStop/request(_:)``, when no segment comes for
 /// six reload periods (at least 15 s), when the MPD cannot be reloaded five times in a row or no
 /// longer lists a representation, or when a file cannot be written; in every case the package is
