@@ -69,16 +69,19 @@ import Testing
         defer { origin.process.terminate() }
         let recording = Task {
             try await CLI.run(
-                ["download", origin.url("live.mpd"), "--duration", "60"],
+                ["download", origin.url("live.mpd"), "--duration", "600"],
                 cacheDir: workspace.cacheDirectory,
-                timeout: .seconds(60)
+                timeout: .seconds(150)
             )
         }
-        // Once a segment is in, every representation is another's.
-        let deadline = ContinuousClock.now + .seconds(20)
-        while try await origin.allRequests().filter({ $0.path.contains("seg.m4s") }).isEmpty, .now < deadline {
+        // Once a segment is in (the recording chose `v`), every representation is another's.
+        let deadline = ContinuousClock.now + .seconds(120)
+        var started = false
+        while !started, .now < deadline {
             try await Task.sleep(for: .milliseconds(100))
+            started = try await !origin.allRequests().filter({ $0.path.contains("seg.m4s") }).isEmpty
         }
+        try #require(started, "the recording asked for no segment")
         try origin.rescript(Self.script(["/live.mpd": Self.mpd(id: "w")]))
         let result = try await recording.value
         #expect(result.status != 0)
