@@ -22,9 +22,8 @@ public final class HTTPOriginClient: OriginClient {
     private let queueBudget = QueueBudget(bytes: 2 << 20)
     /// The event loop every origin connection of the process runs on, apart from the loops of
     /// NIO's shared group that the proxy's player connections run on. On the shared group a
-    /// relay's origin connection landed on its player's loop half the time, and one thread then
-    /// received the body and sent it on while the other stayed idle, and the relay was slower
-    /// (`bench/HISTORY.md` has the runs). One thread receives far more than a network delivers;
+    /// relay's origin connection could land on its player's loop, and one thread then received
+    /// the body and sent it on while the other stayed idle (`bench/HISTORY.md` has the runs). One thread receives far more than a network delivers;
     /// it never shuts down, as the shared group does not.
     private static let originLoop = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
@@ -51,8 +50,8 @@ public final class HTTPOriginClient: OriginClient {
         configuration.connectionPool.idleTimeout = .seconds(15)
         client = HTTPClient(eventLoopGroupProvider: .shared(Self.originLoop), configuration: configuration)
         // AsyncHTTPClient logs at debug and trace only, but sets its request's metadata on the
-        // logger for every request, which a `StreamLogHandler` renders at once: a measurable part
-        // of `serve`'s CPU filling small files, for lines never shown. A logger that shows neither level
+        // logger for every request, which a `StreamLogHandler` renders at once: CPU spent on every
+        // small file `serve` fills, for lines never shown (`bench/HISTORY.md`). A logger that shows neither level
         // gets a handler that keeps nothing.
         self.logger =
             logger.logLevel <= .debug

@@ -7,8 +7,8 @@ import Glibc
 ///
 /// By default glibc maps a buffer of that size on its own, or keeps it in an arena that it trims
 /// back to the system as soon as 128 KiB lie free at its top, so the next buffer is mapped and
-/// faulted in again: a cold `get` takes several times the page faults it takes with these
-/// settings, and a fault costs more where the memory was handed back to a virtual machine's
+/// faulted in again, page after page (`bench/HISTORY.md` counts the faults of a cold `get`), and
+/// a fault costs more where the memory was handed back to a virtual machine's
 /// host. Buffers up to 1 MiB come from the arenas, which keep up to 4 MiB free at their top for
 /// the next one.
 enum TransferMemory {

@@ -14,7 +14,7 @@ package enum BlockChecksums {
     package enum Algorithm: Int, Sendable {
         /// Index schema 5 and before: one chain of steps.
         case serial = 1
-        /// Four chains side by side, about four times as fast as one.
+        /// Four chains side by side, which a processor runs at once.
         case fourLanes = 2
 
         /// The algorithm new checksums are computed by.
