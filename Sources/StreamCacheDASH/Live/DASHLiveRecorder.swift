@@ -97,11 +97,7 @@ actor DASHLiveRecorder {
 
     /// Records until the recording ends, then finishes the package; its outcome is the last event.
     func run() async throws {
-        try library.prepare()
-        try library.createFolders(for: manifest)
-        guard let lock = try PackageLock(folder: folder) else {
-            throw OfflineError(.busy, "asset \(manifest.id) is being recorded by another process")
-        }
+        let lock = try library.lockForRecording(manifest)
         defer { withExtendedLifetime(lock) {} }
         manifest.state = .downloading
         manifest.failure = nil

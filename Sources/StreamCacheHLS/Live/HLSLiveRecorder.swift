@@ -65,11 +65,7 @@ actor HLSLiveRecorder {
 
     /// Records until the recording ends, then finishes the package; its outcome is the last event.
     func run() async throws {
-        try library.prepare()
-        try library.createFolders(for: manifest)
-        guard let lock = try PackageLock(folder: folder) else {
-            throw OfflineError(.busy, "asset \(manifest.id) is being recorded by another process")
-        }
+        let lock = try library.lockForRecording(manifest)
         defer { withExtendedLifetime(lock) {} }
         try restoreTracks()
         pending = tracks.map { _ in [] }

@@ -37,3 +37,19 @@ package final class PackageLock: Sendable {
         return false
     }
 }
+
+extension OfflineLibrary {
+    /// The package folder of the recording `manifest` plans, made ready to record into (the
+    /// library, its track folders) and locked for this process.
+    ///
+    /// - Throws: ``OfflineError`` `busy` when another process records the asset, `storage` when
+    ///   the folder cannot be made or locked.
+    package func lockForRecording(_ manifest: AssetManifest) throws -> PackageLock {
+        try prepare()
+        try createFolders(for: manifest)
+        guard let lock = try PackageLock(folder: folder(manifest.id)) else {
+            throw OfflineError(.busy, "asset \(manifest.id) is being recorded by another process")
+        }
+        return lock
+    }
+}
