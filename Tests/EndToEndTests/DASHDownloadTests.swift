@@ -279,6 +279,22 @@ import Testing
         #expect(Set(requested) == ["/future.mpd"], "\(requested)")
     }
 
+    /// ffmpeg's DASH presentation of a minute of 2 s segments (160x120 video at 10 frames a
+    /// second, and audio if asked): live for a whole test, whatever its pace, from `origin --live`.
+    static func makeMinute(in folder: String, audio: Bool) async throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let sound = audio ? ["-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-c:a", "aac"] : []
+        let made = try await Tool.run(
+            "ffmpeg",
+            ["-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=60"] + sound
+                + [
+                    "-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-f", "dash", "-seg_duration", "2",
+                    folder + "/manifest.mpd",
+                ]
+        )
+        try #require(made.status == 0, "\(made.stderr)")
+    }
+
     /// `streamcache origin DIR --live` serves ffmpeg's static MPD as a live presentation: ffprobe
     /// reads its streams from the dynamic MPD and `packages inspect` calls it live. `download`
     /// records it: each segment is the origin's file of the same time, the package plays from
@@ -287,18 +303,8 @@ import Testing
     @Test func aLiveMPDIsRecordedAndARecordingRunAgainGoesOn() async throws {
         let setup = try await OfflineSetup(originArguments: ["--live", "--window", "2"])
         defer { setup.remove() }
-        // A minute of 2 s segments: live for the whole test, whatever its pace.
         let folder = setup.workspace.originDirectory + "/dash"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let made = try await Tool.run(
-            "ffmpeg",
-            [
-                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=60",
-                "-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-c:v", "libx264", "-preset", "ultrafast",
-                "-g", "10", "-c:a", "aac", "-f", "dash", "-seg_duration", "2", folder + "/manifest.mpd",
-            ]
-        )
-        #expect(made.status == 0, "\(made.stderr)")
+        try await Self.makeMinute(in: folder, audio: true)
         let url = setup.origin.url("dash/manifest.mpd")
         let served = try await Tool.run("curl", ["-s", "-D", "-", url])
         #expect(served.output.contains("Content-Type: application/dash+xml"), "\(served.output)")
@@ -436,16 +442,7 @@ import Testing
         let setup = try await OfflineSetup(originArguments: ["--live", "--window", "2"])
         defer { setup.remove() }
         let folder = setup.workspace.originDirectory + "/dash"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        let made = try await Tool.run(
-            "ffmpeg",
-            [
-                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=60",
-                "-c:v", "libx264", "-preset", "ultrafast", "-g", "10", "-f", "dash", "-seg_duration", "2",
-                folder + "/manifest.mpd",
-            ]
-        )
-        try #require(made.status == 0, "\(made.stderr)")
+        try await Self.makeMinute(in: folder, audio: false)
         let proxy = try await ListeningProcess(["serve"], cacheDir: setup.workspace.cacheDirectory)
         let (process, output, errors) = try CLI.start(
             ["download", setup.origin.url("dash/manifest.mpd"), "--json"],
