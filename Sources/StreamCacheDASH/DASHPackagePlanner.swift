@@ -106,12 +106,7 @@ struct DASHPackagePlanner: PackagePlanner {
             } catch {
                 throw OfflineError(.manifest, "\(url.absoluteString): \(error)")
             }
-            let kind: PackageRendition.Kind =
-                switch representation.contentType {
-                case "video": .video
-                case "text": .subtitles
-                default: .audio
-                }
+            let kind = PackageRendition.Kind(representation)
             let folder = folders.claim(kind.rawValue, language: kind == .video ? nil : representation.language ?? "und")
             if let initialization = window.initialization {
                 items.append(
@@ -462,12 +457,7 @@ struct DASHPackagePlanner: PackagePlanner {
         var representations: [LocalMPD.Entry] = []
         var folders = PackageFolderNames()
         for (index, (representation, segments)) in planned.enumerated() {
-            let kind: PackageRendition.Kind =
-                switch representation.contentType {
-                case "video": .video
-                case "text": .subtitles
-                default: .audio
-                }
+            let kind = PackageRendition.Kind(representation)
             let folder = folders.claim(
                 (severalPeriods ? "p\(representation.period + 1)-" : "") + kind.rawValue,
                 language: kind == .video ? nil : representation.language ?? "und"
@@ -696,5 +686,16 @@ enum LocalMPD {
             period.children.append(.element(set))
         }
         return period
+    }
+}
+
+extension PackageRendition.Kind {
+    /// The kind of track a package keeps `representation` as.
+    init(_ representation: DASHRepresentation) {
+        switch representation.contentType {
+        case "video": self = .video
+        case "text": self = .subtitles
+        default: self = .audio
+        }
     }
 }
