@@ -11,7 +11,7 @@ import Testing
 @Suite struct IgnoredRangeTests {
     private func newMachine(_ support: OriginRangeSupport.Support) -> ResourceStateMachine {
         var machine = ResourceStateMachine.ofNewResource()
-        machine.rangeSupport = support
+        machine.originRangesAre(support)
         return machine
     }
 

@@ -128,7 +128,7 @@ struct ResourceSimulation {
             now: now,
             settings: settings
         )
-        if originUnmet { machine.rangeSupport = .unknown }
+        if originUnmet { machine.originRangesAre(.unknown) }
     }
 
     static func content(length: Int, random: inout SeededRandom) -> [UInt8] {
