@@ -11,7 +11,7 @@ struct Variables {
     static let maximumExpansion = 4 << 20
 
     /// What substitution has added so far, shared by every copy of one playlist's variables.
-    private final class Expansion: @unchecked Sendable {
+    private final class Expansion {
         // Used by the one task that parses the playlist.
         var added = 0
     }

@@ -33,13 +33,16 @@ final class IndexWrites: Sendable {
     /// cancelled still records the bytes it made durable, and ends its claim.
     func write<T: Sendable>(_ body: @Sendable @escaping (Database) throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, Error>) in
-            let result = Box<T>()
+            let result = Locked<T?>(nil)
             let job = Job(
-                body: { db in result.value = try body(db) },
+                body: { db in
+                    let value = try body(db)
+                    result.withLock { $0 = value }
+                },
                 finish: { error in
                     if let error {
                         continuation.resume(throwing: error)
-                    } else if let value = result.value {
+                    } else if let value = result.withLock({ $0 }) {
                         continuation.resume(returning: value)
                     } else {
                         continuation.resume(throwing: StreamCacheError(.index, "a cache index write left no result"))
@@ -133,9 +136,4 @@ final class IndexWrites: Sendable {
     private func run(_ sql: String, in db: Database) throws {
         try db.cachedStatement(sql: sql).execute()
     }
-}
-
-/// A write's result, set on the writer's queue before its caller resumes.
-private final class Box<T>: @unchecked Sendable {
-    var value: T?
 }

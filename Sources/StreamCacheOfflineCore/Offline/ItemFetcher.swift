@@ -36,14 +36,14 @@ package struct ItemFetcher: Sendable {
         var attempt = 0
         while !remaining.isEmpty {
             attempt += 1
-            let cursor = RunCursor()
+            var completed = 0
             do {
-                try await fetchThroughCache(remaining, cursor: cursor, learnedEnd: learnedEnd, done: done)
+                try await fetchThroughCache(remaining, completed: &completed, learnedEnd: learnedEnd, done: done)
                 return
             } catch {
                 if Task.isCancelled || error is CancellationError { throw CancellationError() }
-                if cursor.completed > 0 { attempt = 1 }
-                remaining = remaining.dropFirst(cursor.completed)
+                if completed > 0 { attempt = 1 }
+                remaining = remaining.dropFirst(completed)
                 guard let first = remaining.first else { return }
                 let retry = Self.retryDelay(error, attempt: attempt, backoff: backoff)
                 guard let retry, attempt < maxAttempts else {
@@ -72,7 +72,7 @@ package struct ItemFetcher: Sendable {
     /// origin down, and a file cut short by a stop resumes with a range request.
     private func fetchThroughCache(
         _ run: ArraySlice<Entry>,
-        cursor: RunCursor,
+        completed: inout Int,
         learnedEnd: LearnedEnd,
         done: Done
     ) async throws {
@@ -107,13 +107,15 @@ package struct ItemFetcher: Sendable {
             while !bytes.isEmpty {
                 bytes = try writer.write(bytes)
                 while let finished = try await writer.commitIfFull() {
-                    await committed(finished, of: entries, cursor: cursor, done: done)
+                    completed += 1
+                    await committed(finished, of: entries, done: done)
                 }
                 if writer.isFinished { return }
             }
         }
         if let finished = try await writer.commitAtEnd(contentLength: nil) {
-            await committed(finished, of: entries, cursor: cursor, done: done)
+            completed += 1
+            await committed(finished, of: entries, done: done)
         }
         guard writer.isFinished else { throw ShortBody() }
     }
@@ -124,10 +126,8 @@ package struct ItemFetcher: Sendable {
     private func committed(
         _ finished: (index: Int, bytes: Int64),
         of entries: [Entry],
-        cursor: RunCursor,
         done: Done
     ) async {
-        cursor.completed += 1
         await done(finished.index, finished.bytes)
         guard let item = entries.first(where: { $0.index == finished.index })?.item,
             item.offset == nil, item.decryption == nil, let url = URL(string: item.url)
@@ -189,11 +189,6 @@ extension ItemFetcher {
             revalidates: revalidates
         )
     }
-}
-
-/// How many files of a run are done; used by one task at a time.
-private final class RunCursor: @unchecked Sendable {
-    package var completed = 0
 }
 
 /// The body ended before every byte asked for came.
