@@ -162,7 +162,7 @@ struct HLSPackagePlanner: PackagePlanner {
     /// few at once. A file whose length cannot be learnt is left out of the sample.
     private func measured(_ plan: HLSPackagePlan) async -> HLSPackagePlan {
         let probes = plan.sizeProbes
-        guard !probes.isEmpty else { return plan }
+        guard options.estimatesSize, !probes.isEmpty else { return plan }
         var lengths: [String: Int64] = [:]
         await withTaskGroup(of: (String, Int64?).self) { group in
             var next = probes.makeIterator()

@@ -15,7 +15,7 @@ struct StreamCacheCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             Serve.self, Get.self, Export.self, OfflineDownload.self, List.self, Remove.self, Pin.self, Unpin.self,
-            Config.self, Packages.self, Verify.self, Origin.self, Drain.self,
+            Config.self, Packages.self, Prefetch.self, Verify.self, Origin.self, Drain.self,
         ]
     )
 

@@ -12,6 +12,9 @@ public struct MediaSelectionCriteria: Hashable, Sendable {
         case atMost(Int64)
         /// The lowest at or above this many bits per second.
         case atLeast(Int64)
+        /// The first listed: where a player starts (AVPlayer starts with a multivariant
+        /// playlist's first variant).
+        case firstListed
     }
 
     /// Which renditions of a group to download, by language.

@@ -21,6 +21,9 @@ public struct OfflineDownloadOptions: Sendable {
     public var keepsEncryption = false
     /// Refuse to start when the expected size does not fit on the library's disk.
     public var checksFreeSpace = true
+    /// Learn the lengths of a sample of the files to estimate the size (the first bytes of
+    /// each); without it the estimate comes from the manifest alone.
+    package var estimatesSize = true
     /// The title to keep with the package, for the app's downloads list
     /// (`AVAssetDownloadConfiguration.artworkData`'s companion); `nil` keeps the one it has.
     public var title: String?

@@ -2,8 +2,8 @@ import StreamCacheMediaModel
 
 /// The one rule that picks the video a package keeps, from playlists' variants and MPDs'
 /// representations alike: of those the resolution bound, the codecs and the video range allow,
-/// the highest bitrate (`.highest`), the highest at or below the bound (`.atMost`), or the lowest
-/// at or above it (`.atLeast`). When none fits, none is taken: the download stops and says what
+/// the highest bitrate (`.highest`), the highest at or below the bound (`.atMost`), the lowest
+/// at or above it (`.atLeast`), or the first listed (`.firstListed`). When none fits, none is taken: the download stops and says what
 /// there is, rather than keep a video the selection ruled out.
 package enum VideoChoice {
     /// What the rule reads of a variant or a representation.
@@ -52,6 +52,8 @@ package enum VideoChoice {
             return allowed.filter { candidate($0).bandwidth >= limit }.min {
                 candidate($0).bandwidth < candidate($1).bandwidth
             }
+        case .firstListed:
+            return allowed.first
         }
     }
 
