@@ -19,7 +19,11 @@ public struct MP4BoxHeader: Hashable, Sendable {
     /// when `bytes` end before the header does.
     ///
     /// - Throws: ``MP4Error`` for a size smaller than the header or past `Int64`.
-    public static func read(_ bytes: some RandomAccessCollection<UInt8>, at position: Int64, base: Int64 = 0) throws
+    public static func read(
+        _ bytes: some RandomAccessCollection<UInt8>,
+        at position: Int64,
+        base: Int64 = 0
+    ) throws
         -> MP4BoxHeader?
     {
         let start = position - base
@@ -79,7 +83,9 @@ enum BigEndian {
 
     static func fourCC(_ bytes: some RandomAccessCollection<UInt8>, _ offset: Int) -> String {
         let start = bytes.index(bytes.startIndex, offsetBy: offset)
-        let code = bytes[start..<bytes.index(start, offsetBy: 4)].map { (32...126).contains($0) ? $0 : UInt8(ascii: "?") }
+        let code = bytes[start..<bytes.index(start, offsetBy: 4)].map {
+            (32...126).contains($0) ? $0 : UInt8(ascii: "?")
+        }
         return String(decoding: code, as: UTF8.self)
     }
 }

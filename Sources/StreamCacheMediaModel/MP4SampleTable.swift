@@ -125,7 +125,9 @@ public struct MP4SampleTable: Sendable {
         }
         guard let stts, let stsc, let stsz, stco != nil || co64 != nil else { return nil }
         var reader = TableReader(bytes: bytes)
-        let timeToSample = try reader.entries(stts, width: 8, name: "stts") { (count: $0.uint32(0), delta: $0.uint32(4)) }
+        let timeToSample = try reader.entries(stts, width: 8, name: "stts") {
+            (count: $0.uint32(0), delta: $0.uint32(4))
+        }
         let sampleToChunk = try reader.entries(stsc, width: 12, name: "stsc") {
             (firstChunk: $0.uint32(0), samplesPerChunk: $0.uint32(4))
         }
@@ -138,7 +140,9 @@ public struct MP4SampleTable: Sendable {
                 throw MP4Error("the 'stsz' box lists more samples than it holds")
             }
             sizes.reserveCapacity(Int(sampleCount))
-            for index in 0..<Int(sampleCount) { sizes.append(BigEndian.uint32(bytes, stsz.lowerBound + 12 + 4 * index)) }
+            for index in 0..<Int(sampleCount) {
+                sizes.append(BigEndian.uint32(bytes, stsz.lowerBound + 12 + 4 * index))
+            }
         }
         let chunkOffsets: [Int64] =
             if let stco {
@@ -189,7 +193,9 @@ extension MP4SampleTable.Track {
                 }
                 budget -= 1
                 guard budget >= 0 else {
-                    throw MP4Error("the movie's sample tables list more than \(MP4SampleTable.maximumSamplesWalked) samples")
+                    throw MP4Error(
+                        "the movie's sample tables list more than \(MP4SampleTable.maximumSamplesWalked) samples"
+                    )
                 }
                 let size = constantSize != 0 ? constantSize : sizes[sample]
                 end += Int64(size)

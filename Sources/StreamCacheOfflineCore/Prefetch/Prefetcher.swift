@@ -125,7 +125,12 @@ package struct Prefetcher: Sendable {
 
     /// The first bytes, the movie box and the chunks of every track's samples that start within
     /// the seconds (and the margin), as the sample tables place them.
-    private func movieSamples(_ resource: CachedResource, head: [UInt8], length: Int64?, reads: inout Reads)
+    private func movieSamples(
+        _ resource: CachedResource,
+        head: [UInt8],
+        length: Int64?,
+        reads: inout Reads
+    )
         async throws
     {
         var position: Int64 = 0

@@ -1,0 +1,176 @@
+import Foundation
+import Testing
+
+/// `streamcache prefetch` beside a running `serve` on the same cache directory: once it has
+/// fetched the first seconds of an item, ffmpeg plays those seconds through `serve` frame for
+/// frame as from the origin, with the origin stopped; it fetches a part of each item, not the
+/// whole; bad items cost one line each and leave the others fetched.
+@Suite(.timeLimit(.minutes(5))) struct PrefetchTests {
+    /// The seconds prefetched and played.
+    static let seconds = 5
+
+    /// An item made for the test: what a player opens, and the streams ffmpeg plays of it.
+    struct Item {
+        let path: String
+        let maps: [String]
+        /// The origin files it is made of, to compare what prefetch fetched with their size.
+        let folder: String?
+    }
+
+    /// 20 s of each kind of item, in `origin`.
+    static func makeItems(in origin: String) async throws -> [Item] {
+        let video = ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=20"]
+        let audio = ["-f", "lavfi", "-i", "sine=frequency=440:duration=20"]
+        let h264 = ["-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "600k"]
+        try await ffmpeg(video + audio + h264 + ["-c:a", "aac", origin + "/end.mp4"])
+        try await ffmpeg(["-i", origin + "/end.mp4", "-c", "copy", "-movflags", "+faststart", origin + "/start.mp4"])
+        try await ffmpeg(audio + ["-c:a", "libmp3lame", "-b:a", "128k", origin + "/cbr.mp3"])
+        try await ffmpeg(
+            ["-f", "lavfi", "-i", "anoisesrc=duration=20:amplitude=0.3"] + ["-c:a", "libmp3lame", "-q:a", "2"]
+                + ["-id3v2_version", "3", "-metadata", "title=Episode", origin + "/vbr.mp3"]
+        )
+        let variants = origin + "/variants"
+        try FileManager.default.createDirectory(atPath: variants, withIntermediateDirectories: true)
+        try await ffmpeg(
+            video + audio + ["-filter_complex", "[0:v]split=3[a][b][c];[b]scale=240:180[b2];[c]scale=160:120[c2]"]
+                + ["-map", "[a]", "-map", "[b2]", "-map", "[c2]", "-map", "1:a"]
+                + ["-c:v", "libx264", "-preset", "ultrafast", "-g", "25"]
+                + ["-b:v:0", "600k", "-b:v:1", "300k", "-b:v:2", "150k", "-c:a", "aac", "-b:a", "64k"]
+                + ["-f", "hls", "-hls_time", "2", "-hls_playlist_type", "vod", "-hls_segment_type", "fmp4"]
+                + ["-master_pl_name", "master.m3u8", "-var_stream_map"]
+                + ["v:0,agroup:aud v:1,agroup:aud v:2,agroup:aud a:0,agroup:aud,default:yes,language:en"]
+                + [variants + "/p%v.m3u8"]
+        )
+        try await TestStreams.make(.aes, in: origin, seconds: 20)
+        try FileManager.default.createDirectory(atPath: origin + "/dash", withIntermediateDirectories: true)
+        try await ffmpeg(
+            video + audio + h264 + ["-c:a", "aac", "-f", "dash", "-seg_duration", "2", origin + "/dash/manifest.mpd"]
+        )
+        return [
+            Item(path: "end.mp4", maps: ["0"], folder: nil),
+            Item(path: "start.mp4", maps: ["0"], folder: nil),
+            Item(path: "cbr.mp3", maps: ["0"], folder: nil),
+            Item(path: "vbr.mp3", maps: ["0"], folder: nil),
+            Item(path: "variants/master.m3u8", maps: ["0:v:0", "0:a:0"], folder: "variants"),
+            Item(path: TestStreams.Kind.aes.playlist, maps: ["0"], folder: "aes"),
+            Item(path: "dash/manifest.mpd", maps: ["0"], folder: "dash"),
+        ]
+    }
+
+    @Test func eachKindPlaysItsFirstSecondsThroughServeWithTheOriginStopped() async throws {
+        let setup = try await ProxySetup()
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        let items = try await Self.makeItems(in: origin)
+        var direct: [String: [String]] = [:]
+        for item in items {
+            direct[item.path] = try await Self.frames(setup.origin.url(item.path), maps: item.maps)
+        }
+        let before = try await setup.origin.settledStats()
+
+        let result = try await CLI.run(
+            ["prefetch"] + items.map { setup.origin.url($0.path) } + ["--seconds", "\(Self.seconds)"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let lines = result.output.split(separator: "\n")
+        #expect(lines.count == items.count && lines.allSatisfy { $0.hasPrefix("prefetched ") }, "\(result.output)")
+
+        // A part of each item came from the origin, not all of it.
+        let after = try await setup.origin.settledStats()
+        let requests = after.requests.dropFirst(before.requests.count)
+        for item in items {
+            let prefix = "/" + (item.folder ?? item.path)
+            let sent = requests.filter { $0.path.hasPrefix(prefix) }.reduce(Int64(0)) { $0 + $1.bodyBytes }
+            let whole = try Self.size(of: origin + prefix)
+            #expect(sent > 0 && sent * 2 < whole, "\(item.path): \(sent) bytes of \(whole) fetched")
+        }
+
+        _ = try await setup.origin.end(with: SIGKILL)
+        for item in items {
+            let played = try await Self.frames(setup.url(item.path), maps: item.maps)
+            let expected = try #require(direct[item.path])
+            #expect(
+                played.count > 10 && played == expected,
+                "\(item.path): \(played.count) of \(expected.count) frames"
+            )
+        }
+    }
+
+    /// Bad items: one line each on stderr, the good ones fetched, the exit status of the first
+    /// failure; usage errors exit 64 before any request.
+    @Test func badItemsCostOneLineEachAndLeaveTheOthersFetched() async throws {
+        let setup = try await ProxySetup()
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        try await Self.ffmpeg(["-f", "lavfi", "-i", "sine=duration=10", "-c:a", "libmp3lame", origin + "/good.mp3"])
+        try "just some text, not media\n".write(toFile: origin + "/notes.txt", atomically: true, encoding: .utf8)
+        try "#EXTM3U\n#EXT-X-TARGETDURATION:2\n#EXT-X-ENDLIST\n".write(
+            toFile: origin + "/empty.m3u8",
+            atomically: true,
+            encoding: .utf8
+        )
+        try Data([0, 0, 0, 16] + Array("ftypisom".utf8) + [0, 0, 0, 0, 0, 0, 0, 8] + Array("free".utf8))
+            .write(to: URL(fileURLWithPath: origin + "/nomovie.mp4"))
+        let urls = ["notes.txt", "missing.mp3", "empty.m3u8", "nomovie.mp4", "good.mp3", "good.mp3"]
+        let result = try await CLI.run(
+            ["prefetch"] + urls.map { setup.origin.url($0) },
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        let errors = result.stderr.split(separator: "\n").filter { $0.hasPrefix("streamcache: prefetch ") }
+        #expect(errors.count == 4, "\(result.stderr)")
+        for (name, words) in [
+            ("notes.txt", "is not a playlist, MPD, MP4 or MP3 file"), ("missing.mp3", "404"),
+            ("empty.m3u8", "lists no segment"), ("nomovie.mp4", "no movie box"),
+        ] {
+            #expect(errors.contains { $0.contains(name) && $0.contains(words) }, "\(name): \(result.stderr)")
+        }
+        // The URL given twice is fetched once.
+        let fetched = result.output.split(separator: "\n")
+        #expect(fetched.count == 1 && fetched[0].hasPrefix("prefetched \(setup.origin.url("good.mp3")): mp3, "))
+        #expect(result.status != 0 && result.status != 64, "\(result.status)")
+
+        for arguments in [["--seconds", "0"], ["--seconds", "-3"], ["--jobs", "0"], ["not a url"]] {
+            let before = try await setup.origin.settledStats()
+            let usage = try await CLI.run(
+                ["prefetch", setup.origin.url("good.mp3")] + arguments,
+                cacheDir: setup.workspace.cacheDirectory
+            )
+            #expect(usage.status == 64, "\(arguments): \(usage.stderr)")
+            #expect(usage.stderr.split(separator: "\n").first?.hasPrefix("streamcache: error:") == true)
+            #expect(try await setup.origin.settledStats().requests.count == before.requests.count)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// What ffmpeg decodes of the first seconds of `source`, one line per frame of `maps`.
+    static func frames(_ source: String, maps: [String]) async throws -> [String] {
+        let result = try await Tool.run(
+            "ffmpeg",
+            ["-hide_banner", "-v", "error", "-threads", "1"]
+                + (source.hasSuffix(".m3u8") ? ["-allowed_extensions", "ALL"] : []) + ["-i", source]
+                + maps.flatMap { ["-map", $0] } + ["-t", "\(seconds)", "-f", "framemd5", "-"]
+        )
+        #expect(result.status == 0, "ffmpeg \(source): \(result.stderr)")
+        return result.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.map(String.init)
+    }
+
+    static func ffmpeg(_ arguments: [String]) async throws {
+        let made = try await Tool.run("ffmpeg", ["-hide_banner", "-v", "error", "-y"] + arguments)
+        #expect(made.status == 0, "ffmpeg \(arguments.joined(separator: " ")): \(made.stderr)")
+    }
+
+    /// The bytes of a file, or of every file in a folder.
+    static func size(of path: String) throws -> Int64 {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else {
+            return (try FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        }
+        return try FileManager.default.subpathsOfDirectory(atPath: path).reduce(Int64(0)) { total, name in
+            total
+                + ((try? FileManager.default.attributesOfItem(atPath: path + "/" + name)[.size] as? NSNumber)?
+                    .int64Value ?? 0)
+        }
+    }
+}
