@@ -109,15 +109,40 @@ package struct Prefetcher: Sendable {
         guard manifest.recording == nil else {
             throw OfflineError(.live, "\(Credentials.redacted(url.absoluteString)) is live: it has no first seconds")
         }
+        let limit = options.seconds + Self.margin
         let needed = manifest.items.filter { $0.start < options.seconds }
         guard needed.contains(where: { $0.kind == .segment }) else {
             throw OfflineError(.manifest, "\(Credentials.redacted(url.absoluteString)) lists no segment")
         }
+        // Bytes a second of each rendition, from its whole segments read so far.
+        var rates: [Int: Double] = [:]
         var read: Set<PackageItem> = []
-        for item in needed where read.insert(item).inserted {
+        for item in needed.sorted(by: { $0.start < $1.start }) where read.insert(item).inserted {
             guard let itemURL = URL(string: item.url) else { continue }
             let resource = try await engine.open(itemURL, originHeaders: options.headers)
-            _ = try await reads.drain(resource, from: item.offset ?? 0, length: item.length)
+            let offset = item.offset ?? 0
+            guard item.kind == .segment, item.duration > 0, item.start + item.duration > limit else {
+                let bytes = try await reads.drain(resource, from: offset, length: item.length)
+                if item.kind == .segment, item.duration > 0 {
+                    rates[item.rendition] = max(rates[item.rendition] ?? 0, Double(bytes) / item.duration)
+                }
+                continue
+            }
+            // The segment the seconds end in: the part of it they take, in proportion.
+            let fraction = (limit - item.start) / item.duration
+            if let length = item.length {
+                _ = try await reads.drain(
+                    resource,
+                    from: offset,
+                    length: Int64((Double(length) * fraction).rounded(.up))
+                )
+                continue
+            }
+            let guess = rates[item.rendition].map { Int64(($0 * (limit - item.start)).rounded(.up)) }
+            let first = try await reads.drain(resource, from: 0, length: guess)
+            guard guess != nil, let length = try await resource.info().length else { continue }
+            let wanted = Int64((Double(length) * fraction).rounded(.up))
+            if wanted > first { _ = try await reads.drain(resource, from: first, length: wanted - first) }
         }
     }
 
