@@ -22,6 +22,8 @@ struct ProxyResponder: Sendable {
     let pathPrefix: String
     /// The client blocking reloads go through, if not the engine's (``BlockingReload``).
     var reloadOrigin: (any OriginClient)? = nil
+    /// What answers `POST /prefetch`; `nil` where the server takes none.
+    var prefetches: PrefetchRequests? = nil
 
     /// Answers `request`, which admission judged `verdict` (``RequestAdmission``) and which
     /// carries `body` (a method other than `GET` and `HEAD`); its access-log entry is written
@@ -90,6 +92,14 @@ struct ProxyResponder: Sendable {
             return ProxyResponse(status: .noContent)
         }
         let path = request.path ?? ""
+        if path == PrefetchRequests.path, let prefetches {
+            guard request.method == .post else {
+                var response = exchange.refuse(ProxyRefusal(.methodNotAllowed, "\(path) takes POST"))
+                response.headers[.allow] = "POST"
+                return response
+            }
+            return try await prefetches.answer(request, body: body, exchange: &exchange)
+        }
         guard request.method == .get || request.method == .head else {
             guard RelayedRequest.relays(request.method), path != "/", !path.hasPrefix(OfflineFiles.prefix) else {
                 var response = exchange.refuse(ProxyRefusal(.methodNotAllowed, "\(request.method) is not served here"))

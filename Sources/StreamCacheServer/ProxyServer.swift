@@ -82,16 +82,17 @@ public struct ProxyServer: Sendable {
         let webPages = WebPagePolicy(allowedOrigins: configuration.allowedOrigins)
         let hits = CacheHits(engine: engine, originHeaders: configuration.originHeaders)
         let accessKey = configuration.accessKey
+        let library = configuration.offlineLibrary ?? OfflineLibrary(cache: engine.directory)
+        let prefetches = PrefetchRequests(engine: engine, library: library, originHeaders: configuration.originHeaders)
+        defer { prefetches.cancel() }
         let responder = ProxyResponder(
             engine: engine,
             originHeaders: configuration.originHeaders,
             logs: logs,
-            offline: OfflineFiles(
-                library: configuration.offlineLibrary ?? OfflineLibrary(cache: engine.directory),
-                engine: engine
-            ),
+            offline: OfflineFiles(library: library, engine: engine),
             pathPrefix: accessKey.map { "/" + $0 } ?? "",
-            reloadOrigin: configuration.reloadOrigin
+            reloadOrigin: configuration.reloadOrigin,
+            prefetches: prefetches
         )
         let idleTimeout = configuration.idleTimeout
         let connections = OpenConnections()

@@ -161,7 +161,65 @@ import Testing
         }
     }
 
+    /// `POST /prefetch` to a running `serve`: the items play their first seconds with the
+    /// origin stopped; a newer request takes the place of the older one, whose items not started
+    /// are never asked of the origin; a web page, a body that is not the JSON asked for and a
+    /// `GET` are refused.
+    @Test func theRunningServerPrefetchesWhatItIsPostedAndTheNewestPostWins() async throws {
+        // 400 KB/s a connection: an item of 20 s at 600 kbit/s takes about a second to prefetch.
+        let setup = try await ProxySetup(originArguments: ["--rate", "400K"])
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        let video = ["-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=20"]
+        let h264 = ["-c:v", "libx264", "-preset", "ultrafast", "-g", "25", "-b:v", "600k"]
+        for name in ["a", "b", "c", "d", "e", "f"] { try await Self.ffmpeg(video + h264 + [origin + "/\(name).mp4"]) }
+        let prefetch = setup.proxy.url("prefetch")
+        func post(_ names: [String], _ extra: [String] = []) async throws -> (status: String, body: String) {
+            let body =
+                "{\"urls\": [\(names.map { "\"\(setup.origin.url($0))\"" }.joined(separator: ", "))], \"jobs\": 1}"
+            let result = try await Tool.run("curl", ["-s", "-i", "-X", "POST", "--data", body] + extra + [prefetch])
+            let lines = result.output.split(separator: "\r\n", omittingEmptySubsequences: false)
+            return (String(lines.first ?? ""), String(lines.last ?? ""))
+        }
+
+        let first = try await post(["a.mp4", "b.mp4", "c.mp4", "d.mp4"])
+        #expect(first.status.hasPrefix("HTTP/1.1 202") && first.body == "{\"items\":4}\n", "\(first)")
+        try await Task.sleep(for: .milliseconds(300))
+        let second = try await post(["e.mp4", "f.mp4"])
+        #expect(second.status.hasPrefix("HTTP/1.1 202"), "\(second)")
+        let requests = try await Self.settledRequests(setup.origin)
+        let asked = Set(requests.map(\.path))
+        #expect(!asked.contains("/c.mp4") && !asked.contains("/d.mp4"), "\(asked.sorted())")
+        #expect(asked.isSuperset(of: ["/e.mp4", "/f.mp4"]), "\(asked.sorted())")
+
+        let expected = try await Self.frames(origin + "/f.mp4", maps: ["0"])
+        _ = try await setup.origin.end(with: SIGKILL)
+        let played = try await Self.frames(setup.url("f.mp4"), maps: ["0"])
+        #expect(played.count > 100 && played == expected, "\(played.count) of \(expected.count) frames")
+
+        #expect(try await post(["a.mp4"], ["-H", "Origin: https://example.com"]).status.hasPrefix("HTTP/1.1 403"))
+        let notJSON = try await Tool.run(
+            "curl",
+            ["-s", "-o", "/dev/null", "-w", "%{http_code}", "-X", "POST", "--data", "a.mp4", prefetch]
+        )
+        #expect(notJSON.output == "400")
+        let get = try await Tool.run("curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", prefetch])
+        #expect(get.output == "405")
+    }
+
     // MARK: Helpers
+
+    /// The origin's requests once none has come for a second (at most 30 s).
+    static func settledRequests(_ origin: OriginProcess) async throws -> [OriginProcess.Stats.Request] {
+        var last = -1
+        for _ in 0..<30 {
+            let stats = try await origin.settledStats()
+            if stats.requests.count == last { return stats.requests }
+            last = stats.requests.count
+            try await Task.sleep(for: .seconds(1))
+        }
+        return try await origin.settledStats().requests
+    }
 
     /// What ffmpeg decodes of the first seconds of `source`, one line per frame of `maps`.
     static func frames(_ source: String, maps: [String]) async throws -> [String] {
