@@ -46,6 +46,22 @@ extension StreamCacheCommand {
         )
         var keyIgnoreQuery: [String] = []
 
+        @Option(
+            name: .long,
+            help: "The share of the budget bytes only a prefetch brought may take, e.g. 10% (default 10%).",
+            transform: Self.percent
+        )
+        var prefetchShare: Double?
+
+        /// `10%` (or `10`) as 0.1; 0% to 100%.
+        static func percent(_ text: String) throws -> Double {
+            let number = text.hasSuffix("%") ? String(text.dropLast()) : text
+            guard let value = Double(number.trimmingCharacters(in: .whitespaces)), (0...100).contains(value) else {
+                throw ValidationError("invalid --prefetch-share '\(text)': expected a percentage from 0% to 100%")
+            }
+            return value / 100
+        }
+
         enum Toggle: String, ExpressibleByArgument {
             case on, off
         }
@@ -65,6 +81,10 @@ extension StreamCacheCommand {
             }
             if let serveStaleAlways {
                 settings.serveStaleAlways = serveStaleAlways == .on ? true : nil
+                changed = true
+            }
+            if let prefetchShare {
+                settings.prefetchShare = prefetchShare
                 changed = true
             }
             if let maxSize { settings.maxSize = maxSize }
@@ -106,6 +126,10 @@ extension StreamCacheCommand {
             print("ignore-no-store \(settings.ignoreNoStore?.joined(separator: " ") ?? "none")")
             print("serve-stale-always \(settings.serveStaleAlways == true ? "on" : "off")")
             print("key-ignore-query \(settings.keyIgnoreQuery?.joined(separator: " ") ?? "none")")
+            let share = (settings.prefetchShare ?? CacheConfiguration().prefetchShare) * 100
+            print(
+                "prefetch-share \(share.formatted(.number.precision(.fractionLength(0...1))))%\(settings.prefetchShare == nil ? " (default)" : "")"
+            )
             print("cache-dir \(cache.directory.path)")
         }
     }

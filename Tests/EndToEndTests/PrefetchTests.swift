@@ -207,6 +207,57 @@ import Testing
         #expect(get.output == "405")
     }
 
+    /// With the budget full, bytes only a prefetch brought go before played ones, whatever their
+    /// age; a play makes prefetched bytes a player's; and prefetched bytes keep to their share.
+    @Test func prefetchedBytesNeverPlayedAreEvictedFirstAndKeepToTheirShare() async throws {
+        let workspace = Workspace()
+        defer { workspace.remove() }
+        let origin = try await OriginProcess(directory: workspace.originDirectory)
+        for name in ["a", "b", "c", "d", "e"] {
+            try await Self.ffmpeg(
+                ["-f", "lavfi", "-i", "sine=frequency=440:duration=60", "-c:a", "libmp3lame", "-b:a", "128k"]
+                    + [workspace.originDirectory + "/\(name).mp3"]
+            )
+        }
+        var cache = workspace.cacheDirectory
+        func run(_ arguments: [String]) async throws {
+            let result = try await CLI.run(arguments, cacheDir: cache)
+            #expect(result.status == 0, "\(arguments): \(result.stderr)")
+        }
+        // A player reads the first 100,000 bytes; a prefetch of 5 s takes 88,233.
+        func play(_ name: String) async throws {
+            try await run(["get", origin.url(name), "-r", "0-99999", "-o", workspace.output(name)])
+        }
+        // The budget holds two items, not three.
+        try await run(["config", "--max-size", "250K", "--prefetch-share", "100%"])
+        try await play("a.mp3")
+        try await run(["prefetch", origin.url("b.mp3")])
+        try await play("d.mp3")
+        var held = try await CLI.cachedBytes(cacheDir: cache)
+        // Least recently used, a would go: b, prefetched and never played, goes instead.
+        #expect(held["b.mp3"] == nil && held["a.mp3"] != nil && held["d.mp3"] != nil, "\(held)")
+
+        // In a new cache: c is played after its prefetch, so its bytes are a player's; a, the
+        // least recently used, goes.
+        cache += "-played"
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        try await run(["config", "--max-size", "250K", "--prefetch-share", "100%"])
+        try await play("a.mp3")
+        try await run(["prefetch", origin.url("c.mp3")])
+        try await play("c.mp3")
+        try await play("d.mp3")
+        held = try await CLI.cachedBytes(cacheDir: cache)
+        #expect(held["a.mp3"] == nil && held["c.mp3"] != nil && held["d.mp3"] != nil, "\(held)")
+
+        // A share of 5% of 2 MiB holds one prefetched item: of two, the later stays.
+        try await run(["config", "--max-size", "2M", "--prefetch-share", "5%"])
+        try await run(["prefetch", origin.url("b.mp3"), origin.url("e.mp3"), "--jobs", "1"])
+        held = try await CLI.cachedBytes(cacheDir: cache)
+        #expect(held["b.mp3"] == nil && held["e.mp3"] != nil && held["d.mp3"] != nil, "\(held)")
+        let invalid = try await CLI.run(["config", "--prefetch-share", "150%"], cacheDir: cache)
+        #expect(invalid.status == 64, "\(invalid.stderr)")
+    }
+
     // MARK: Helpers
 
     /// The origin's requests once none has come for a second (at most 30 s).

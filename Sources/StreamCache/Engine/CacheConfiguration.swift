@@ -17,6 +17,9 @@ public struct CacheConfiguration: Sendable {
     /// `must-revalidate` or `no-cache` (RFC 9111 §4.2.4 forbids it; a user may want the episode
     /// anyway).
     public var servesStaleAlways = false
+    /// The share of the budget resources holding bytes only a prefetch brought may take (0 to
+    /// 1): past it, the earliest prefetched go (``CacheEngine/evictPrefetched(beyond:)``).
+    public var prefetchShare = 0.1
     /// Store responses marked `Cache-Control: no-store` from these URLs all the same (the user
     /// knowingly overrides the origin, RFC 9111 §3); by default none.
     public var storesNoStore: @Sendable (URL) -> Bool = { _ in false }

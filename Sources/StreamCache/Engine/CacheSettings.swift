@@ -15,6 +15,8 @@ public struct CacheSettings: Codable, Sendable, Hashable {
     public var serveStaleAlways: Bool?
     /// Query parameters left out of cache keys, as written (``CacheKeyRules/parseRule(_:)``).
     public var keyIgnoreQuery: [String]?
+    /// The share of the budget bytes only a prefetch brought may take, 0 to 1 (`nil`: 10%).
+    public var prefetchShare: Double?
 
     public init(maxSize: Int64? = nil) {
         self.maxSize = maxSize
@@ -34,6 +36,7 @@ public struct CacheSettings: Codable, Sendable, Hashable {
         configuration.storesNoStore = { settings.storesNoStore($0) }
         configuration.servesStaleAlways = serveStaleAlways ?? false
         configuration.keyRules = keyRules
+        if let prefetchShare { configuration.prefetchShare = min(max(prefetchShare, 0), 1) }
     }
 
     /// The rules of ``keyIgnoreQuery`` (checked when the settings are loaded).

@@ -195,6 +195,9 @@ package final class CacheIndex: Sendable {
                     // Version 8: which values of the parameters a key rule leaves out the bytes
                     // came with, as a digest (``CacheKeyRules/ignoredValuesDigest(of:)``).
                     ("tokenDigest", "TEXT"),
+                    // When a prefetch cached the resource's bytes, none of them played since
+                    // (``CacheIndex/markPrefetched(key:at:)``); `NULL`: played, or never prefetched.
+                    ("prefetched", "REAL"),
                 ]
                 for (column, type) in added
                 where !columns.contains(column) {
@@ -471,7 +474,14 @@ package final class CacheIndex: Sendable {
     package func touch(_ times: [Int64: Double]) async throws {
         guard !times.isEmpty else { return }
         try await write { db in
-            let statement = try db.cachedStatement(sql: "UPDATE resource SET lastAccess = ? WHERE id = ?")
+            // An open after a prefetch's mark is a player's: its bytes are no longer prefetched only.
+            let statement = try db.cachedStatement(
+                sql: """
+                    UPDATE resource SET lastAccess = ?1,
+                        prefetched = CASE WHEN prefetched < ?1 THEN NULL ELSE prefetched END
+                    WHERE id = ?2
+                    """
+            )
             for (id, time) in times { try statement.execute(arguments: [time, id]) }
         }
     }
@@ -559,14 +569,54 @@ package final class CacheIndex: Sendable {
         }
     }
 
-    /// Resources that may be evicted, least recently used first.
+    /// Whether the resource of `key` holds bytes only a prefetch brought: it holds none, or
+    /// none played since a prefetch cached them (``markPrefetched(key:at:)``).
+    package func holdsPrefetchedOnly(key: String) async throws -> Bool {
+        try await read { db in
+            guard
+                let row = try Row.fetchOne(
+                    db,
+                    sql: "SELECT cachedBytes, prefetched FROM resource WHERE key = ?",
+                    arguments: [key]
+                )
+            else { return true }
+            return (row["cachedBytes"] as Int64? ?? 0) == 0 || (row["prefetched"] as Double?) != nil
+        }
+    }
+
+    /// Marks the resource of `key` as holding bytes only a prefetch brought, at `time` (seconds
+    /// since 1970): evicted before any played resource, and no longer so once an open after
+    /// `time` is recorded (``touch(_:)``).
+    package func markPrefetched(key: String, at time: Double) async throws {
+        try await write { db in
+            try db.execute(sql: "UPDATE resource SET prefetched = ? WHERE key = ?", arguments: [time, key])
+        }
+    }
+
+    /// The resources holding bytes only a prefetch brought, the earliest marked first, and the
+    /// bytes they hold.
+    package func prefetchedResources() async throws -> [ResourceRecord] {
+        try await read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT \(Self.resourceColumns) FROM resource
+                    WHERE prefetched IS NOT NULL AND pinned = 0 AND cachedBytes > 0
+                    ORDER BY prefetched ASC, id ASC
+                    """
+            ).map { Self.record($0) }
+        }
+    }
+
+    /// Resources that may be evicted: those holding bytes only a prefetch brought first, then
+    /// the least recently used.
     package func evictionCandidates() async throws -> [ResourceRecord] {
         try await read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT \(Self.resourceColumns) FROM resource WHERE pinned = 0 AND cachedBytes > 0
-                    ORDER BY lastAccess ASC, id ASC
+                    ORDER BY prefetched IS NULL, lastAccess ASC, id ASC
                     """
             ).map { Self.record($0) }
         }

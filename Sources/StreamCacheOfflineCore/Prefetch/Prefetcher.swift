@@ -48,12 +48,21 @@ package struct Prefetcher: Sendable {
         }
     }
 
-    /// Prefetches one item.
+    /// Prefetches one item, then marks what it cached as prefetched only (evicted first, within
+    /// its share of the budget; ``CacheEngine/evictPrefetched(beyond:)``).
     package func prefetch(_ url: URL) async -> PrefetchOutcome {
         var reads = Reads(engine: engine, headers: options.headers)
+        let outcome = await prefetch(url, reads: &reads)
+        for url in reads.prefetchedOnly { await engine.markPrefetched(url) }
+        let share = Double(engine.budget) * engine.configuration.prefetchShare
+        await engine.evictPrefetched(beyond: Int64(share))
+        return outcome
+    }
+
+    private func prefetch(_ url: URL, reads: inout Reads) async -> PrefetchOutcome {
         var kind = "unknown"
         do {
-            let resource = try await engine.open(url, originHeaders: options.headers)
+            let resource = try await reads.open(url)
             let head = try await reads.bytes(resource, from: 0, length: Self.firstBytes)
             let info = try await resource.info()
             if let manifest = ManifestKind.of(url: url, contentType: info.contentType, firstBytes: head) {
@@ -119,7 +128,7 @@ package struct Prefetcher: Sendable {
         var read: Set<PackageItem> = []
         for item in needed.sorted(by: { $0.start < $1.start }) where read.insert(item).inserted {
             guard let itemURL = URL(string: item.url) else { continue }
-            let resource = try await engine.open(itemURL, originHeaders: options.headers)
+            let resource = try await reads.open(itemURL)
             let offset = item.offset ?? 0
             guard item.kind == .segment, item.duration > 0, item.start + item.duration > limit else {
                 let bytes = try await reads.drain(resource, from: offset, length: item.length)
@@ -227,10 +236,19 @@ private struct Reads {
     let headers: OriginHeaders
     private(set) var count = 0
     private(set) var bytes: Int64 = 0
+    /// The resources opened that held no bytes but a prefetch's before.
+    private(set) var prefetchedOnly: [URL] = []
 
     init(engine: CacheEngine, headers: OriginHeaders) {
         self.engine = engine
         self.headers = headers
+    }
+
+    /// Opens `url`, noting whether what it holds came only from prefetches (a player's bytes
+    /// stay a player's).
+    mutating func open(_ url: URL) async throws -> CachedResource {
+        if await engine.holdsPrefetchedOnly(url) { prefetchedOnly.append(url) }
+        return try await engine.open(url, originHeaders: headers)
     }
 
     /// Bytes `[offset, offset + length)` of `resource`, through the cache (fewer at its end).
