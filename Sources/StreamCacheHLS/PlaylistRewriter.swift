@@ -46,9 +46,11 @@ package enum PlaylistRewriter: ManifestFormat {
         } catch  where error.isMissingHeader {
             return ManifestReading(mayChange: false, rewritten: nil)
         }
+        // A multivariant playlist lists what a stream offers, not where a live one is: its HTTP
+        // freshness says how long it holds.
         let mayChange =
             switch playlist {
-            case .multivariant: true
+            case .multivariant: false
             case .media(let media): !media.endList
             }
         let rewritten = playlist.mappingURIs { pathPrefix + proxyPath(for: $0, relativeTo: url) }.text

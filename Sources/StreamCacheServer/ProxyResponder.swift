@@ -153,11 +153,18 @@ struct ProxyResponder: Sendable {
             // A shared cache reuses nothing stored for a request with credentials unchecked (RFC
             // 9111 §3.5): the origin is asked first.
             let credentials = engine.configuration.isShared && request.headerFields[.authorization] != nil
+            var revalidating = credentials
+            if !revalidating, first == 0, last == nil, ManifestFormats.pathNames(target.url) {
+                // A copy that is whole and fresh is read as it is: a final document (a VOD or
+                // multivariant playlist, a static MPD) then costs the origin nothing, and one
+                // that may change is checked once it is read (``serveManifest``).
+                revalidating = await !resource.isCompleteAndFresh()
+            }
             read = try await StartedRead(
                 resource,
                 offset: first,
                 length: last.map { $0 - first + 1 },
-                revalidating: credentials || (first == 0 && last == nil && ManifestFormats.pathNames(target.url))
+                revalidating: revalidating
             )
         }
         var info: ContentInfo
@@ -294,10 +301,10 @@ struct ProxyResponder: Sendable {
         }
         var reading = changed ? nil : try await parse(original)
         if changed || (exchange.cacheBytes > 0 && !read.revalidated && reading?.mayChange == true) {
-            // A live document (or an HLS multivariant playlist) answered from the cache may be
-            // stale: the origin is asked with a conditional request (a 304 costs no body), a new
-            // version is fetched and cached, and the cached one stands in when the origin cannot
-            // be reached. Only a document that changed is parsed again.
+            // A live document answered from the cache may be stale: the origin is asked with a
+            // conditional request (a 304 costs no body), a new version is fetched and cached,
+            // and the cached one stands in when the origin cannot be reached. Only a document
+            // that changed is parsed again.
             let checked = try await Self.revalidated(resource, bound: tooLarge, of: format, exchange: &exchange)
             if reading == nil || checked != original {
                 original = checked

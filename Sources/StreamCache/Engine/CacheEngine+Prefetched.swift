@@ -16,22 +16,35 @@ extension CacheEngine {
     }
 
     /// Evicts resources holding bytes only a prefetch brought, the earliest prefetched first,
-    /// until they hold at most `limit` bytes; resources in use stay.
+    /// until they hold at most `limit` bytes. A resource a reader holds stays; one whose session
+    /// is still finishing (making its last bytes durable) is waited for, at most 2 s.
     package func evictPrefetched(beyond limit: Int64) async {
         // Opens not yet recorded may have played some of them.
         await writeAccessTimes()
-        guard let records = try? await index.prefetchedResources() else { return }
-        var total = records.reduce(Int64(0)) { $0 + $1.cachedBytes }
-        guard total > limit else { return }
-        // Sessions lingering unused (the prefetch's own, just read) hold their files: close them
-        // so they can go too.
-        for key in sessions.unleasedKeys {
-            sessions.stopLingering(key)
-            _ = await closeIfIdle(key)
-        }
-        let inUse = await resourcesInUse()
-        for record in records where total > limit && !inUse.contains(record.id) {
-            if (try? await remove(record, keeping: 0)) == true { total -= record.cachedBytes }
+        var pause = Duration.milliseconds(25)
+        let deadline = ContinuousClock.now.advanced(by: .seconds(2))
+        while true {
+            guard let records = try? await index.prefetchedResources() else { return }
+            var total = records.reduce(Int64(0)) { $0 + $1.cachedBytes }
+            guard total > limit else { return }
+            // Sessions lingering unused (the prefetch's own, just read) hold their files: close
+            // them so they can go too.
+            for key in sessions.unleasedKeys {
+                sessions.stopLingering(key)
+                _ = await closeIfIdle(key)
+            }
+            let inUse = await resourcesInUse()
+            var waiting = false
+            for record in records where total > limit {
+                if inUse.contains(record.id) {
+                    waiting = true
+                } else if (try? await remove(record, keeping: 0)) == true {
+                    total -= record.cachedBytes
+                }
+            }
+            guard total > limit, waiting, ContinuousClock.now < deadline else { return }
+            try? await Task.sleep(for: pause)
+            pause = min(pause * 2, .milliseconds(200))
         }
     }
 }

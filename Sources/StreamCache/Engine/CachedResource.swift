@@ -58,6 +58,12 @@ public struct CachedResource: Sendable {
         await lease.session.isComplete
     }
 
+    /// Whether every byte of the resource is in the cache and fresh: a read asks the origin
+    /// nothing (RFC 9111 §4.2).
+    public func isCompleteAndFresh() async -> Bool {
+        await lease.session.isCompleteAndFresh
+    }
+
     /// Reads bytes `[offset, offset + length)` (`length == nil`: to the end), in order, as they
     /// become available.
     ///

@@ -213,6 +213,9 @@ actor ResourceSession {
     /// Whether every byte of the current version is in the cache file.
     var isComplete: Bool { machine.info.isComplete(with: machine.written) }
 
+    /// Whether every byte of the current version is cached and fresh (RFC 9111 §4.2).
+    var isCompleteAndFresh: Bool { machine.isCompleteAndFresh(now: .now) }
+
     /// Whether nothing is going on in the session.
     var isIdle: Bool { machine.isIdle }
 

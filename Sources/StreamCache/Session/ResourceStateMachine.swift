@@ -546,6 +546,12 @@ extension ResourceStateMachine {
         }.map(\.id).min()
     }
 
+    /// Whether every byte of the current version is cached and may be reused as it is, without
+    /// asking the origin (RFC 9111 §4.2).
+    func isCompleteAndFresh(now: Instant) -> Bool {
+        info.isComplete(with: written) && !needsValidation(now: now) && !isServingStale
+    }
+
     /// Whether the cached version must be checked with the origin before a reader gets its bytes:
     /// it is stale, or marked `no-cache` (RFC 9111 §4.2, §5.2.2.4).
     private func needsValidation(now: Instant) -> Bool {

@@ -119,7 +119,7 @@ package struct Prefetcher: Sendable {
             throw OfflineError(.live, "\(Credentials.redacted(url.absoluteString)) is live: it has no first seconds")
         }
         let limit = options.seconds + Self.margin
-        let needed = manifest.items.filter { $0.start < options.seconds }
+        let needed = manifest.items.filter { $0.start < limit }
         guard needed.contains(where: { $0.kind == .segment }) else {
             throw OfflineError(.manifest, "\(Credentials.redacted(url.absoluteString)) lists no segment")
         }
