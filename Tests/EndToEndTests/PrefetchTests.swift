@@ -1,4 +1,5 @@
 import Foundation
+import StreamCacheResourceLoaderTesting
 import Testing
 
 /// `streamcache prefetch` beside a running `serve` on the same cache directory: once it has
@@ -227,6 +228,44 @@ import Testing
             let asked = try await setup.origin.settledStats().requests.dropFirst(before).map(\.path)
             let starts = asked.filter { $0.hasSuffix(".m3u8") || $0.hasSuffix(".mpd") || $0.contains("init") }
             #expect(played.count > 100 && starts.isEmpty, "\(item): \(played.count) frames, asked \(asked)")
+        }
+    }
+
+    /// AVPlayer's start through `serve` (``HLSPlayerSimulator``: the multivariant playlist, the
+    /// first variant's playlist and its audio rendition's, their init sections, then whole
+    /// segments) of a stream of three variants whose files are fresh: after a prefetch of the
+    /// seconds its first segments hold, it asks the origin nothing, and every byte is the
+    /// origin's. (A player that reads whole segments needs the seconds prefetched to end on a
+    /// segment's end: the part of a segment past them is the origin's to send.)
+    @Test func anHLSPlayersStartThroughServeAsksTheOriginNothing() async throws {
+        let setup = try await ProxySetup()
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        let items = try await Self.makeItems(in: origin)
+        let yearAgo = Date(timeIntervalSinceNow: -365 * 86_400)
+        for path in try FileManager.default.subpathsOfDirectory(atPath: origin) {
+            try FileManager.default.setAttributes([.modificationDate: yearAgo], ofItemAtPath: origin + "/" + path)
+        }
+        let master = try #require(items.first { $0.path.hasSuffix("master.m3u8") }).path
+        // Two segments of 4 s.
+        let prefetched = try await CLI.run(
+            ["prefetch", setup.origin.url(master), "--seconds", "8"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(prefetched.status == 0, "\(prefetched.stderr)")
+        let before = try await setup.origin.settledStats().requests.count
+        let fetches = try await HLSPlayerSimulator().play(
+            try #require(URL(string: setup.url(master))),
+            variant: 0,
+            segments: 0..<2
+        )
+        let asked = try await setup.origin.settledStats().requests.dropFirst(before).map(\.path)
+        #expect(asked.isEmpty, "\(asked)")
+        #expect(fetches.count == 9, "\(fetches.map(\.url.lastPathComponent))")
+        for fetch in fetches where fetch.url.pathExtension == "m4s" {
+            let name = fetch.url.path.split(separator: "/").suffix(2).joined(separator: "/")
+            let served = [UInt8](try Data(contentsOf: URL(fileURLWithPath: origin + "/" + name)))
+            #expect(fetch.bytes == served, "\(name)")
         }
     }
 
