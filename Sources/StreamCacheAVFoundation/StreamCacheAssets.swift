@@ -25,6 +25,8 @@ public final class StreamCacheAssets: @unchecked Sendable {
     /// The loopback server HLS and offline packages play through, started when first needed.
     public let server: InAppServer
     private let router: PlaybackRouter
+    /// The library whose formats read manifests for a prefetch.
+    private let library: OfflineLibrary
 
     /// - Parameters:
     ///   - engine: the app's engine.
@@ -35,6 +37,7 @@ public final class StreamCacheAssets: @unchecked Sendable {
         self.delegate = StreamCacheResourceLoaderDelegate(engine: engine)
         self.server = InAppServer(engine: engine, offlineLibrary: offlineLibrary)
         self.router = PlaybackRouter(server: server)
+        self.library = offlineLibrary ?? OfflineLibrary(cache: engine.directory)
     }
 
     /// How `url` will play (starts the in-app server if it is HLS).
@@ -81,6 +84,17 @@ public final class StreamCacheAssets: @unchecked Sendable {
     /// Fetches the first `bytes` of `url` into the cache, so the next episode starts at once.
     public func preload(_ url: URL, bytes: Int64 = 2 << 20) async throws {
         for try await _ in try await engine.read(url, offset: 0, length: bytes) {}
+    }
+
+    /// Caches what AVPlayer needs to start each of `urls` at once, their first `seconds`: an
+    /// HLS stream's playlists, keys, init sections and first segments; a progressive file's
+    /// movie box and first samples, or first MP3 frames (``CacheEngine/prefetch(_:options:library:finished:)``).
+    /// Items are fetched in order; cancelling the calling task stops the rest.
+    @discardableResult
+    public func prefetch(_ urls: [URL], seconds: Double = 5) async -> [PrefetchOutcome] {
+        var options = PrefetchOptions()
+        options.seconds = seconds
+        return await engine.prefetch(urls, options: options, library: library)
     }
 }
 #endif
