@@ -10,7 +10,8 @@
 # --latency LATENCY_MS`, last modified a year ago (fresh by the heuristic a cache applies, as a
 # CDN's files are by their fields). For each state, each item's first frame is timed as ffmpeg
 # decodes it through `serve`, less what ffmpeg takes for the same item from the origin's folder
-# (its own start-up), and the origin's requests and body bytes in that state are counted. Prints
+# (its own start-up): once cold, the median of five plays prefetched and cached (those plays ask
+# the origin nothing). The origin's requests and body bytes in each state are counted. Prints
 # the median first frame per state and kind (at least 1 ms: below that, runs of ffmpeg differ more
 # than the items do), and the ratios: prefetched against fully cached
 # (goal: within 1.2x) and cold against prefetched (goal: at least 5x). The HLS items have one
@@ -80,12 +81,15 @@ first_frame() {
     awk -v a="$served" -v b="$local_" 'BEGIN { d = a - b; printf "%.3f\n", d < 0.001 ? 0.001 : d }'
 }
 
-# state_run NAME PORT : times every item's first frame; appends "state kind seconds" lines.
+# state_run NAME PORT REPEATS : times every item's first frame, the median of REPEATS plays (a
+# cold item plays cold once); appends "state kind seconds" lines.
 state_run() {
-    local before_bytes before_requests after_bytes after_requests
+    local before_bytes before_requests after_bytes after_requests times
     read -r before_bytes before_requests < <(origin_stats "$origin")
     for name in "${names[@]}"; do
-        echo "$1 $(kind_of "$name") $(first_frame "$2" "$name")" >> "$work/frames"
+        times=()
+        for _ in $(seq "$3"); do times+=("$(first_frame "$2" "$name")"); done
+        echo "$1 $(kind_of "$name") $(median_of "${times[@]}")" >> "$work/frames"
     done
     read -r after_bytes after_requests < <(origin_stats "$origin")
     echo "$1 $((after_requests - before_requests)) $((after_bytes - before_bytes))" >> "$work/origin-use"
@@ -95,7 +99,7 @@ state_run() {
 : > "$work/origin-use"
 echo "cold ..." >&2
 cold=$(start_listener serve-cold "$bin" serve --port 0 --cache-dir "$work/cache-cold")
-state_run cold "$cold"
+state_run cold "$cold" 1
 
 echo "prefetched ..." >&2
 warm=$(start_listener serve-warm "$bin" serve --port 0 --cache-dir "$work/cache-warm")
@@ -105,7 +109,7 @@ STREAMCACHE_DIR="$work/cache-warm" STREAMCACHE_LIBRARY="$work/library" "$bin" pr
     "${names[@]/#/http://127.0.0.1:$origin/}" > /dev/null
 prefetch_seconds=$(awk -v a="$started" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 read -r b1 r1 < <(origin_stats "$origin")
-state_run prefetched "$warm"
+state_run prefetched "$warm" 5
 
 echo "fully cached ..." >&2
 full=$(start_listener serve-full "$bin" serve --port 0 --cache-dir "$work/cache-full")
@@ -113,7 +117,7 @@ for name in "${names[@]}"; do
     ffmpeg -nostdin -hide_banner -loglevel error -i "http://127.0.0.1:$full/http://127.0.0.1:$origin/$name" \
         -map 0 -c copy -f null - || true
 done
-state_run cached "$full"
+state_run cached "$full" 5
 
 echo "prefetch benchmark: $(nproc) cores, $(date -u +%Y-%m-%d); origin 4 MiB/s a connection, ${latency} ms a response"
 echo "items: $items each of fMP4 HLS (one variant, audio rendition), MP4 (moov at the end), MP3; 60 s each"
