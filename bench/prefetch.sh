@@ -133,8 +133,13 @@ for state in cold prefetched cached; do
 done
 for kind in hls mp4 mp3; do
     median() { median_of $(awk -v s="$1" -v k="$kind" '$1 == s && $2 == k { print $3 }' "$work/frames"); }
-    echo "$kind: prefetched takes $(ratio "$(median cached)" "$(median prefetched)")x the fully cached time" \
-        "(goal <= 1.2x), cold $(ratio "$(median prefetched)" "$(median cold)")x the prefetched (goal >= 5x)"
+    # Below 20 ms, first frames are within the spread of ffmpeg's own runs: a ratio of two such
+    # figures says nothing, their difference does.
+    against_cached=$(awk -v p="$(median prefetched)" -v c="$(median cached)" 'BEGIN {
+        if (p < 0.02 && c < 0.02) printf "both under 20 ms, %.0f ms apart", (p > c ? p - c : c - p) * 1000
+        else printf "%.2fx the fully cached time", p / c }')
+    echo "$kind: prefetched $against_cached (goal <= 1.2x)," \
+        "cold $(ratio "$(median prefetched)" "$(median cold)")x the prefetched (goal >= 5x)"
 done
 
 # A stream's throughput alone, then beside 100 prefetches through the same server.
