@@ -136,7 +136,7 @@ for kind in hls mp4 mp3; do
     # Below 20 ms, first frames are within the spread of ffmpeg's own runs: a ratio of two such
     # figures says nothing, their difference does.
     against_cached=$(awk -v p="$(median prefetched)" -v c="$(median cached)" 'BEGIN {
-        if (p < 0.02 && c < 0.02) printf "both under 20 ms, %.0f ms apart", (p > c ? p - c : c - p) * 1000
+        if (p < 0.02 && c < 0.02) printf "and fully cached both under 20 ms, %.0f ms apart", (p > c ? p - c : c - p) * 1000
         else printf "%.2fx the fully cached time", p / c }')
     echo "$kind: prefetched $against_cached (goal <= 1.2x)," \
         "cold $(ratio "$(median prefetched)" "$(median cold)")x the prefetched (goal >= 5x)"
