@@ -101,8 +101,20 @@ package struct ItemFetcher: Sendable {
             await learnedEnd(end)
         }
         await learnEnd()
+        var checked = !revalidates
         for try await chunk in reading {
             await learnEnd()
+            if !checked {
+                checked = true
+                // A file that must be the origin's current one (a recycled live name) is not the
+                // cached copy a player would get with the origin unreachable: try it again.
+                if await resource.isServedStale() {
+                    throw StreamCacheError(
+                        .originUnreachable,
+                        "\(Credentials.redacted(url.absoluteString)) could not be checked with the origin"
+                    )
+                }
+            }
             var bytes = chunk[...]
             while !bytes.isEmpty {
                 bytes = try writer.write(bytes)
