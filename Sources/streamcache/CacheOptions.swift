@@ -98,7 +98,7 @@ enum ByteCount {
         return Int64(value * factor)
     }
 
-    /// `12.3 MiB`.
+    /// Bytes as messages show them (``ByteSize/text(_:)``).
     static func format(_ bytes: Int64) -> String { ByteSize.text(bytes) }
 }
 

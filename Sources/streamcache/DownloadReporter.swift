@@ -157,13 +157,7 @@ struct DownloadReporter: Sendable {
     }
 
     private func emit(_ object: [String: Any]) {
-        guard
-            let data = try? JSONSerialization.data(
-                withJSONObject: object,
-                options: [.sortedKeys, .withoutEscapingSlashes]
-            )
-        else { return }
-        StandardOutput.write(data + Data("\n".utf8))
+        StandardOutput.writeJSONLine(object)
     }
 
     static func object(_ selection: DownloadSelection) -> [String: Any] {

@@ -71,7 +71,8 @@ enum FormatList {
         return rows
     }
 
-    /// `~12.3 MiB` for `bandwidth` bits per second over `seconds`; `-` unknown.
+    /// `~SIZE` (``ByteCount/format(_:)``) for `bandwidth` bits per second over `seconds`; `-`
+    /// unknown.
     static func size(bandwidth: Int64, seconds: Double?) -> String {
         guard let seconds, seconds > 0, bandwidth > 0 else { return "-" }
         let bytes = Double(bandwidth) * seconds / 8

@@ -101,7 +101,7 @@ extension StreamCacheCommand {
             String(repeating: " ", count: max(0, width - text.count)) + text
         }
 
-        /// `[####....]  50.0%  9.5 MiB of 19.1 MiB  audio/mpeg  last used …`.
+        /// `[####....]  PERCENT%  CACHED of LENGTH  TYPE  last used …`.
         static func line(_ record: ResourceRecord, _ ranges: ByteRangeSet) -> String {
             let length = record.info.length
             let percent = length.map { $0 > 0 ? Double(ranges.count) * 100 / Double($0) : 100 } ?? 0
@@ -133,7 +133,7 @@ struct ListingTotals: Encodable {
         self.maxSize = maxSize
     }
 
-    /// `3 resources (1 complete, 1 pinned), 12.5 MiB cached of a 2.0 GiB budget in DIR`.
+    /// `N resources (C complete, P pinned), SIZE cached of a BUDGET budget in DIR`.
     var summary: String {
         "\(resources) resource(s) (\(complete) complete, \(pinned) pinned), \(ByteCount.format(cachedBytes)) cached "
             + "of a \(ByteCount.format(maxSize)) budget in \(directory)"

@@ -84,13 +84,7 @@ extension StreamCacheCommand {
                     "url": url, "kind": outcome.kind, "reads": outcome.reads, "bytes": outcome.bytes,
                 ]
                 if let failure = outcome.failure { object["error"] = failure }
-                guard
-                    let data = try? JSONSerialization.data(
-                        withJSONObject: object,
-                        options: [.sortedKeys, .withoutEscapingSlashes]
-                    )
-                else { return }
-                StandardOutput.write(data + Data("\n".utf8))
+                StandardOutput.writeJSONLine(object)
             } else if let failure = outcome.failure {
                 Terminal.printError("streamcache: prefetch \(url): \(failure)")
             } else {

@@ -33,7 +33,8 @@ struct Progress {
         }
     }
 
-    /// `export  12.3 MiB of 40.0 MiB  31%  5.2 MiB/s  6 s left`.
+    /// `LABEL  DONE of TOTAL  PERCENT%  RATE/s  SECONDS s left`, each size in the units of
+    /// ``ByteCount/format(_:)``.
     static func line(label: String, done: Int64, total: Int64?, seconds: Double) -> String {
         var parts = [label, ByteCount.format(done) + (total.map { " of " + ByteCount.format($0) } ?? "")]
         if let total, total > 0 { parts.append(String(format: "%.0f%%", Double(done) * 100 / Double(total))) }

@@ -37,4 +37,15 @@ enum StandardOutput {
     static func write(_ data: Data) { StandardStream.output.write(data) }
 
     static func writeLine(_ text: String) { StandardStream.output.writeLine(text) }
+
+    /// `object` as one line of JSON, keys sorted (nothing if it cannot be JSON).
+    static func writeJSONLine(_ object: [String: Any]) {
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object,
+                options: [.sortedKeys, .withoutEscapingSlashes]
+            )
+        else { return }
+        write(data + Data("\n".utf8))
+    }
 }

@@ -1,6 +1,7 @@
 import Foundation
 
-/// Sizes as messages show them: `512 B`, `12.3 MiB` (powers of 1024).
+/// Sizes as messages show them: bytes below a KiB, else KiB, MiB, GiB or TiB with one decimal
+/// (powers of 1024).
 package enum ByteSize {
     package static func text(_ bytes: Int64) -> String {
         let units = ["B", "KiB", "MiB", "GiB", "TiB"]
