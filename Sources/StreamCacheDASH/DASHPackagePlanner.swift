@@ -30,9 +30,12 @@ struct DASHPackagePlanner: PackagePlanner {
         let all = try Self.representations(of: document, url: url)
         let chosen = try Self.choose(from: all, criteria: criteria, url: url)
         let selectionIDs = chosen.map(Self.selectionID)
-        let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: selectionIDs)
+        let id = AssetID.make(
+            key: engine.configuration.cacheKey(url),
+            playlists: selectionIDs + options.sections.identity
+        )
         if let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) { return manifest }
-        return try Self.plan(try await indexed(chosen, url: url), id: id, url: url)
+        return try Self.plan(try await indexed(chosen, url: url), id: id, url: url, sections: options.sections)
     }
 
     /// The representations of the static MPD `document` (fetched from `url`): a package of
@@ -248,7 +251,12 @@ struct DASHPackagePlanner: PackagePlanner {
             chosen += added.filter { new in !chosen.contains { Self.selectionID($0) == Self.selectionID(new) } }
         }
         chosen = try Self.protectionChecked(chosen, url: url)
-        return try Self.plan(try await indexed(chosen, url: url), id: id, url: url)
+        return try Self.plan(
+            try await indexed(chosen, url: url),
+            id: id,
+            url: url,
+            sections: old.sections ?? TimeSections()
+        )
     }
 
     /// The video representation `criteria` choose and the audio and text ones of the languages
@@ -445,10 +453,19 @@ struct DASHPackagePlanner: PackagePlanner {
     /// The manifest of the package of `chosen`: each representation's initialization and media
     /// segments as files of its folder (`video/init.mp4`, `video/00001.m4s`, …; `p2-video/…` in
     /// the second of several periods) and the MPD.
+    ///
+    /// With `sections`, only the media segments that play in them are planned (with their
+    /// initialization segments), each file named for its start in milliseconds from the first
+    /// one kept (`video/0.m4s`, `video/4000.m4s`), which the MPD's timeline places there; a
+    /// representation that is one whole file is kept whole.
+    ///
+    /// - Throws: ``OfflineError`` `manifest` for a segment URL that is not http(s); `section`
+    ///   for a section that starts past the presentation's end.
     static func plan(
         _ planned: [(DASHRepresentation, SegmentIndex)],
         id: String,
-        url: URL
+        url: URL,
+        sections: TimeSections = TimeSections()
     ) throws(OfflineError) -> AssetManifest {
         let chosen = planned.map(\.0)
         let severalPeriods = Set(chosen.map(\.period)).count > 1
@@ -456,7 +473,30 @@ struct DASHPackagePlanner: PackagePlanner {
         var items: [PackageItem] = []
         var representations: [LocalMPD.Entry] = []
         var folders = PackageFolderNames()
-        for (index, (representation, segments)) in planned.enumerated() {
+        var heads: [TimelineHead] = []
+        if !sections.isWhole {
+            guard !severalPeriods else {
+                throw OfflineError(
+                    .section,
+                    "\(url.absoluteString.prefix(200)) has several periods, and sections are cut from one timeline: download it whole"
+                )
+            }
+            let end = planned.map { $0.1.media.reduce(0) { $0 + $1.duration } }.max() ?? 0
+            try sections.checkWithin(end, of: url.absoluteString)
+        }
+        // Where the kept segments begin: the sectioned package's timeline starts there.
+        let firstKept: [Double] = planned.compactMap { _, segments in
+            var time = 0.0
+            for segment in segments.media {
+                if sections.keep(time, duration: segment.duration) { return time }
+                time += segment.duration
+            }
+            return nil
+        }
+        let origin = sections.isWhole ? 0 : firstKept.min() ?? 0
+        for (representation, segments) in planned {
+            // Its items' rendition: representations with nothing in the sections are left out.
+            let index = renditions.count
             let kind = PackageRendition.Kind(representation)
             let folder = folders.claim(
                 (severalPeriods ? "p\(representation.period + 1)-" : "") + kind.rawValue,
@@ -473,14 +513,54 @@ struct DASHPackagePlanner: PackagePlanner {
             // Items are placed on the presentation's timeline, so that they come period by period.
             let periodStart = severalPeriods ? representation.periodStart : 0
             var time = 0.0
-            if let initialization = segments.initialization {
-                items.append(item(.initialization, folder + "/init.mp4", initialization, index, periodStart))
+            var durations: [Double] = []
+            var times: [Int64] = []
+            var initialized = false
+            func initialize() {
+                guard !initialized, let initialization = segments.initialization else { return }
+                initialized = true
+                items.append(item(.initialization, folder + "/init.mp4", initialization, index, periodStart + time))
             }
             let wholeFile = representation.addressing == nil ? wholeFileName(representation) : nil
             for (position, segment) in segments.media.enumerated() {
-                let path = wholeFile.map { folder + "/" + $0 } ?? folder + String(format: "/%05d.m4s", position + 1)
+                defer { time += segment.duration }
+                let start = time
+                guard wholeFile != nil || sections.keep(start, duration: segment.duration) else {
+                    if position == 0 {
+                        // Where the timeline begins, which the sections count from (``TimelineHead``).
+                        initialize()
+                        items.append(item(.segment, folder + "/head.m4s", segment, index, 0))
+                        heads.append(
+                            TimelineHead(
+                                initialization: initialized ? folder + "/init.mp4" : nil,
+                                segment: folder + "/head.m4s"
+                            )
+                        )
+                    }
+                    continue
+                }
+                let path: String
+                if let wholeFile {
+                    path = folder + "/" + wholeFile
+                } else if sections.isWhole {
+                    path = folder + String(format: "/%05d.m4s", position + 1)
+                } else {
+                    let milliseconds = Int64(((start - origin) * 1000).rounded())
+                    times.append(milliseconds)
+                    path = folder + "/\(milliseconds).m4s"
+                }
+                initialize()
+                if position == 0, !sections.isWhole {
+                    heads.append(TimelineHead(initialization: initialized ? folder + "/init.mp4" : nil, segment: path))
+                }
+                durations.append(segment.duration)
                 items.append(item(.segment, path, segment, index, periodStart + time))
-                time += segment.duration
+            }
+            if durations.isEmpty {
+                // Nothing of it plays in the sections: it is left out, its first segment too.
+                items.removeAll { $0.rendition == index }
+                heads.removeAll { $0.segment.hasPrefix(folder + "/") }
+                continue
             }
             renditions.append(
                 PackageRendition(
@@ -489,18 +569,19 @@ struct DASHPackagePlanner: PackagePlanner {
                     language: kind == .video ? nil : representation.language,
                     url: url.absoluteString + "#" + representation.id
                         + (representation.period == 0 ? "" : "@p\(representation.period + 1)"),
-                    duration: time
+                    duration: durations.reduce(0, +)
                 )
             )
-            representations.append(
-                LocalMPD.Entry(
-                    representation: representation,
-                    folder: folder,
-                    durations: segments.media.map(\.duration),
-                    hasInitialization: segments.initialization != nil,
-                    wholeFile: wholeFile
-                )
+            var entry = LocalMPD.Entry(
+                representation: representation,
+                folder: folder,
+                durations: durations,
+                hasInitialization: segments.initialization != nil,
+                wholeFile: wholeFile
             )
+            // One timeline from the first segment kept.
+            if !sections.isWhole, wholeFile == nil { entry.times = times }
+            representations.append(entry)
         }
         items.sort { ($0.start, $0.kind.rank, $0.rendition) < ($1.start, $1.kind.rank, $1.rendition) }
         let video = chosen.first { $0.contentType == "video" }
@@ -528,6 +609,8 @@ struct DASHPackagePlanner: PackagePlanner {
         manifest.playlists = [entryPoint: LocalMPD.text(representations)]
         manifest.sourcePlaylists = [url.absoluteString]
         manifest.selectionIDs = chosen.map(selectionID)
+        manifest.sections = sections.isWhole ? nil : sections
+        manifest.timelineHeads = sections.isWhole ? nil : heads
         return manifest
     }
 

@@ -19,6 +19,8 @@ struct HLSPackagePlan: Sendable {
     var items: [PackageItem] = []
     /// Playlist text by path relative to the package folder.
     var playlists: [String: String] = [:]
+    /// Each rendition's first segment, for a package of sections.
+    var timelineHeads: [TimelineHead] = []
     /// The playlist a player opens, relative to the package folder: always `master.m3u8`, the
     /// one entry point of every HLS package.
     var entryPoint = Self.entryPoint
@@ -42,15 +44,27 @@ struct HLSPackagePlan: Sendable {
     /// With `recording`, the playlists may be live: the package gets its renditions, folders and
     /// empty `EVENT` playlists, and no files (a ``HLSLiveRecorder`` adds them as it records).
     ///
+    /// With `sections`, only the segments that play in them are planned, with the keys and init
+    /// sections they need; each playlist lists those, with a discontinuity where the timeline
+    /// skips.
+    ///
     /// - Throws: ``OfflineError`` `live` for a playlist without `EXT-X-ENDLIST` unless
-    ///   `recording`, `drm` for SAMPLE-AES or a key format other than `identity`.
+    ///   `recording`, `drm` for SAMPLE-AES or a key format other than `identity`, `section` for
+    ///   sections of a live stream or past a playlist's end.
     init(
         multivariant: MultivariantPlaylist?,
         selection: MediaSelection?,
         media: [Media],
         keepingEncryption: Bool = false,
-        recording: Bool = false
+        recording: Bool = false,
+        sections: TimeSections = TimeSections()
     ) throws(OfflineError) {
+        if recording, !sections.isWhole {
+            throw OfflineError(
+                .section,
+                "a live stream has no timeline to cut yet: record it (--duration, --until), then take sections of the recording with export --section"
+            )
+        }
         if let keys = multivariant?.sessionKeys { try Self.checkKeys(keys, url: nil) }
         isRecording = recording
         var folders = PackageFolderNames()
@@ -63,6 +77,7 @@ struct HLSPackagePlan: Sendable {
                 )
             }
             try Self.checkKeys(entry.playlist.segments.flatMap(\.keys), url: entry.url)
+            if !recording { try sections.checkWithin(entry.playlist.totalDuration, of: entry.url.absoluteString) }
             let folder = Self.folderName(entry, taken: &folders)
             if let rendition = entry.rendition { folderOf[rendition] = folder }
             renditions.append(
@@ -71,7 +86,7 @@ struct HLSPackagePlan: Sendable {
                     folder: folder,
                     language: entry.rendition?.languageOrName,
                     url: entry.url.absoluteString,
-                    duration: recording ? 0 : entry.playlist.totalDuration
+                    duration: 0
                 )
             )
             if recording {
@@ -79,12 +94,15 @@ struct HLSPackagePlan: Sendable {
                 playlists[folder + "/index.m3u8"] = RecordedPlaylist(origin: entry.playlist).text(ended: false)
                 continue
             }
-            let (rewritten, items) = try Self.plan(
+            let (rewritten, items, head) = try Self.plan(
                 entry,
                 index: index,
                 folder: folder,
-                decrypting: !keepingEncryption
+                decrypting: !keepingEncryption,
+                sections: sections
             )
+            renditions[renditions.count - 1].duration = rewritten.totalDuration
+            if let head { timelineHeads.append(head) }
             self.items += items
             playlists[folder + "/index.m3u8"] = Playlist.media(rewritten).text
         }
@@ -151,9 +169,14 @@ struct HLSPackagePlan: Sendable {
         _ media: Media,
         index: Int,
         folder: String,
-        decrypting: Bool
-    ) throws(OfflineError) -> (MediaPlaylist, [PackageItem]) {
+        decrypting: Bool,
+        sections: TimeSections
+    ) throws(OfflineError) -> (MediaPlaylist, [PackageItem], TimelineHead?) {
         var playlist = media.playlist
+        var head: TimelineHead?
+        let firstSequence = playlist.mediaSequence
+        var kept: [Segment] = []
+        var skipped = false
         var items: [PackageItem] = []
         var planner = SegmentPlanner(
             url: media.url,
@@ -162,20 +185,48 @@ struct HLSPackagePlan: Sendable {
             decrypting: decrypting,
             naming: .counted
         )
+        planner.writesImpliedIVs = !sections.isWhole
         var time = 0.0
         for position in playlist.segments.indices {
-            let (segment, needed) = try planner.plan(
-                playlist.segments[position],
-                sequence: playlist.mediaSequence + Int64(position),
+            let original = playlist.segments[position]
+            defer { time += original.duration }
+            func markHead(_ first: Segment) {
+                // The stream's first segment, where its timeline begins: the sections are cut
+                // at their places on it (``TimelineHead``).
+                guard position == 0, !sections.isWhole else { return }
+                head = TimelineHead(
+                    initialization: first.map.map { folder + "/" + $0.uri },
+                    segment: folder + "/" + first.uri
+                )
+            }
+            guard sections.keep(time, duration: original.duration) else {
+                if position == 0, !sections.isWhole {
+                    let (first, needed) = try planner.plan(original, sequence: firstSequence, position: 0, time: 0)
+                    markHead(first)
+                    items += needed
+                }
+                // The renditions' discontinuities stay numbered alike.
+                if kept.isEmpty, original.discontinuity { playlist.discontinuitySequence += 1 }
+                skipped = true
+                continue
+            }
+            var (segment, needed) = try planner.plan(
+                original,
+                sequence: firstSequence + Int64(position),
                 position: position,
                 time: time
             )
+            markHead(segment)
+            // Where the package skips a part of the timeline, its timestamps jump.
+            if skipped, !kept.isEmpty { segment.discontinuity = true }
+            if kept.isEmpty { playlist.mediaSequence = firstSequence + Int64(position) }
+            skipped = false
             items += needed
-            playlist.segments[position] = segment
-            time += segment.duration
+            kept.append(segment)
         }
+        playlist.segments = kept
         if playlist.playlistType == nil { playlist.playlistType = "VOD" }
-        return (playlist, items)
+        return (playlist, items, head)
     }
 
     /// The multivariant playlist with only the chosen variant and renditions, pointing at the

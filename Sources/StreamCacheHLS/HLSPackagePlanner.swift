@@ -14,7 +14,7 @@ struct HLSPackagePlanner: PackagePlanner {
         let top = try ManifestFetcher.playlist(parsing: document, from: url)
         switch top {
         case .media(let playlist):
-            let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: [])
+            let id = AssetID.make(key: engine.configuration.cacheKey(url), playlists: options.sections.identity)
             if let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) {
                 return manifest
             }
@@ -24,10 +24,11 @@ struct HLSPackagePlanner: PackagePlanner {
                     selection: nil,
                     media: [HLSPackagePlan.Media(kind: .video, rendition: nil, url: url, playlist: playlist)],
                     keepingEncryption: options.keepsEncryption,
-                    recording: !playlist.endList
+                    recording: !playlist.endList,
+                    sections: options.sections
                 )
             )
-            return manifest(id: id, url: url, plan: plan, selection: nil, sources: [url])
+            return manifest(id: id, url: url, plan: plan, selection: nil, sources: [url], sections: options.sections)
         case .multivariant(let playlist):
             return try await plan(playlist, url: url, criteria: criteria)
         }
@@ -65,7 +66,13 @@ struct HLSPackagePlanner: PackagePlanner {
                 resolve: resolved
             )
         )
-        return try await plan(playlist, url: url, selection: selection, id: id)
+        return try await plan(
+            playlist,
+            url: url,
+            selection: selection,
+            id: id,
+            sections: old.sections ?? TimeSections()
+        )
     }
 
     /// The renditions of `type` the package holds (in the playlist's order), then those of
@@ -89,7 +96,7 @@ struct HLSPackagePlanner: PackagePlanner {
         criteria: MediaSelectionCriteria
     ) async throws -> AssetManifest {
         let selection = try MediaSelection.resolve(playlist, criteria: criteria)
-        return try await plan(playlist, url: url, selection: selection, id: nil)
+        return try await plan(playlist, url: url, selection: selection, id: nil, sections: options.sections)
     }
 
     /// The manifest of `selection` in `playlist`: the library's asset `id` when given (or, without
@@ -99,7 +106,8 @@ struct HLSPackagePlanner: PackagePlanner {
         _ playlist: MultivariantPlaylist,
         url: URL,
         selection: MediaSelection,
-        id given: String?
+        id given: String?,
+        sections: TimeSections
     ) async throws -> AssetManifest {
         // The variant's playlist first, then each chosen rendition that has one of its own.
         var wanted: [(kind: PackageRendition.Kind, rendition: Rendition?, uri: String)] = [
@@ -115,7 +123,7 @@ struct HLSPackagePlanner: PackagePlanner {
             return resolved
         }
         let keys = urls.map { engine.configuration.cacheKey($0) }
-        let id = given ?? AssetID.make(key: engine.configuration.cacheKey(url), playlists: keys)
+        let id = given ?? AssetID.make(key: engine.configuration.cacheKey(url), playlists: keys + sections.identity)
         if given == nil, let manifest = library.manifest(identifiedAs: id, keyOf: engine.configuration.cacheKey) {
             return manifest
         }
@@ -141,10 +149,18 @@ struct HLSPackagePlanner: PackagePlanner {
                 media: media,
                 keepingEncryption: options.keepsEncryption,
                 // A live stream, or one rendition of it, is recorded (``HLSLiveRecorder``).
-                recording: media.contains { !$0.playlist.endList }
+                recording: media.contains { !$0.playlist.endList },
+                sections: sections
             )
         )
-        var manifest = manifest(id: id, url: url, plan: plan, selection: selection, sources: [url] + urls)
+        var manifest = manifest(
+            id: id,
+            url: url,
+            plan: plan,
+            selection: selection,
+            sources: [url] + urls,
+            sections: sections
+        )
         manifest.title = Self.title(of: playlist)
         return manifest
     }
@@ -192,7 +208,8 @@ struct HLSPackagePlanner: PackagePlanner {
         url: URL,
         plan: HLSPackagePlan,
         selection: MediaSelection?,
-        sources: [URL]
+        sources: [URL],
+        sections: TimeSections
     ) -> AssetManifest {
         var manifest = AssetManifest(
             id: id,
@@ -215,6 +232,8 @@ struct HLSPackagePlanner: PackagePlanner {
         )
         manifest.playlists = plan.playlists
         manifest.sourcePlaylists = sources.map(\.absoluteString)
+        manifest.sections = sections.isWhole ? nil : sections
+        manifest.timelineHeads = sections.isWhole ? nil : plan.timelineHeads
         if plan.isRecording {
             manifest.recording = RecordingState(tracks: plan.renditions.map { _ in RecordingState.Track() })
         }

@@ -27,6 +27,9 @@ struct SegmentPlanner {
     let folder: String
     let decrypting: Bool
     var naming: Naming
+    /// Whether each kept key gets the `IV` its sequence number implied: where the package's
+    /// playlist numbers its segments otherwise (a recording, a section).
+    var writesImpliedIVs = false
     private var keyPaths: [String: String] = [:]
     private var mapPaths: [String: String] = [:]
 
@@ -36,6 +39,7 @@ struct SegmentPlanner {
         self.folder = folder
         self.decrypting = decrypting
         self.naming = naming
+        if case .recorded = naming { writesImpliedIVs = true }
     }
 
     /// The package's version of `segment` (media sequence number `sequence`, at `position` in
@@ -93,9 +97,9 @@ struct SegmentPlanner {
                 items.append(item(.key, name, keyURL, nil, 0, nil))
             }
             segment.keys[keyIndex].attributes.setQuoted("URI", to: name)
-            if case .recorded = naming, segment.keys[keyIndex].iv == nil, segment.keys[keyIndex].method == "AES-128" {
-                // A recording lists fewer segments than the origin did, numbered from its own
-                // first: the IV the origin's numbering implied is written out.
+            if writesImpliedIVs, segment.keys[keyIndex].iv == nil, segment.keys[keyIndex].method == "AES-128" {
+                // A recording or a section lists fewer segments than the origin did, numbered
+                // from its own first: the IV the origin's numbering implied is written out.
                 let hex = String(repeating: "0", count: 16) + String(format: "%016llx", sequence)
                 segment.keys[keyIndex].attributes.setUnquoted("IV", to: "0x" + hex)
             }

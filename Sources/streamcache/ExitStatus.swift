@@ -27,8 +27,10 @@ enum ExitStatus {
         }
     }
 
-    /// The status of the origin failure behind `error`, else 1.
+    /// The status of the origin failure behind `error`; 64 for a section that cannot be cut
+    /// (the user's to change); else 1.
     static func of(_ error: OfflineError) -> Int32 {
-        error.cause.map(of) ?? failure
+        if error.kind == .section { return usage }
+        return error.cause.map(of) ?? failure
     }
 }

@@ -112,6 +112,19 @@ extension StreamCacheCommand {
         var fromStart = false
 
         @Option(
+            name: [.long, .customLong("download-sections")],
+            help: ArgumentHelp(
+                "Only this part of the timeline: START-END, such as 1:02:00-1:04:30, 90-150, *-10:00 or 1:00:00-* (repeatable).",
+                discussion: """
+                    Only the segments that play in a section are fetched, with their init sections and keys; -o \
+                    cuts the sections at the keyframe at or before each start and joins them.
+                    """,
+                valueName: "START-END"
+            )
+        )
+        var section: [String] = []
+
+        @Option(
             name: [.customShort("o"), .customLong("output")],
             help: ArgumentHelp(
                 "Also write one file, muxed by ffmpeg without re-encoding: .mp4, .m4a, .mkv or .ts by extension.",
@@ -145,6 +158,12 @@ extension StreamCacheCommand {
             _ = try criteria()
             guard (1...64).contains(jobs) else { throw ValidationError("invalid --jobs \(jobs): expected 1 to 64") }
             _ = try recordingOptions()
+            let sections = try timeSections()
+            if !sections.isWhole, duration != nil || until != nil || fromStart {
+                throw ValidationError(
+                    "--section cuts a stream's timeline; --duration, --until and --from-start record a live one"
+                )
+            }
             let direct = URL(string: url).map(DirectFile.names) ?? false
             if let output, !direct {
                 do {
@@ -152,6 +171,11 @@ extension StreamCacheCommand {
                 } catch let failure as CommandFailure {
                     throw ValidationError(failure.message)
                 }
+            }
+            if output != nil, section.count > 1 {
+                throw ValidationError(
+                    "-o writes one section: give one --section, or leave out -o to keep a package of them all"
+                )
             }
             guard output != nil || !noPackage else { throw ValidationError("--no-package goes with -o FILE") }
             guard output != nil || !keepPackage else { throw ValidationError("--keep-package goes with -o FILE") }
@@ -177,6 +201,19 @@ extension StreamCacheCommand {
                 options.until = date
             }
             return options
+        }
+
+        /// `--section`, each parsed, none overlapping another.
+        func timeSections() throws -> TimeSections {
+            do {
+                let sections = TimeSections(
+                    try section.map { text throws(OfflineError) in try TimeSection(parsing: text) }
+                )
+                try sections.checkApart()
+                return sections
+            } catch {
+                throw ValidationError(error.message)
+            }
         }
 
         /// `1280x720`, or `720p`: a height, any width.
@@ -231,6 +268,7 @@ extension StreamCacheCommand {
             options.keepsEncryption = keepEncryption
             options.headers = try originHeaders.originHeaders()
             options.recording = try recordingOptions()
+            options.sections = try timeSections()
             if let attempts = transfer.attempts { options.maxAttempts = attempts }
             // Where it is now: a resume by id may run from another folder.
             options.outputFile = output.map { path in

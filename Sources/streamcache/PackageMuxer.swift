@@ -40,12 +40,10 @@ struct PackageMuxer {
         container: String,
         audioOnly: Bool = false
     ) -> [String] {
-        var arguments = [
-            "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-            // The package's own files and keys only: segments may be named .m4s, .vtt or .key.
-            "-allowed_extensions", "ALL", "-protocol_whitelist", "file,crypto,data",
-            "-i", entryPoint,
-        ]
+        var arguments =
+            [
+                "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+            ] + Self.packageInput + ["-i", entryPoint]
         for track in subtitles { arguments += ["-i", track.path] }
         var maps: [String]
         let format = Self.format(of: container)
@@ -65,6 +63,10 @@ struct PackageMuxer {
         if format == "mp4", container != "m4a" { arguments += ["-c:s", "mov_text"] }
         return arguments + ["-f", format, temporary]
     }
+
+    /// ffmpeg's input options for a package's entry point: its own files and keys only
+    /// (segments may be named .m4s, .vtt or .key).
+    static let packageInput = ["-allowed_extensions", "ALL", "-protocol_whitelist", "file,crypto,data"]
 
     /// ffmpeg's name of the format of `container`, a file extension of
     /// ``OutputTemplate/extensions``.
@@ -90,7 +92,9 @@ struct PackageMuxer {
         let folder = LocalPath.folder(of: path)
         let temporary = LocalPath.appending(".\(LocalPath.lastComponent(of: path)).\(getpid()).partial", to: folder)
         if !silent { Terminal.printError("writing \(path) with ffmpeg") }
-        if let periods = try PeriodJoin(asset: asset, path: path) {
+        if let cut = try SectionCut(asset: asset) {
+            try await cut.write(to: temporary, as: path, with: self, audioOnly: audioOnly, verbose: verbose)
+        } else if let periods = try PeriodJoin(asset: asset, path: path) {
             try await periods.write(to: temporary, as: path, with: self, audioOnly: audioOnly, verbose: verbose)
         } else {
             try await write(
@@ -165,6 +169,17 @@ struct PackageMuxer {
                     + "streamcache export \(asset.id) FILE tries again"
             )
         }
+    }
+
+    /// Where the media at `path` begins, in seconds of its own timestamps, as ffprobe (beside
+    /// ffmpeg) says; `nil` if it cannot tell.
+    func startTime(of path: String) async -> Double? {
+        let ffprobe = (ffmpeg as NSString).deletingLastPathComponent + "/ffprobe"
+        guard access(ffprobe, X_OK) == 0 else { return nil }
+        let arguments = ["-v", "error", "-show_entries", "format=start_time", "-of", "csv=p=0", path]
+        guard let (status, output) = try? await Self.run(ffprobe, arguments, writing: nil, output: true), status == 0
+        else { return nil }
+        return Double(output.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
     /// The kinds of stream (`video`, `audio`, `subtitle`) ffprobe, beside ffmpeg, finds in the

@@ -40,13 +40,18 @@ package struct AssetManifest: Codable, Sendable {
     /// A live recording's state; `nil` for a package planned whole.
     package var recording: RecordingState?
 
+    /// The parts of the timeline the package holds; `nil`: all of it.
+    package var sections: TimeSections?
+    /// Each rendition's first segment, in a package of sections (``TimelineHead``).
+    package var timelineHeads: [TimelineHead]?
+
     /// The fields' names in `asset.json`; the entry point keeps the name packages have always
     /// had there, so every package made before reads as it did.
     private enum CodingKeys: String, CodingKey {
         case formatVersion, id, url, created, state, failure
         case entryPoint = "mainPlaylist"
         case variant, audio, subtitles, renditions, items, estimatedBytes, playlists, sourcePlaylists
-        case selectionIDs, title, outputFile, recording
+        case selectionIDs, title, outputFile, recording, sections, timelineHeads
     }
 
     /// The file of the package's artwork, when the app gave one.
@@ -59,9 +64,11 @@ package struct AssetManifest: Codable, Sendable {
     package static let fileName = "asset.json"
 
     /// The asset's duration: its longest rendition's, or where its last file ends on the
-    /// presentation's timeline (an MPD of several periods).
+    /// presentation's timeline (an MPD of several periods); a package of sections lasts as long
+    /// as the segments it keeps.
     package var duration: Double {
-        max(renditions.map(\.duration).max() ?? 0, items.map { $0.start + $0.duration }.max() ?? 0)
+        if sections != nil { return renditions.map(\.duration).max() ?? 0 }
+        return max(renditions.map(\.duration).max() ?? 0, items.map { $0.start + $0.duration }.max() ?? 0)
     }
 
     /// Reads the manifest of the package at `folder`.

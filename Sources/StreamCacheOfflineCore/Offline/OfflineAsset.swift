@@ -58,6 +58,10 @@ public struct OfflineAsset: Codable, Sendable, Hashable {
     /// What a live recording made of it has; `nil` for an asset planned whole.
     public var recording: Recording?
 
+    /// The parts of the stream's timeline it holds (`1:02:00-1:04:30`), as `download --section`
+    /// took them; `nil` for the whole stream.
+    public var sections: [String]? = nil
+
     /// A live recording's account of itself.
     public struct Recording: Codable, Sendable, Hashable {
         /// Segments the origin listed that the package lacks (over every rendition): they left

@@ -30,6 +30,9 @@ public struct OfflineDownloadOptions: Sendable {
     /// Artwork to keep with the package (JPEG or PNG bytes, as `AVAssetDownloadConfiguration.artworkData`);
     /// `nil` keeps the one it has.
     public var artwork: Data?
+    /// The parts of the timeline to keep (`--section`): only the segments that play in them, and
+    /// the init sections and keys those need, are fetched. Empty: the whole stream.
+    package var sections = TimeSections()
     /// How a live stream is recorded.
     public var recording = RecordingOptions()
     /// The one file the command writes from the package when the download ends (an absolute

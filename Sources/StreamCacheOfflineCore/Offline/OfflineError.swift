@@ -17,6 +17,7 @@ public struct OfflineError: Error, Hashable, Sendable, CustomStringConvertible {
             case unknownAsset = "unknown asset"
             case busy = "asset busy"
             case storage = "storage error"
+            case section = "invalid section"
         }
         fileprivate let code: Code
 
@@ -40,6 +41,9 @@ public struct OfflineError: Error, Hashable, Sendable, CustomStringConvertible {
         public static let busy = Kind(code: .busy)
         /// The package folder could not be written.
         public static let storage = Kind(code: .storage)
+        /// A time section that is malformed, overlaps another or lies past the stream's end, or
+        /// one asked of a stream that has no timeline to cut (a live stream's future).
+        public static let section = Kind(code: .section)
 
         public var description: String { code.rawValue }
     }

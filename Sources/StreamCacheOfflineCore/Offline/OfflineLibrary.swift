@@ -223,7 +223,8 @@ public struct OfflineLibrary: Sendable {
                     lostSeconds: recording.tracks.first?.lostSeconds ?? 0,
                     ended: recording.ended
                 )
-            }
+            },
+            sections: manifest.sections?.sections.map(\.description)
         )
     }
 
@@ -356,7 +357,8 @@ public struct OfflineLibrary: Sendable {
             let playlists =
                 manifest.selectionIDs
                 ?? (manifest.sourcePlaylists ?? [manifest.url]).dropFirst().compactMap { URL(string: $0).map(keyOf) }
-            if AssetID.make(key: keyOf(url), playlists: playlists) == id { return manifest }
+            let sections = manifest.sections?.identity ?? []
+            if AssetID.make(key: keyOf(url), playlists: playlists + sections) == id { return manifest }
         }
         return nil
     }

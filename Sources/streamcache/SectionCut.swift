@@ -1,0 +1,122 @@
+import Foundation
+import StreamCache
+import StreamCacheOffline
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One file from a package of one time section (`download --section … -o FILE`).
+///
+/// A section's times count from where the stream begins, as a player's clock and ffmpeg's `-ss`
+/// on the whole stream do: the earliest timestamp of the renditions' first segments, which the
+/// package keeps for this (``TimelineHead``). The package's segments are remuxed, their
+/// timestamps kept, into one file, and the section is cut from it by stream copy from the
+/// keyframe at or before its start. (Parts cut so cannot be joined by stream copy: each keeps
+/// the frames from its keyframe that its edit list hides, and a join shows them.)
+struct SectionCut {
+    let asset: OfflineAsset
+    let section: TimeSection
+    /// The package's first segments, paths in its folder.
+    let heads: [TimelineHead]
+
+    /// The cut of `asset`; `nil` for a package of the whole stream.
+    ///
+    /// - Throws: ``CommandFailure`` for a package of several sections.
+    init?(asset: OfflineAsset) throws {
+        guard let manifest = try? AssetManifest.load(from: LocalPath.folder(of: asset.path)),
+            let sections = manifest.sections, let first = sections.sections.first
+        else { return nil }
+        guard sections.sections.count == 1 else { throw Self.severalSections(asset.path) }
+        self.asset = asset
+        section = first
+        heads = manifest.timelineHeads ?? []
+    }
+
+    /// Why -o refuses a package of several sections.
+    static func severalSections(_ path: String) -> CommandFailure {
+        CommandFailure(
+            "-o writes one section: a package of several keeps them at \(path), which serve plays; run once per section for files",
+            status: ExitStatus.usage
+        )
+    }
+
+    /// Writes the section to `temporary` (a file of the container `path` names); nothing but
+    /// `temporary` is left.
+    ///
+    /// - Throws: ``CommandFailure`` when the stream's start cannot be read from the package, or
+    ///   ffmpeg fails.
+    func write(
+        to temporary: String,
+        as path: String,
+        with muxer: PackageMuxer,
+        audioOnly: Bool,
+        verbose: Bool
+    ) async throws {
+        var written: [String] = []
+        defer { for file in written { unlink(file) } }
+        let origin = try await streamStart(with: muxer, scratch: temporary, written: &written)
+        let whole = temporary + ".nut"
+        written.append(whole)
+        let maps = audioOnly ? ["-map", "0:a"] : ["-map", "0:v?", "-map", "0:a?"]
+        try await muxer.run(
+            ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-copyts"] + PackageMuxer.packageInput
+                + ["-i", asset.path] + maps + ["-c", "copy", "-f", "nut", whole],
+            writing: whole,
+            for: asset,
+            path: path,
+            verbose: verbose
+        )
+        // ffmpeg's positions count from the remuxed file's first timestamp.
+        guard let first = await muxer.startTime(of: whole) else {
+            throw CommandFailure(
+                "ffmpeg wrote no timestamps for the package at \(asset.path); its sections cannot be cut"
+            )
+        }
+        let shift = origin - first
+        var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
+        if section.start > 0 {
+            arguments += ["-ss", Self.seconds(shift + section.start)]
+            if let end = section.end { arguments += ["-t", Self.seconds(end - section.start)] }
+        } else if let end = section.end {
+            // From the stream's start: every packet, those timed before its first frame too.
+            arguments += ["-to", Self.seconds(shift + end)]
+        }
+        let format = PackageMuxer.format(of: (path as NSString).pathExtension.lowercased())
+        arguments += ["-i", whole, "-map", "0", "-c", "copy", "-f", format, temporary]
+        try await muxer.run(arguments, writing: temporary, for: asset, path: path, verbose: verbose)
+    }
+
+    /// The earliest timestamp of the renditions' first segments (each read after its init
+    /// section, beside `scratch`).
+    private func streamStart(
+        with muxer: PackageMuxer,
+        scratch: String,
+        written: inout [String]
+    ) async throws
+        -> Double
+    {
+        let folder = LocalPath.folder(of: asset.path)
+        var starts: [Double] = []
+        for (index, head) in heads.enumerated() {
+            let joined = scratch + ".head-\(index + 1)"
+            written.append(joined)
+            var bytes = Data()
+            for file in [head.initialization, head.segment].compactMap({ $0 }) {
+                guard let data = FileManager.default.contents(atPath: folder + "/" + file) else { continue }
+                bytes += data
+            }
+            try bytes.write(to: URL(fileURLWithPath: joined))
+            if let start = await muxer.startTime(of: joined) { starts.append(start) }
+        }
+        guard let start = starts.min() else {
+            throw CommandFailure(
+                "cannot tell where the stream's timeline begins from the package at \(asset.path), so its sections cannot be cut: "
+                    + "play the package, or download without --section"
+            )
+        }
+        return start
+    }
+
+    private static func seconds(_ value: Double) -> String { String(format: "%.6f", value) }
+}
