@@ -165,6 +165,9 @@ extension StreamCacheCommand {
                 )
             }
             let direct = URL(string: url).map(DirectFile.names) ?? false
+            if direct, !section.isEmpty {
+                throw ValidationError("--section cuts HLS and DASH streams; a media file's URL is fetched whole")
+            }
             if let output, !direct {
                 do {
                     _ = try OutputTemplate(output)

@@ -160,7 +160,10 @@ import Testing
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
             #expect(lines.count == 1 && lines[0].contains(message), "\(arguments): \(result.stderr)")
         }
+        let file = try await setup.download("ts/episode.mp4", ["--section", "10-20"], command: ["download"])
+        #expect(file.status == 64 && file.stderr.contains("fetched whole"), "\(file.stderr)")
         #expect(Self.segments(try await setup.origin.settledStats()).isEmpty)
+        #expect(try await setup.origin.settledStats().requests.allSatisfy { $0.path.hasSuffix(".m3u8") })
         #expect(!FileManager.default.fileExists(atPath: output))
         #expect(try await setup.assets().isEmpty)
     }
