@@ -62,7 +62,7 @@ struct HLSPackagePlan: Sendable {
         if recording, !sections.isWhole {
             throw OfflineError(
                 .section,
-                "a live stream has no timeline to cut yet: record it (--duration, --until), then take sections of the recording with export --section"
+                "a live stream has no timeline to cut yet: record a part of it with --duration or --until instead of --section"
             )
         }
         if let keys = multivariant?.sessionKeys { try Self.checkKeys(keys, url: nil) }

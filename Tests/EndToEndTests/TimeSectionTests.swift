@@ -166,5 +166,16 @@ import Testing
         #expect(try await setup.origin.settledStats().requests.allSatisfy { $0.path.hasSuffix(".m3u8") })
         #expect(!FileManager.default.fileExists(atPath: output))
         #expect(try await setup.assets().isEmpty)
+
+        // A live stream's future has no timeline to cut.
+        let live = try await OfflineSetup(originArguments: ["--live"])
+        defer { live.remove() }
+        try await TestStreams.make(.ts, in: live.workspace.originDirectory, seconds: 60)
+        let recorded = try await live.download("ts/index.m3u8", ["--section", "2-4"], command: ["download"])
+        #expect(
+            recorded.status == 64 && recorded.stderr.contains("a live stream has no timeline"),
+            "\(recorded.stderr)"
+        )
+        #expect(try await live.assets().isEmpty)
     }
 }
