@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import StreamCache
+import StreamCacheOffline
 
 extension StreamCacheCommand {
     struct Get: AsyncParsableCommand {
@@ -37,6 +38,19 @@ extension StreamCacheCommand {
         )
         var head = false
 
+        @Option(
+            name: [.long, .customLong("download-sections")],
+            help: ArgumentHelp(
+                "Only this part of an MP4, M4A, MOV or MP3 file, START-END (1:02:00-1:04:30, 90-150, *-10:00), cut by ffmpeg into -o FILE.",
+                discussion: """
+                    ffmpeg reads the file through the cache, so only the movie box and the section's samples are \
+                    fetched; the cut starts at the keyframe at or before START, as ffmpeg -ss does.
+                    """,
+                valueName: "START-END"
+            )
+        )
+        var section: String?
+
         @OptionGroup var transfer: TransferOptions
 
         @OptionGroup(title: "curl's options") var curl: CurlOptions
@@ -51,6 +65,18 @@ extension StreamCacheCommand {
             if head && (remoteName || output != nil || range != nil) {
                 throw ValidationError("-I prints the fields only: it takes no -o, -O or --range")
             }
+            if section != nil {
+                _ = try timeSection()
+                guard range == nil, !head, curl.continueAt == nil else {
+                    throw ValidationError("--section cuts by time: it takes no --range, -I or -C")
+                }
+                guard let output, output != "-" else { throw ValidationError("--section writes a file: give -o FILE") }
+                do {
+                    _ = try FileSection.format(of: output)
+                } catch let failure as CommandFailure {
+                    throw ValidationError(failure.message)
+                }
+            }
             if curl.continueAt != nil, !remoteName, output == nil || output == "-" {
                 throw ValidationError("-C - goes on with a file: give -o FILE or -O")
             }
@@ -59,6 +85,22 @@ extension StreamCacheCommand {
         func run() async throws {
             let (url, credentials) = try URLArgument.parseFetching(url)
             if head { return try await printFields(url, headers: try originHeaders.originHeaders(extra: credentials)) }
+            if let section = try timeSection() {
+                let headers = try originHeaders.originHeaders(extra: credentials)
+                guard headers.rules.isEmpty, headers.cookies.isEmpty else {
+                    throw CommandFailure(
+                        "--section reads the file as a player does, with no -H, -b or -u: leave them out",
+                        status: ExitStatus.usage
+                    )
+                }
+                let path = curl.place(output ?? "-")
+                try OutputFile.check(path)
+                let cut = FileSection(url: url, section: section, output: path)
+                let (cache, transfer, verbose) = (cache, transfer, curl.verbose)
+                return try await transfer.withinMaxTime {
+                    try await cut.run(cache: cache, transfer: transfer, verbose: verbose)
+                }
+            }
             let specifier = try Self.parseRange(range)
             let path = curl.place(remoteName ? try Self.remoteName(of: url) : output ?? "-")
             if output == nil, !remoteName, isatty(STDOUT_FILENO) == 1 {
@@ -89,6 +131,15 @@ extension StreamCacheCommand {
         }
 
         /// The file `-O` writes: the URL's last path segment as written, in the current folder.
+        /// `--section`, parsed.
+        func timeSection() throws -> TimeSection? {
+            do {
+                return try section.map { text throws(OfflineError) in try TimeSection(parsing: text) }
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+
         static func remoteName(of url: URL) throws -> String {
             guard let name = RemoteFileName.of(url) else {
                 throw OutputError(

@@ -166,7 +166,9 @@ extension StreamCacheCommand {
             }
             let direct = URL(string: url).map(DirectFile.names) ?? false
             if direct, !section.isEmpty {
-                throw ValidationError("--section cuts HLS and DASH streams; a media file's URL is fetched whole")
+                throw ValidationError(
+                    "download --section cuts HLS and DASH streams; for a media file's URL use get URL --section START-END -o FILE"
+                )
             }
             if let output, !direct {
                 do {

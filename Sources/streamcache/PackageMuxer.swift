@@ -174,9 +174,20 @@ struct PackageMuxer {
     /// Where the media at `path` begins, in seconds of its own timestamps, as ffprobe (beside
     /// ffmpeg) says; `nil` if it cannot tell.
     func startTime(of path: String) async -> Double? {
+        await seconds("start_time", of: path)
+    }
+
+    /// How long the media at `path` plays, as ffprobe says; `nil` if it cannot tell.
+    func duration(of path: String) async -> Double? {
+        await seconds("duration", of: path)
+    }
+
+    /// The format's `field` (`start_time`, `duration`) of the media at `path`, in seconds, as
+    /// ffprobe (beside ffmpeg) says; `nil` if it cannot tell.
+    private func seconds(_ field: String, of path: String) async -> Double? {
         let ffprobe = (ffmpeg as NSString).deletingLastPathComponent + "/ffprobe"
         guard access(ffprobe, X_OK) == 0 else { return nil }
-        let arguments = ["-v", "error", "-show_entries", "format=start_time", "-of", "csv=p=0", path]
+        let arguments = ["-v", "error", "-show_entries", "format=" + field, "-of", "csv=p=0", path]
         guard let (status, output) = try? await Self.run(ffprobe, arguments, writing: nil, output: true), status == 0
         else { return nil }
         return Double(output.trimmingCharacters(in: .whitespacesAndNewlines))
@@ -202,7 +213,7 @@ struct PackageMuxer {
     /// it, and by a second signal before the command exits (``ChildProcesses``). (SIGKILL: a
     /// child inherits the command's trapped SIGINT and SIGTERM as ignored, and what it wrote is
     /// removed anyway.)
-    private static func run(
+    static func run(
         _ executable: String,
         _ arguments: [String],
         writing file: String?,

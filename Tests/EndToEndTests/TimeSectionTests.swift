@@ -161,7 +161,7 @@ import Testing
             #expect(lines.count == 1 && lines[0].contains(message), "\(arguments): \(result.stderr)")
         }
         let file = try await setup.download("ts/episode.mp4", ["--section", "10-20"], command: ["download"])
-        #expect(file.status == 64 && file.stderr.contains("fetched whole"), "\(file.stderr)")
+        #expect(file.status == 64 && file.stderr.contains("use get URL --section"), "\(file.stderr)")
         #expect(Self.segments(try await setup.origin.settledStats()).isEmpty)
         #expect(try await setup.origin.settledStats().requests.allSatisfy { $0.path.hasSuffix(".m3u8") })
         #expect(!FileManager.default.fileExists(atPath: output))
@@ -177,5 +177,146 @@ import Testing
             "\(recorded.stderr)"
         )
         #expect(try await live.assets().isEmpty)
+    }
+}
+
+/// `get URL --section START-END -o FILE` of progressive files: ffmpeg reads them through the
+/// cache, so the origin sends the movie box and the section's samples, and not much more; the
+/// file decodes to the frames of ffmpeg's own cut of the origin's URL.
+@Suite(.timeLimit(.minutes(5))) struct FileSectionTests {
+    /// A minute of media made by ffmpeg, written under the origin's folder as `name`.
+    static func make(_ name: String, in origin: String, arguments: [String]) async throws {
+        let made = try await Tool.run(
+            "ffmpeg",
+            [
+                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=60",
+                "-f", "lavfi", "-i", "sine=frequency=440:duration=60",
+            ] + arguments + [origin + "/" + name]
+        )
+        try #require(made.status == 0, "\(made.stderr)")
+    }
+
+    /// The bytes of `file` the packets of `start` to `end` seconds span, from the keyframe at or
+    /// before `start` (every stream), as ffprobe places them.
+    static func sectionSpan(_ file: String, from start: Double, to end: Double) async throws -> Range<Int64> {
+        let probed = try await Tool.run(
+            "ffprobe",
+            ["-v", "error", "-show_entries", "packet=pts_time,pos,size,flags", "-of", "csv=p=0", file]
+        )
+        var low = Int64.max
+        var high: Int64 = 0
+        for line in probed.output.split(separator: "\n") {
+            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+            guard fields.count >= 4, let time = Double(fields[0]), let size = Int64(fields[1]),
+                let position = Int64(fields[2])
+            else { continue }
+            // A generous start: the keyframes are 2 s apart.
+            guard time >= start - 2, time <= end else { continue }
+            low = min(low, position)
+            high = max(high, position + size)
+        }
+        return low..<high
+    }
+
+    @Test(arguments: [
+        ("moov-at-end.mp4", ["-c:v", "libx264", "-preset", "ultrafast", "-g", "50", "-b:v", "800k", "-c:a", "aac"]),
+        (
+            "faststart.mp4",
+            [
+                "-c:v", "libx264", "-preset", "ultrafast", "-g", "50", "-b:v", "800k", "-c:a", "aac", "-movflags",
+                "+faststart",
+            ]
+        ),
+        ("episode.mp3", ["-vn", "-c:a", "libmp3lame", "-b:a", "128k"]),
+    ])
+    func aSectionReadsItsSamplesAndCutsAsFFmpegDoes(name: String, encode: [String]) async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        try await Self.make(name, in: origin, arguments: encode)
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: origin + "/" + name)[.size] as? Int64)
+        let ext = (name as NSString).pathExtension
+        let output = setup.workspace.outputDirectory + "/section." + ext
+        let result = try await CLI.run(
+            ["get", setup.origin.url(name), "--section", "21.3-33.7", "-o", output],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let sent = try await setup.origin.settledStats().bodyBytes
+
+        let reference = setup.workspace.outputDirectory + "/reference." + ext
+        let cut = try await Tool.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-ss", "21.300", "-to", "33.700", "-i", setup.origin.url(name), "-c", "copy",
+                reference,
+            ]
+        )
+        try #require(cut.status == 0, "\(cut.stderr)")
+        let expected = try await TimeSectionTests.frames(reference)
+        #expect(expected.count > 100)
+        #expect(try await TimeSectionTests.frames(output) == expected)
+
+        let span = try await Self.sectionSpan(origin + "/" + name, from: 21.3, to: 33.7)
+        if ext == "mp3" {
+            // ffmpeg finds an MP3's time by reading its frames from the start, as its own cut does:
+            // up to the section's end, and a fetch span (256 KiB) past it.
+            #expect(sent <= span.upperBound + (512 << 10), "sent \(sent) of \(size) bytes, the section ends at \(span)")
+        } else {
+            // The samples, the movie box (under 100 KiB here) and at most 1 MiB besides.
+            #expect(sent <= span.count + (100 << 10) + (1 << 20), "sent \(sent) of \(size) bytes for \(span)")
+            #expect(sent < size / 2, "sent \(sent) of \(size) bytes")
+        }
+
+        // A second section that overlaps the first: the origin sends what the first did not
+        // read, and at most 1 MiB besides (the spans read ahead where ffmpeg read and left).
+        let before = try await setup.origin.settledStats().bodyBytes
+        let second = try await CLI.run(
+            ["get", setup.origin.url(name), "--section", "30-40", "-o", output + "." + ext],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(second.status == 0, "\(second.stderr)")
+        let more = try await setup.origin.settledStats().bodyBytes - before
+        let new = try await Self.sectionSpan(origin + "/" + name, from: 35.7, to: 40)
+        #expect(more <= new.count + (1 << 20), "the second section sent \(more) bytes for a new span of \(new)")
+    }
+
+    @Test func badSectionsOfAFileAreRefusedWithOneLine() async throws {
+        let setup = try await OfflineSetup(originArguments: ["--fault", "ignore-range"])
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        try await Self.make("episode.mp3", in: origin, arguments: ["-vn", "-c:a", "libmp3lame", "-b:a", "64k"])
+        let folder = setup.workspace.outputDirectory
+        let url = setup.origin.url("episode.mp3")
+        let cases: [([String], Int32, String)] = [
+            (["--section", "10-20"], 64, "give -o FILE"),
+            (["--section", "10-20", "-o", folder + "/a.txt"], 64, "writes .mp4"),
+            (["--section", "20-10", "-o", folder + "/a.mp3"], 64, "its end is not after its start"),
+            (["--section", "10-20", "-r", "0-9", "-o", folder + "/a.mp3"], 64, "no --range"),
+            (["--section", "10-20", "-H", "X-Token: 1", "-o", folder + "/a.mp3"], 64, "no -H"),
+            // The origin ignores Range: the section would cost the whole file.
+            (["--section", "10-20", "-o", folder + "/a.mp3"], 1, "ignores Range"),
+        ]
+        for (arguments, status, message) in cases {
+            let result = try await CLI.run(["get", url] + arguments, cacheDir: setup.workspace.cacheDirectory)
+            let lines = result.stderr.split(separator: "\n")
+            #expect(result.status == status, "\(arguments): \(result.stderr)")
+            #expect(lines.count == 1 && lines[0].contains(message), "\(arguments): \(result.stderr)")
+        }
+        #expect(try FileManager.default.contentsOfDirectory(atPath: folder).isEmpty)
+
+        let honouring = try await OfflineSetup()
+        defer { honouring.remove() }
+        try await Self.make(
+            "episode.mp3",
+            in: honouring.workspace.originDirectory,
+            arguments: ["-vn", "-c:a", "libmp3lame"]
+        )
+        let past = try await CLI.run(
+            ["get", honouring.origin.url("episode.mp3"), "--section", "2:00-3:00", "-o", folder + "/b.mp3"],
+            cacheDir: honouring.workspace.cacheDirectory
+        )
+        #expect(past.status == 64 && past.stderr.contains("starts past the end"), "\(past.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: folder + "/b.mp3"))
     }
 }

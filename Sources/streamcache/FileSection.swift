@@ -1,0 +1,110 @@
+import Foundation
+import StreamCache
+import StreamCacheOffline
+import StreamCacheServer
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `get URL --section START-END -o FILE`: a time section of a progressive MP4, M4A, MOV or MP3
+/// file, cut by ffmpeg by stream copy (from the keyframe at or before START; an audio file to
+/// its frame) as `ffmpeg -ss START -to END -i URL -c copy` cuts it.
+///
+/// ffmpeg reads the file as a player does, through a loopback server of the cache in this
+/// process: the movie box wherever it is, then the samples of the section, each range from the
+/// cache where it is there and from the origin where it is not. The engine fetches in small
+/// spans, so what ffmpeg does not read is not fetched: a second section reads what the first
+/// fetched from the cache.
+struct FileSection {
+    let url: URL
+    let section: TimeSection
+    /// Where the file goes (beside it first, then renamed: a failed run leaves nothing).
+    let output: String
+
+    /// Bytes the engine fetches at first where ffmpeg reads, and at most as it reads on: its
+    /// reads are small and seek, and what a span fetches past them is the section's waste.
+    static let firstFetchSpan: Int64 = 64 << 10
+    static let fetchSpan: Int64 = 256 << 10
+
+    /// The ffmpeg muxer of each extension `-o` may have.
+    static let formats = ["mp4": "mp4", "m4a": "mp4", "mov": "mov", "mp3": "mp3", "mkv": "matroska", "ts": "mpegts"]
+
+    /// ffmpeg's muxer for `path`, by its extension.
+    ///
+    /// - Throws: ``CommandFailure`` (64) naming the extensions there are.
+    static func format(of path: String) throws -> String {
+        guard let format = formats[(path as NSString).pathExtension.lowercased()] else {
+            throw CommandFailure(
+                "-o with --section writes .mp4, .m4a, .mov, .mp3, .mkv or .ts; \(path) has none of them",
+                status: ExitStatus.usage
+            )
+        }
+        return format
+    }
+
+    /// Writes the section.
+    ///
+    /// - Throws: ``CommandFailure`` with ffmpeg's last line when it cannot cut the file (not
+    ///   media, a section past its end), and when ffmpeg is not installed.
+    func run(cache: CacheOptions, transfer: TransferOptions, verbose: Bool) async throws {
+        let ffmpeg = try PackageMuxer.find().ffmpeg
+        let format = try Self.format(of: output)
+        let temporary = LocalPath.appending(
+            ".\(LocalPath.lastComponent(of: output)).\(getpid()).partial",
+            to: LocalPath.folder(of: output)
+        )
+        try await cache.withEngine(
+            configure: { configuration in
+                configuration.firstFetchSpan = Self.firstFetchSpan
+                configuration.maxFetchSpan = Self.fetchSpan
+            },
+            timeout: transfer.timeoutDuration,
+            connectTimeout: transfer.connectTimeoutDuration,
+            bytesPerSecond: try transfer.bytesPerSecond()
+        ) { engine in
+            let info = try await engine.open(url, originHeaders: OriginHeaders()).info()
+            guard info.byteRangeAccess else {
+                throw CommandFailure(
+                    "\(url.originName) ignores Range, so a section would cost the whole file: get it whole, then cut it with ffmpeg"
+                )
+            }
+            let server = InAppServer(engine: engine)
+            try await server.start()
+            defer { Task { await server.stop() } }
+            let local = try await server.url(for: url)
+            if !transfer.silent { Terminal.printError("cutting \(section) of \(url.originName) with ffmpeg") }
+            var arguments = [
+                "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-ss", Self.seconds(section.start),
+            ]
+            if let end = section.end { arguments += ["-to", Self.seconds(end)] }
+            // A small socket buffer: what ffmpeg has not read when it seeks is not fetched.
+            arguments += [
+                "-recv_buffer_size", "65536", "-i", local.absoluteString, "-c", "copy", "-f", format, temporary,
+            ]
+            if verbose { Terminal.printError(([ffmpeg] + arguments).joined(separator: " ")) }
+            let (status, errors) = try await PackageMuxer.run(ffmpeg, arguments, writing: temporary)
+            await server.stop()
+            guard status == 0 else {
+                unlink(temporary)
+                let last = errors.split(separator: "\n").last.map(String.init) ?? "exit status \(status)"
+                throw CommandFailure("ffmpeg could not cut \(section) of \(url.originName): \(last.prefix(300))")
+            }
+            // ffmpeg writes a file without a frame for a section past the end.
+            guard let played = await PackageMuxer(ffmpeg: ffmpeg).duration(of: temporary), played > 0 else {
+                unlink(temporary)
+                throw CommandFailure(
+                    "section \(section) starts past the end of \(url.originName): ffmpeg found nothing to cut there",
+                    status: ExitStatus.usage
+                )
+            }
+        }
+        guard rename(temporary, output) == 0 else {
+            unlink(temporary)
+            throw OutputError("cannot write \(output): \(String(cString: strerror(errno)))")
+        }
+        if !transfer.silent { Terminal.printError("wrote \(output)") }
+    }
+
+    private static func seconds(_ value: Double) -> String { String(format: "%.3f", value) }
+}
