@@ -2,16 +2,40 @@ import Foundation
 import StreamCacheTesting
 import Testing
 
-/// `download URL --section START-END`: only the segments that play in the section are fetched
-/// (with each rendition's first segment, where the timeline begins), checked in the origin's
-/// log; `-o` decodes to the same frames as ffmpeg's `-ss/-to` cut of the whole stream; a second
+/// `download URL --section START-END` of streams made by ffmpeg and segmented by GStreamer: only
+/// the segments that play in the section are fetched (with each rendition's first segment, where
+/// the timeline begins), checked in the origin's log; `-o` decodes to the same frames as ffmpeg's `-ss/-to` cut of the whole stream; a second
 /// section fetches only what the first did not; bad sections get one line and exit 64 before any
 /// segment is fetched.
 @Suite(.timeLimit(.minutes(5))) struct TimeSectionTests {
-    /// A minute of 2 s segments made by ffmpeg, as TS HLS, fMP4 HLS or DASH, and its playlist
-    /// or MPD relative to the origin's folder.
+    /// A minute of 2 s segments made by ffmpeg, as TS HLS, fMP4 HLS or DASH, or segmented and
+    /// muxed by GStreamer's `hlssink2` (`gstreamer`), and its playlist or MPD relative to the
+    /// origin's folder.
     static func make(_ kind: String, in origin: String) async throws -> String {
         switch kind {
+        case "gstreamer":
+            let folder = origin + "/gstreamer"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let source = try await Tool.run(
+                "ffmpeg",
+                [
+                    "-v", "error", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=10:duration=60", "-f", "lavfi",
+                    "-i", "sine=frequency=440:duration=60", "-c:v", "libx264", "-preset", "ultrafast", "-g", "10",
+                    "-c:a", "aac", folder + "/source.mp4",
+                ]
+            )
+            try #require(source.status == 0, "\(source.stderr)")
+            let segmented = try await Tool.run(
+                "gst-launch-1.0",
+                [
+                    "-q", "filesrc", "location=\(folder)/source.mp4", "!", "qtdemux", "name=d", "d.video_0", "!",
+                    "queue", "!", "h264parse", "!", "hlssink2", "name=s", "target-duration=2", "playlist-length=0",
+                    "max-files=0", "location=\(folder)/seg%05d.ts", "playlist-location=\(folder)/index.m3u8",
+                    "d.audio_0", "!", "queue", "!", "aacparse", "!", "s.audio",
+                ]
+            )
+            try #require(segmented.status == 0, "\(segmented.stderr)")
+            return "gstreamer/index.m3u8"
         case "ts":
             try await TestStreams.make(.ts, in: origin, seconds: 60)
             return TestStreams.Kind.ts.playlist
@@ -55,7 +79,7 @@ import Testing
         )
     }
 
-    @Test(arguments: ["ts", "fmp4", "dash"])
+    @Test(arguments: ["ts", "fmp4", "dash", "gstreamer"])
     func aSectionFetchesTheSegmentsItOverlapsAndCutsAsFFmpegDoes(kind: String) async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
@@ -73,7 +97,7 @@ import Testing
         let fetched = Self.segments(try await setup.origin.settledStats())
         let renditions = kind == "dash" ? 2 : 1
         #expect(fetched.count == renditions * 8, "\(fetched.sorted())")
-        if kind != "dash" {
+        if kind == "ts" || kind == "fmp4" {
             let names = kind == "ts" ? (10...16).map { "index\($0).ts" } : (10...16).map { "index\($0).m4s" }
             let first = kind == "ts" ? "index0.ts" : "index0.m4s"
             #expect(fetched == Set((names + [first]).map { "/\(kind)/\($0)" }), "\(fetched.sorted())")
