@@ -261,7 +261,9 @@ import Testing
     @Test func renditionsRecordedFromTheTestOriginCoverTheSameSegments() async throws {
         let workspace = Workspace()
         defer { workspace.remove() }
-        try await TestStreams.make(.variants, in: workspace.originDirectory, seconds: 30)
+        // Two minutes: the live stream runs on the origin's clock, and a busy test run took over
+        // 30 s to record 5 s, by when a 30 s stream had ended after two segments.
+        try await TestStreams.make(.variants, in: workspace.originDirectory, seconds: 120)
         let origin = try await OriginProcess(
             directory: workspace.originDirectory,
             arguments: ["--live", "--window", "3"]
