@@ -11,7 +11,8 @@ extension StreamCacheCommand {
                 For a URL: the resource's bytes, fetching only those not cached yet; FILE may be a folder, \
                 and the file is then named after the URL, as curl -O and wget do. For the id of an offline \
                 package (or its first 4+ characters): the package muxed by ffmpeg without re-encoding into \
-                FILE, .mp4, .m4a, .mkv or .ts by extension, or a template such as '%(title)s.%(ext)s'.
+                FILE, .mp4, .m4a, .mkv or .ts by extension, or a template such as '%(title)s.%(ext)s'; with \
+                --section, only that part of its timeline.
                 """
         )
 
@@ -24,6 +25,15 @@ extension StreamCacheCommand {
         @Option(name: .long, help: "The offline library folder, for a package id (default as for 'packages ls').")
         var library: String?
 
+        @Option(
+            name: [.long, .customLong("download-sections")],
+            help: ArgumentHelp(
+                "With a package id: only this part of its timeline, START-END (1:02:00-1:04:30, 90-150, *-10:00), cut from the package on disk.",
+                valueName: "START-END"
+            )
+        )
+        var section: String?
+
         @OptionGroup var singleFile: SingleFileOptions
 
         @OptionGroup var transfer: TransferOptions
@@ -32,12 +42,28 @@ extension StreamCacheCommand {
 
         @OptionGroup var cache: CacheOptions
 
+        func validate() throws {
+            _ = try timeSection()
+        }
+
         func run() async throws {
             if !url.contains("://") {
                 let offline = LibraryOptions.library(library, cache: cache)
                 if let id = try offline.id(named: url), let asset = offline.asset(id) {
-                    return try await Self.export(asset, to: file, options: singleFile, silent: transfer.silent)
+                    return try await Self.export(
+                        asset,
+                        to: file,
+                        section: try timeSection(),
+                        options: singleFile,
+                        silent: transfer.silent
+                    )
                 }
+            }
+            if section != nil {
+                throw CommandFailure(
+                    "--section cuts an offline package: give its id (streamcache packages ls), or use get URL --section",
+                    status: ExitStatus.usage
+                )
             }
             let (url, credentials) = try URLArgument.parseFetching(url)
             let manifest = ["m3u8", "m3u", "mpd"].contains(url.pathExtension.lowercased())
@@ -61,9 +87,19 @@ extension StreamCacheCommand {
         }
 
         /// The package `asset` as one file, when it is complete.
+        /// `--section`, parsed.
+        func timeSection() throws -> TimeSection? {
+            do {
+                return try section.map { text throws(OfflineError) in try TimeSection(parsing: text) }
+            } catch {
+                throw ValidationError(error.message)
+            }
+        }
+
         static func export(
             _ asset: OfflineAsset,
             to file: String,
+            section: TimeSection? = nil,
             options: SingleFileOptions,
             silent: Bool
         ) async throws {
@@ -72,13 +108,15 @@ extension StreamCacheCommand {
                     "package \(asset.id) is \(asset.state.rawValue): finish it first (streamcache download \(asset.id))"
                 )
             }
-            try await SingleFileOutput(
+            var output = try SingleFileOutput(
                 file,
                 argument: "FILE",
                 force: options.force,
                 verbose: options.verbose,
                 silent: silent
-            ).write(asset)
+            )
+            output.section = section
+            try await output.write(asset)
         }
 
         /// `file`, or the URL's last path segment inside it when it is a folder.

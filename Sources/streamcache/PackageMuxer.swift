@@ -86,13 +86,21 @@ struct PackageMuxer {
         _ asset: OfflineAsset,
         to path: String,
         audioOnly: Bool = false,
+        section: TimeSection? = nil,
         verbose: Bool,
         silent: Bool
     ) async throws {
         let folder = LocalPath.folder(of: path)
         let temporary = LocalPath.appending(".\(LocalPath.lastComponent(of: path)).\(getpid()).partial", to: folder)
+        let chosen = try section.map { try SectionCut(asset: asset, section: $0) }
+        if chosen != nil, try PeriodJoin(asset: asset, path: path) != nil {
+            throw CommandFailure(
+                "package \(asset.id) has several periods, and sections are cut from one timeline: export it whole",
+                status: ExitStatus.usage
+            )
+        }
         if !silent { Terminal.printError("writing \(path) with ffmpeg") }
-        if let cut = try SectionCut(asset: asset) {
+        if let cut = try chosen ?? SectionCut(asset: asset) {
             try await cut.write(to: temporary, as: path, with: self, audioOnly: audioOnly, verbose: verbose)
         } else if let periods = try PeriodJoin(asset: asset, path: path) {
             try await periods.write(to: temporary, as: path, with: self, audioOnly: audioOnly, verbose: verbose)

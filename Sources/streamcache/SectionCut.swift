@@ -17,7 +17,8 @@ import Glibc
 struct SectionCut {
     let asset: OfflineAsset
     let section: TimeSection
-    /// The package's first segments, paths in its folder.
+    /// The package's first segments, paths in its folder; none where the package begins where
+    /// the stream does (a whole stream, a recording).
     let heads: [TimelineHead]
 
     /// The cut of `asset`; `nil` for a package of the whole stream.
@@ -31,6 +32,36 @@ struct SectionCut {
         self.asset = asset
         section = first
         heads = manifest.timelineHeads ?? []
+    }
+
+    /// The cut of `section` from `asset` (`export ID FILE --section`): counted from where the
+    /// stream begins, in a package of sections one of them must hold it; in a package of the
+    /// whole stream or a recording, from where the package begins.
+    ///
+    /// - Throws: ``CommandFailure`` (64) for a section past the package's end, or outside the
+    ///   sections it holds.
+    init(asset: OfflineAsset, section: TimeSection) throws {
+        let manifest = try? AssetManifest.load(from: LocalPath.folder(of: asset.path))
+        if let held = manifest?.sections, !held.isWhole {
+            let inside = held.sections.contains { kept in
+                kept.start <= section.start && (kept.end ?? .infinity) >= (section.end ?? .infinity)
+            }
+            guard inside else {
+                let sections = held.sections.map(\.description).joined(separator: ", ")
+                throw CommandFailure(
+                    "package \(asset.id) holds \(sections) of its stream, and \(section) is not inside it",
+                    status: ExitStatus.usage
+                )
+            }
+        } else if section.start >= asset.duration {
+            throw CommandFailure(
+                "section \(section) starts past the end of package \(asset.id), which lasts \(TimeSection.clock(asset.duration))",
+                status: ExitStatus.usage
+            )
+        }
+        self.asset = asset
+        self.section = section
+        heads = manifest?.timelineHeads ?? []
     }
 
     /// Why -o refuses a package of several sections.
@@ -55,7 +86,7 @@ struct SectionCut {
     ) async throws {
         var written: [String] = []
         defer { for file in written { unlink(file) } }
-        let origin = try await streamStart(with: muxer, scratch: temporary, written: &written)
+        let origin = try await heads.isEmpty ? nil : streamStart(with: muxer, scratch: temporary, written: &written)
         let whole = temporary + ".nut"
         written.append(whole)
         let maps = audioOnly ? ["-map", "0:a"] : ["-map", "0:v?", "-map", "0:a?"]
@@ -73,7 +104,7 @@ struct SectionCut {
                 "ffmpeg wrote no timestamps for the package at \(asset.path); its sections cannot be cut"
             )
         }
-        let shift = origin - first
+        let shift = (origin ?? first) - first
         var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
         if section.start > 0 {
             arguments += ["-ss", Self.seconds(shift + section.start)]

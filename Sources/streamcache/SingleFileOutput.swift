@@ -16,6 +16,8 @@ struct SingleFileOutput {
     let silent: Bool
     /// Write the audio alone (`download -x`).
     var audioOnly = false
+    /// Write this time section of the package alone (`export ID FILE --section`).
+    var section: TimeSection?
 
     /// Checks what can be checked before any download: the template, ffmpeg on `PATH`, and the
     /// folder the template names (when no field is in it).
@@ -70,10 +72,17 @@ struct SingleFileOutput {
         )
         try Self.check(path, force: force)
         // ffmpeg is the command's: a signal ends it and its file as it ends a download.
-        let (muxer, audioOnly, verbose, silent) = (muxer, audioOnly, verbose, silent)
+        let (muxer, audioOnly, section, verbose, silent) = (muxer, audioOnly, section, verbose, silent)
         do {
             try await Interrupted.run {
-                try await muxer.write(asset, to: path, audioOnly: audioOnly, verbose: verbose, silent: silent)
+                try await muxer.write(
+                    asset,
+                    to: path,
+                    audioOnly: audioOnly,
+                    section: section,
+                    verbose: verbose,
+                    silent: silent
+                )
             }
         } catch let interrupted as Interrupted {
             Terminal.printError(

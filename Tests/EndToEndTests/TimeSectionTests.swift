@@ -163,6 +163,48 @@ import Testing
         #expect(assets.count == 2 && assets.allSatisfy { $0.state == "complete" })
     }
 
+    /// A section of a package on disk: `export ID FILE --section` cuts it with the origin
+    /// stopped, as ffmpeg cuts the whole stream; of a package of sections, only inside them.
+    @Test func aSectionOfAPackageOnDiskCostsTheOriginNothing() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let stream = try await Self.make("ts", in: setup.workspace.originDirectory)
+        let whole = try await setup.download(stream, [], command: ["download"])
+        #expect(whole.status == 0, "\(whole.stderr)")
+        let wholeID = try #require(whole.output.split(separator: "\n").last.map(String.init))
+        let part = try await setup.download(stream, ["--section", "20-40"], command: ["download"])
+        let partID = try #require(part.output.split(separator: "\n").last.map(String.init))
+        let reference = try await Self.ffmpegCut(
+            setup.origin.url(stream),
+            from: "25.5",
+            to: "31.2",
+            in: setup.workspace.outputDirectory
+        )
+        let expected = try await Self.frames(reference)
+        try await setup.origin.stop()
+
+        for id in [wholeID, partID] {
+            let output = setup.workspace.outputDirectory + "/\(id).mp4"
+            let result = try await CLI.run(
+                ["export", id, output, "--section", "25.5-31.2"],
+                cacheDir: setup.workspace.cacheDirectory
+            )
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(try await Self.frames(output) == expected, "package \(id)")
+        }
+        let outside = try await CLI.run(
+            ["export", partID, setup.workspace.outputDirectory + "/outside.mp4", "--section", "10-30"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(outside.status == 64 && outside.stderr.contains("is not inside it"), "\(outside.stderr)")
+        let past = try await CLI.run(
+            ["export", wholeID, setup.workspace.outputDirectory + "/past.mp4", "--section", "2:00-3:00"],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(past.status == 64 && past.stderr.contains("starts past the end"), "\(past.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: setup.workspace.outputDirectory + "/past.mp4"))
+    }
+
     /// Each bad section costs one line and exit 64, and leaves no package; none fetches a segment.
     @Test func badSectionsAreRefusedWithOneLine() async throws {
         let setup = try await OfflineSetup()
