@@ -44,6 +44,9 @@ extension StreamCacheCommand {
 
         func validate() throws {
             _ = try timeSection()
+            if singleFile.exact, section == nil {
+                throw ValidationError("--exact cuts a section: give --section START-END")
+            }
         }
 
         func run() async throws {
@@ -116,6 +119,7 @@ extension StreamCacheCommand {
                 silent: silent
             )
             output.section = section
+            output.exact = options.exact
             try await output.write(asset)
         }
 

@@ -21,6 +21,8 @@ struct FileSection {
     let section: TimeSection
     /// Where the file goes (beside it first, then renamed: a failed run leaves nothing).
     let output: String
+    /// Cut at the section's exact frames (``SectionCut/exact``).
+    var exact = false
 
     /// Bytes the engine fetches at first where ffmpeg reads, and at most as it reads on: its
     /// reads are small and seek, and what a span fetches past them is the section's waste.
@@ -80,8 +82,11 @@ struct FileSection {
             if let end = section.end { arguments += ["-to", Self.seconds(end)] }
             // A small socket buffer: what ffmpeg has not read when it seeks is not fetched.
             arguments += [
-                "-recv_buffer_size", "65536", "-i", local.absoluteString, "-c", "copy", "-f", format, temporary,
+                "-recv_buffer_size", "65536", "-i", local.absoluteString,
             ]
+            // An MP3 has no video: its frames are cut where they are, exact with stream copy.
+            arguments += exact && format != "mp3" ? SectionCut.exactCodecs : ["-c", "copy"]
+            arguments += ["-f", format, temporary]
             if verbose { Terminal.printError(([ffmpeg] + arguments).joined(separator: " ")) }
             let (status, errors) = try await PackageMuxer.run(ffmpeg, arguments, writing: temporary)
             await server.stop()

@@ -51,6 +51,13 @@ extension StreamCacheCommand {
         )
         var section: String?
 
+        @Flag(
+            name: .long,
+            help:
+                "With --section: cut at its exact frames, the video re-encoded (H.264); without it, from the keyframe at or before START."
+        )
+        var exact = false
+
         @OptionGroup var transfer: TransferOptions
 
         @OptionGroup(title: "curl's options") var curl: CurlOptions
@@ -65,6 +72,7 @@ extension StreamCacheCommand {
             if head && (remoteName || output != nil || range != nil) {
                 throw ValidationError("-I prints the fields only: it takes no -o, -O or --range")
             }
+            if exact, section == nil { throw ValidationError("--exact cuts a section: give --section START-END") }
             if section != nil {
                 _ = try timeSection()
                 guard range == nil, !head, curl.continueAt == nil else {
@@ -95,8 +103,9 @@ extension StreamCacheCommand {
                 }
                 let path = curl.place(output ?? "-")
                 try OutputFile.check(path)
-                let cut = FileSection(url: url, section: section, output: path)
-                let (cache, transfer, verbose) = (cache, transfer, curl.verbose)
+                var cutting = FileSection(url: url, section: section, output: path)
+                cutting.exact = exact
+                let (cut, cache, transfer, verbose) = (cutting, cache, transfer, curl.verbose)
                 return try await transfer.withinMaxTime {
                     try await cut.run(cache: cache, transfer: transfer, verbose: verbose)
                 }

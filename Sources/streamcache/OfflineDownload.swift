@@ -177,6 +177,9 @@ extension StreamCacheCommand {
                     throw ValidationError(failure.message)
                 }
             }
+            if singleFile.exact, section.isEmpty || output == nil {
+                throw ValidationError("--exact cuts a section: give --section START-END and -o FILE")
+            }
             if output != nil, section.count > 1 {
                 throw ValidationError(
                     "-o writes one section: give one --section, or leave out -o to keep a package of them all"
@@ -333,6 +336,7 @@ extension StreamCacheCommand {
                     silent: transfer.silent
                 )
                 single.audioOnly = extractAudio
+                single.exact = singleFile.exact
                 return single
             }
             let criteria = try criteria()

@@ -87,6 +87,7 @@ struct PackageMuxer {
         to path: String,
         audioOnly: Bool = false,
         section: TimeSection? = nil,
+        exact: Bool = false,
         verbose: Bool,
         silent: Bool
     ) async throws {
@@ -100,7 +101,8 @@ struct PackageMuxer {
             )
         }
         if !silent { Terminal.printError("writing \(path) with ffmpeg") }
-        if let cut = try chosen ?? SectionCut(asset: asset) {
+        if var cut = try chosen ?? SectionCut(asset: asset) {
+            cut.exact = exact
             try await cut.write(to: temporary, as: path, with: self, audioOnly: audioOnly, verbose: verbose)
         } else if let periods = try PeriodJoin(asset: asset, path: path) {
             try await periods.write(to: temporary, as: path, with: self, audioOnly: audioOnly, verbose: verbose)

@@ -20,6 +20,9 @@ struct SectionCut {
     /// The package's first segments, paths in its folder; none where the package begins where
     /// the stream does (a whole stream, a recording).
     let heads: [TimelineHead]
+    /// Cut at the section's exact frames: the video re-encoded as H.264 (its first frame the one
+    /// at START, as ffmpeg's accurate seek gives), the audio copied, cut at its frames.
+    var exact = false
 
     /// The cut of `asset`; `nil` for a package of the whole stream.
     ///
@@ -114,7 +117,8 @@ struct SectionCut {
             arguments += ["-to", Self.seconds(shift + end)]
         }
         let format = PackageMuxer.format(of: (path as NSString).pathExtension.lowercased())
-        arguments += ["-i", whole, "-map", "0", "-c", "copy", "-f", format, temporary]
+        arguments += ["-i", whole, "-map", "0"] + (exact ? Self.exactCodecs : ["-c", "copy"])
+        arguments += ["-f", format, temporary]
         try await muxer.run(arguments, writing: temporary, for: asset, path: path, verbose: verbose)
     }
 
@@ -148,6 +152,9 @@ struct SectionCut {
         }
         return start
     }
+
+    /// ffmpeg's codecs for an exact cut: H.264 of the quality of its source, the audio as it is.
+    static let exactCodecs = ["-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-c:a", "copy"]
 
     private static func seconds(_ value: Double) -> String { String(format: "%.6f", value) }
 }

@@ -18,6 +18,8 @@ struct SingleFileOutput {
     var audioOnly = false
     /// Write this time section of the package alone (`export ID FILE --section`).
     var section: TimeSection?
+    /// Cut a section at its exact frames (``SectionCut/exact``).
+    var exact = false
 
     /// Checks what can be checked before any download: the template, ffmpeg on `PATH`, and the
     /// folder the template names (when no field is in it).
@@ -72,7 +74,7 @@ struct SingleFileOutput {
         )
         try Self.check(path, force: force)
         // ffmpeg is the command's: a signal ends it and its file as it ends a download.
-        let (muxer, audioOnly, section, verbose, silent) = (muxer, audioOnly, section, verbose, silent)
+        let (muxer, audioOnly, section, exact, verbose, silent) = (muxer, audioOnly, section, exact, verbose, silent)
         do {
             try await Interrupted.run {
                 try await muxer.write(
@@ -80,6 +82,7 @@ struct SingleFileOutput {
                     to: path,
                     audioOnly: audioOnly,
                     section: section,
+                    exact: exact,
                     verbose: verbose,
                     silent: silent
                 )

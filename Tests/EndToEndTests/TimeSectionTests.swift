@@ -163,6 +163,80 @@ import Testing
         #expect(assets.count == 2 && assets.allSatisfy { $0.state == "complete" })
     }
 
+    /// The video frames' presentation times of `file`, in order.
+    static func videoTimes(_ file: String) async throws -> [String] {
+        let probed = try await Tool.run(
+            "ffprobe",
+            ["-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time", "-of", "csv=p=0", file]
+        )
+        #expect(probed.status == 0, "\(probed.stderr)")
+        return probed.output.split(separator: "\n").map(String.init)
+    }
+
+    /// `--exact`: the section's first and last frames are the ones at START and END, frame for
+    /// frame as ffmpeg's re-encoding cut of the whole stream has them (the keyframe cut starts
+    /// earlier), for a stream's section and a progressive file's.
+    @Test func anExactSectionStartsAndEndsAtItsFrames() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let stream = try await Self.make("ts", in: setup.workspace.originDirectory)
+        let folder = setup.workspace.outputDirectory
+        let reference = folder + "/exact-reference.mp4"
+        // The whole stream as one file, which the origin serves too.
+        _ = try await Self.ffmpegCut(setup.origin.url(stream), from: "0", to: nil, in: folder)
+        try FileManager.default.copyItem(
+            atPath: folder + "/whole.mp4",
+            toPath: setup.workspace.originDirectory + "/whole.mp4"
+        )
+        let cut = try await Tool.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-ss", "21.35", "-to", "33.65", "-i", folder + "/whole.mp4", "-c:v", "libx264",
+                "-c:a", "copy", reference,
+            ]
+        )
+        try #require(cut.status == 0, "\(cut.stderr)")
+        let expected = try await Self.videoTimes(reference)
+        #expect(expected.count > 100, "\(expected.count) frames in ffmpeg's exact cut")
+
+        let fromStream = folder + "/exact-stream.mp4"
+        let downloaded = try await setup.download(
+            stream,
+            ["--section", "21.35-33.65", "--exact", "-o", fromStream],
+            command: ["download"]
+        )
+        #expect(downloaded.status == 0, "\(downloaded.stderr)")
+        #expect(try await Self.videoTimes(fromStream) == expected)
+
+        let fromFile = folder + "/exact-file.mp4"
+        let got = try await CLI.run(
+            ["get", setup.origin.url("whole.mp4"), "--section", "21.35-33.65", "--exact", "-o", fromFile],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(got.status == 0, "\(got.stderr)")
+        #expect(try await Self.videoTimes(fromFile) == expected)
+
+        let keyframeCut = folder + "/keyframe.mp4"
+        let copied = try await setup.download(
+            stream,
+            ["--section", "21.35-33.65", "-o", keyframeCut],
+            command: ["download"]
+        )
+        #expect(copied.status == 0, "\(copied.stderr)")
+        // A keyframe cut stores the frames from the keyframe before START, which its edit list
+        // hides; an exact one stores none before it.
+        func stored(_ file: String) async throws -> Int {
+            let probed = try await Tool.run(
+                "ffprobe",
+                ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts", "-of", "csv=p=0", file]
+            )
+            return probed.output.split(separator: "\n").count
+        }
+        #expect(try await stored(fromStream) == expected.count)
+        #expect(try await stored(fromFile) == expected.count)
+        #expect(try await stored(keyframeCut) > expected.count)
+    }
+
     /// A section of a package on disk: `export ID FILE --section` cuts it with the origin
     /// stopped, as ffmpeg cuts the whole stream; of a package of sections, only inside them.
     @Test func aSectionOfAPackageOnDiskCostsTheOriginNothing() async throws {
