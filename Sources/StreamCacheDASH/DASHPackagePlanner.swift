@@ -522,6 +522,8 @@ struct DASHPackagePlanner: PackagePlanner {
                 items.append(item(.initialization, folder + "/init.mp4", initialization, index, periodStart + time))
             }
             let wholeFile = representation.addressing == nil ? wholeFileName(representation) : nil
+            // A whole stream's representation has its init section whatever its segments.
+            if sections.isWhole { initialize() }
             for (position, segment) in segments.media.enumerated() {
                 defer { time += segment.duration }
                 let start = time
@@ -556,7 +558,7 @@ struct DASHPackagePlanner: PackagePlanner {
                 durations.append(segment.duration)
                 items.append(item(.segment, path, segment, index, periodStart + time))
             }
-            if durations.isEmpty {
+            if durations.isEmpty, !sections.isWhole {
                 // Nothing of it plays in the sections: it is left out, its first segment too.
                 items.removeAll { $0.rendition == index }
                 heads.removeAll { $0.segment.hasPrefix(folder + "/") }
