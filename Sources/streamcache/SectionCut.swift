@@ -6,13 +6,15 @@ import StreamCacheOffline
 import Glibc
 #endif
 
-/// One file from a package of one time section (`download --section … -o FILE`).
+/// One time section of a package as one file: of a package of that section
+/// (`download --section … -o FILE`), or of any package (`export ID FILE --section …`).
 ///
 /// A section's times count from where the stream begins, as a player's clock and ffmpeg's `-ss`
-/// on the whole stream do: the earliest timestamp of the renditions' first segments, which the
-/// package keeps for this (``TimelineHead``). The package's segments are remuxed, their
-/// timestamps kept, into one file, and the section is cut from it by stream copy from the
-/// keyframe at or before its start. (Parts cut so cannot be joined by stream copy: each keeps
+/// on the whole stream do: the earliest timestamp of the renditions' first segments, which a
+/// package of sections keeps for this (``TimelineHead``), or where a whole package begins. The
+/// package's segments are remuxed, their timestamps kept, into one file, and the section is cut
+/// from it by stream copy from the keyframe at or before its start (``exact``: re-encoded from
+/// its own first frame). (Parts cut so cannot be joined by stream copy: each keeps
 /// the frames from its keyframe that its edit list hides, and a join shows them.)
 struct SectionCut {
     let asset: OfflineAsset
