@@ -238,7 +238,8 @@ import Testing
     }
 
     /// A section of a package on disk: `export ID FILE --section` cuts it with the origin
-    /// stopped, as ffmpeg cuts the whole stream; of a package of sections, only inside them.
+    /// stopped, as ffmpeg cuts the whole stream, from a whole package and from inside a section
+    /// of a package of one section or of two; of a package of sections, only inside them.
     @Test func aSectionOfAPackageOnDiskCostsTheOriginNothing() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
@@ -248,6 +249,13 @@ import Testing
         let wholeID = try #require(whole.output.split(separator: "\n").last.map(String.init))
         let part = try await setup.download(stream, ["--section", "20-40"], command: ["download"])
         let partID = try #require(part.output.split(separator: "\n").last.map(String.init))
+        // Two sections with a gap between them: the cut is inside the second.
+        let parts = try await setup.download(
+            stream,
+            ["--section", "5-10", "--section", "25.5-35"],
+            command: ["download"]
+        )
+        let partsID = try #require(parts.output.split(separator: "\n").last.map(String.init))
         let reference = try await Self.ffmpegCut(
             setup.origin.url(stream),
             from: "25.5",
@@ -257,7 +265,7 @@ import Testing
         let expected = try await Self.frames(reference)
         try await setup.origin.stop()
 
-        for id in [wholeID, partID] {
+        for id in [wholeID, partID, partsID] {
             let output = setup.workspace.outputDirectory + "/\(id).mp4"
             let result = try await CLI.run(
                 ["export", id, output, "--section", "25.5-31.2"],
