@@ -92,11 +92,7 @@ extension StreamCacheCommand {
         /// The package `asset` as one file, when it is complete.
         /// `--section`, parsed.
         func timeSection() throws -> TimeSection? {
-            do {
-                return try section.map { text throws(OfflineError) in try TimeSection(parsing: text) }
-            } catch {
-                throw ValidationError(error.message)
-            }
+            try SectionOption.one(section)
         }
 
         static func export(

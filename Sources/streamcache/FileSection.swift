@@ -73,23 +73,16 @@ struct FileSection {
             }
             let server = InAppServer(engine: engine)
             try await server.start()
-            defer { Task { await server.stop() } }
-            let local = try await server.url(for: url)
             if !transfer.silent { Terminal.printError("cutting \(section) of \(url.originName) with ffmpeg") }
-            var arguments = [
-                "-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-ss", Self.seconds(section.start),
-            ]
-            if let end = section.end { arguments += ["-to", Self.seconds(end)] }
-            // A small socket buffer: what ffmpeg has not read when it seeks is not fetched.
-            arguments += [
-                "-recv_buffer_size", "65536", "-i", local.absoluteString,
-            ]
-            // An MP3 has no video: its frames are cut where they are, exact with stream copy.
-            arguments += exact && format != "mp3" ? SectionCut.exactCodecs : ["-c", "copy"]
-            arguments += ["-f", format, temporary]
-            if verbose { Terminal.printError(([ffmpeg] + arguments).joined(separator: " ")) }
-            let (status, errors) = try await PackageMuxer.run(ffmpeg, arguments, writing: temporary)
+            let ran: (status: Int32, errors: String)
+            do {
+                ran = try await cut(through: server, into: temporary, ffmpeg: ffmpeg, format: format, verbose: verbose)
+            } catch {
+                await server.stop()
+                throw error
+            }
             await server.stop()
+            let (status, errors) = ran
             guard status == 0 else {
                 unlink(temporary)
                 let last = errors.split(separator: "\n").last.map(String.init) ?? "exit status \(status)"
@@ -109,6 +102,27 @@ struct FileSection {
             throw OutputError("cannot write \(output): \(String(cString: strerror(errno)))")
         }
         if !transfer.silent { Terminal.printError("wrote \(output)") }
+    }
+
+    /// ffmpeg's cut of the section into `temporary`, reading the file through `server`: its
+    /// status and what it wrote on stderr.
+    private func cut(
+        through server: InAppServer,
+        into temporary: String,
+        ffmpeg: String,
+        format: String,
+        verbose: Bool
+    ) async throws -> (status: Int32, errors: String) {
+        let local = try await server.url(for: url)
+        var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-ss", Self.seconds(section.start)]
+        if let end = section.end { arguments += ["-to", Self.seconds(end)] }
+        // A small socket buffer: what ffmpeg has not read when it seeks is not fetched.
+        arguments += ["-recv_buffer_size", "65536", "-i", local.absoluteString]
+        // An MP3 has no video: its frames are cut where they are, exact with stream copy.
+        arguments += exact && format != "mp3" ? SectionCut.exactCodecs : ["-c", "copy"]
+        arguments += ["-f", format, temporary]
+        if verbose { Terminal.printError(([ffmpeg] + arguments).joined(separator: " ")) }
+        return try await PackageMuxer.run(ffmpeg, arguments, writing: temporary)
     }
 
     private static func seconds(_ value: Double) -> String { String(format: "%.3f", value) }

@@ -142,11 +142,7 @@ extension StreamCacheCommand {
         /// The file `-O` writes: the URL's last path segment as written, in the current folder.
         /// `--section`, parsed.
         func timeSection() throws -> TimeSection? {
-            do {
-                return try section.map { text throws(OfflineError) in try TimeSection(parsing: text) }
-            } catch {
-                throw ValidationError(error.message)
-            }
+            try SectionOption.one(section)
         }
 
         static func remoteName(of url: URL) throws -> String {

@@ -213,15 +213,7 @@ extension StreamCacheCommand {
 
         /// `--section`, each parsed, none overlapping another.
         func timeSections() throws -> TimeSections {
-            do {
-                let sections = TimeSections(
-                    try section.map { text throws(OfflineError) in try TimeSection(parsing: text) }
-                )
-                try sections.checkApart()
-                return sections
-            } catch {
-                throw ValidationError(error.message)
-            }
+            try SectionOption.all(section)
         }
 
         /// `1280x720`, or `720p`: a height, any width.
