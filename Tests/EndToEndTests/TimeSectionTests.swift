@@ -333,12 +333,12 @@ import Testing
 /// file decodes to the frames of ffmpeg's own cut of the origin's URL.
 @Suite(.timeLimit(.minutes(5))) struct FileSectionTests {
     /// A minute of media made by ffmpeg, written under the origin's folder as `name`.
-    static func make(_ name: String, in origin: String, arguments: [String]) async throws {
+    static func make(_ name: String, in origin: String, seconds: Int = 60, arguments: [String]) async throws {
         let made = try await Tool.run(
             "ffmpeg",
             [
-                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=60",
-                "-f", "lavfi", "-i", "sine=frequency=440:duration=60",
+                "-hide_banner", "-v", "error", "-f", "lavfi", "-i", "testsrc=size=320x240:rate=25:duration=\(seconds)",
+                "-f", "lavfi", "-i", "sine=frequency=440:duration=\(seconds)",
             ] + arguments + [origin + "/" + name]
         )
         try #require(made.status == 0, "\(made.stderr)")
@@ -381,7 +381,7 @@ import Testing
         let setup = try await OfflineSetup()
         defer { setup.remove() }
         let origin = setup.workspace.originDirectory
-        try await Self.make(name, in: origin, arguments: encode)
+        try await Self.make(name, in: origin, seconds: 180, arguments: encode)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: origin + "/" + name)[.size] as? Int64)
         let ext = (name as NSString).pathExtension
         let output = setup.workspace.outputDirectory + "/section." + ext
@@ -411,13 +411,16 @@ import Testing
             // up to the section's end, and a fetch span (256 KiB) past it.
             #expect(sent <= span.upperBound + (512 << 10), "sent \(sent) of \(size) bytes, the section ends at \(span)")
         } else {
-            // The samples, the movie box (under 100 KiB here) and at most 1 MiB besides.
-            #expect(sent <= span.count + (100 << 10) + (1 << 20), "sent \(sent) of \(size) bytes for \(span)")
-            #expect(sent < size / 2, "sent \(sent) of \(size) bytes")
+            // The samples, the movie box (under 200 KiB here) and what ffmpeg's reads leave in
+            // flight where it seeks away: under 1 MiB in most runs, 2 MiB at most (spans a
+            // leaving reader asked for ahead are given up after the origin has sent them). With
+            // the engine's usual spans ffmpeg's reads cost most of the file.
+            #expect(sent <= span.count + (200 << 10) + (2 << 20), "sent \(sent) of \(size) bytes for \(span)")
+            #expect(sent < size / 3, "sent \(sent) of \(size) bytes")
         }
 
         // A second section that overlaps the first: the origin sends what the first did not
-        // read, and at most 1 MiB besides (the spans read ahead where ffmpeg read and left).
+        // read, and at most 2 MiB besides (the spans read ahead where ffmpeg read and left).
         let before = try await setup.origin.settledStats().bodyBytes
         let second = try await CLI.run(
             ["get", setup.origin.url(name), "--section", "30-40", "-o", output + "." + ext],
@@ -426,7 +429,7 @@ import Testing
         #expect(second.status == 0, "\(second.stderr)")
         let more = try await setup.origin.settledStats().bodyBytes - before
         let new = try await Self.sectionSpan(origin + "/" + name, from: 35.7, to: 40)
-        #expect(more <= new.count + (1 << 20), "the second section sent \(more) bytes for a new span of \(new)")
+        #expect(more <= new.count + (2 << 20), "the second section sent \(more) bytes for a new span of \(new)")
     }
 
     @Test func badSectionsOfAFileAreRefusedWithOneLine() async throws {
