@@ -303,6 +303,8 @@ extension StreamCacheCommand {
                 )
             }
             let url = resumed == nil ? try URLArgument.parse(url) : nil
+            // Packages the library held whole before: -o writes a file of one, and leaves it.
+            let heldBefore = Set(offline.assets().filter(\.isPlayableOffline).map(\.id))
             if let url, DirectFile.names(url) {
                 let path = try DirectFile.path(of: url, template: output)
                 if dryRun { return print("\(url.absoluteString) is a media file: download writes it as \(path)") }
@@ -384,8 +386,9 @@ extension StreamCacheCommand {
             case .finished:
                 guard let single, let id = outcome.finishedID, let asset = offline.asset(id) else { return }
                 try await single.write(asset)
-                // One file, as yt-dlp leaves: the package goes once the file is written.
-                if !keepPackage { try await Self.removePackage(id, library: library) }
+                // One file, as yt-dlp leaves: the package this command made goes once the file
+                // is written.
+                if !keepPackage, !heldBefore.contains(id) { try await Self.removePackage(id, library: library) }
             case .failed, .none: throw ExitCode(outcome.failure.map(ExitStatus.of) ?? ExitStatus.failure)
             }
         }
