@@ -180,11 +180,6 @@ extension StreamCacheCommand {
             if singleFile.exact, section.isEmpty || output == nil {
                 throw ValidationError("--exact cuts a section: give --section START-END and -o FILE")
             }
-            if output != nil, section.count > 1 {
-                throw ValidationError(
-                    "-o writes one section: give one --section, or leave out -o to keep a package of them all"
-                )
-            }
             guard output != nil || !noPackage else { throw ValidationError("--no-package goes with -o FILE") }
             guard output != nil || !keepPackage else { throw ValidationError("--keep-package goes with -o FILE") }
             guard !(noPackage && keepPackage) else { throw ValidationError("give --keep-package or --no-package") }

@@ -101,7 +101,7 @@ struct PackageMuxer {
             )
         }
         if !silent { Terminal.printError("writing \(path) with ffmpeg") }
-        if var cut = try chosen ?? SectionCut(asset: asset) {
+        if var cut = chosen ?? SectionCut(asset: asset) {
             cut.exact = exact
             try await cut.write(to: temporary, as: path, with: self, audioOnly: audioOnly, verbose: verbose)
         } else if let periods = try PeriodJoin(asset: asset, path: path) {
@@ -201,6 +201,30 @@ struct PackageMuxer {
         guard let (status, output) = try? await Self.run(ffprobe, arguments, writing: nil, output: true), status == 0
         else { return nil }
         return Double(output.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    /// The packets of the first video stream of the media at `path` (of its first stream if it
+    /// has no video), each its presentation time in seconds and whether it is a keyframe, in the
+    /// order stored; `nil` if ffprobe cannot tell.
+    func packets(of path: String) async -> [(time: Double, isKey: Bool)]? {
+        let ffprobe = (ffmpeg as NSString).deletingLastPathComponent + "/ffprobe"
+        guard access(ffprobe, X_OK) == 0 else { return nil }
+        for stream in ["v:0", "0"] {
+            let arguments = [
+                "-v", "error", "-select_streams", stream, "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0",
+                path,
+            ]
+            guard let (status, output) = try? await Self.run(ffprobe, arguments, writing: nil, output: true),
+                status == 0
+            else { return nil }
+            let packets = output.split(separator: "\n").compactMap { line -> (time: Double, isKey: Bool)? in
+                let fields = line.split(separator: ",")
+                guard fields.count >= 2, let time = Double(fields[0]) else { return nil }
+                return (time, fields[1].hasPrefix("K"))
+            }
+            if !packets.isEmpty { return packets }
+        }
+        return nil
     }
 
     /// The kinds of stream (`video`, `audio`, `subtitle`) ffprobe, beside ffmpeg, finds in the

@@ -6,19 +6,25 @@ import StreamCacheOffline
 import Glibc
 #endif
 
-/// One time section of a package as one file: of a package of that section
-/// (`download --section … -o FILE`), or of any package (`export ID FILE --section …`).
+/// The time sections of a package as one file: of a package of sections
+/// (`download --section … -o FILE`, `export ID FILE`), or a section of any package
+/// (`export ID FILE --section …`).
 ///
 /// A section's times count from where the stream begins, as a player's clock and ffmpeg's `-ss`
 /// on the whole stream do: the earliest timestamp of the renditions' first segments, which a
 /// package of sections keeps for this (``TimelineHead``), or where a whole package begins. The
-/// package's segments are remuxed, their timestamps kept, into one file, and the section is cut
+/// package's segments are remuxed, their timestamps kept, into one file, and a section is cut
 /// from it by stream copy from the keyframe at or before its start (``exact``: re-encoded from
-/// its own first frame). (Parts cut so cannot be joined by stream copy: each keeps
-/// the frames from its keyframe that its edit list hides, and a join shows them.)
+/// its own first frame).
+///
+/// One section is cut as ffmpeg's `-ss/-to` cuts it: the frames from the keyframe to START are
+/// stored, hidden by an edit list. Several are joined one after the other, each cut into a part
+/// of its own that shows every frame from its keyframe (a join would show the hidden ones
+/// anyway), so the file plays each section from its keyframe to its end.
 struct SectionCut {
     let asset: OfflineAsset
-    let section: TimeSection
+    /// The sections in the order they play, one at least.
+    let sections: [TimeSection]
     /// The package's first segments, paths in its folder; none where the package begins where
     /// the stream does (a whole stream, a recording).
     let heads: [TimelineHead]
@@ -26,16 +32,13 @@ struct SectionCut {
     /// at START, as ffmpeg's accurate seek gives), the audio copied, cut at its frames.
     var exact = false
 
-    /// The cut of `asset`; `nil` for a package of the whole stream.
-    ///
-    /// - Throws: ``CommandFailure`` for a package of several sections.
-    init?(asset: OfflineAsset) throws {
+    /// The cut of `asset`'s sections; `nil` for a package of the whole stream.
+    init?(asset: OfflineAsset) {
         guard let manifest = try? AssetManifest.load(from: LocalPath.folder(of: asset.path)),
-            let sections = manifest.sections, let first = sections.sections.first
+            let sections = manifest.sections, !sections.sections.isEmpty
         else { return nil }
-        guard sections.sections.count == 1 else { throw Self.severalSections(asset.path) }
         self.asset = asset
-        section = first
+        self.sections = sections.sections
         heads = manifest.timelineHeads ?? []
     }
 
@@ -65,19 +68,11 @@ struct SectionCut {
             )
         }
         self.asset = asset
-        self.section = section
+        sections = [section]
         heads = manifest?.timelineHeads ?? []
     }
 
-    /// Why -o refuses a package of several sections.
-    static func severalSections(_ path: String) -> CommandFailure {
-        CommandFailure(
-            "-o writes one section: a package of several keeps them at \(path), which serve plays; run once per section for files",
-            status: ExitStatus.usage
-        )
-    }
-
-    /// Writes the section to `temporary` (a file of the container `path` names); nothing but
+    /// Writes the sections to `temporary` (a file of the container `path` names); nothing but
     /// `temporary` is left.
     ///
     /// - Throws: ``CommandFailure`` when the stream's start cannot be read from the package, or
@@ -109,6 +104,13 @@ struct SectionCut {
                 "ffmpeg wrote no timestamps for the package at \(asset.path); its sections cannot be cut"
             )
         }
+        let format = PackageMuxer.format(of: (path as NSString).pathExtension.lowercased())
+        if sections.count > 1 {
+            let timeline = PartTimeline(origin: origin ?? first, first: first)
+            try await join(whole, on: timeline, format: format, to: temporary, as: path, with: muxer, verbose: verbose)
+            return
+        }
+        let section = sections[0]
         let shift = (origin ?? first) - first
         var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
         if section.start > 0 {
@@ -118,7 +120,6 @@ struct SectionCut {
             // From the stream's start: every packet, those timed before its first frame too.
             arguments += ["-to", Self.seconds(shift + end)]
         }
-        let format = PackageMuxer.format(of: (path as NSString).pathExtension.lowercased())
         arguments += ["-i", whole, "-map", "0"] + (exact ? Self.exactCodecs : ["-c", "copy"])
         arguments += ["-f", format, temporary]
         try await muxer.run(arguments, writing: temporary, for: asset, path: path, verbose: verbose)
@@ -158,5 +159,5 @@ struct SectionCut {
     /// ffmpeg's codecs for an exact cut: H.264 of the quality of its source, the audio as it is.
     static let exactCodecs = ["-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-c:a", "copy"]
 
-    private static func seconds(_ value: Double) -> String { String(format: "%.6f", value) }
+    static func seconds(_ value: Double) -> String { String(format: "%.6f", value) }
 }

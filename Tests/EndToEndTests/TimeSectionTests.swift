@@ -237,6 +237,111 @@ import Testing
         #expect(try await stored(keyframeCut) > expected.count)
     }
 
+    /// The decoded video frames of `file`, their hashes in order (their times left out: a join
+    /// counts its parts' times on from the part before).
+    static func videoFrames(_ file: String) async throws -> [String] {
+        let decoded = try await Tool.run(
+            "ffmpeg",
+            ["-v", "error", "-threads", "1", "-i", file, "-map", "0:v:0", "-f", "framemd5", "-"]
+        )
+        #expect(decoded.status == 0, "\(decoded.stderr)")
+        return decoded.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
+            $0.split(separator: ",").last.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    /// ffmpeg's stream-copy cut of `whole` from `start` to `end`: into NUT with its timestamps
+    /// from zero, every frame from the keyframe shown (`hidden == false`), or into MP4, whose
+    /// edit list hides the frames before `start`.
+    static func referencePart(
+        _ whole: String,
+        _ start: String,
+        _ end: String,
+        hidden: Bool,
+        in folder: String
+    )
+        async throws -> [String]
+    {
+        let part = folder + (hidden ? "/reference-part.mp4" : "/reference-part.nut")
+        let shift = hidden ? [] : ["-avoid_negative_ts", "make_zero"]
+        let cut = try await Tool.run(
+            "ffmpeg",
+            ["-v", "error", "-y", "-ss", start, "-to", end, "-i", whole, "-c", "copy"] + shift + [part]
+        )
+        try #require(cut.status == 0, "\(cut.stderr)")
+        return try await Self.videoFrames(part)
+    }
+
+    /// Several sections and `-o`: one file that plays each section from its keyframe to its end,
+    /// one after the other, frame for frame as ffmpeg cuts each from the whole stream, with only
+    /// their segments fetched; `export` of the package writes the same file with the origin
+    /// stopped. A section that starts on a segment's first frame after a gap starts there: the
+    /// keyframe before it is in a segment the package does not hold.
+    @Test func severalSectionsJoinInOneFile() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let stream = try await Self.make("ts", in: setup.workspace.originDirectory)
+        let folder = setup.workspace.outputDirectory
+        let output = folder + "/joined.mp4"
+        let result = try await setup.download(
+            stream,
+            ["--section", "11.3-20", "--section", "40.5-47.5", "-o", output, "--keep-package"],
+            command: ["download"]
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let fetched = Self.segments(try await setup.origin.settledStats())
+        let overlapped = [0] + Array(5...9) + Array(20...23)
+        #expect(fetched == Set(overlapped.map { "/ts/index\($0).ts" }), "\(fetched.sorted())")
+        let onGap = try await setup.download(
+            stream,
+            ["--section", "11.3-20", "--section", "40-47.5"],
+            command: ["download"]
+        )
+        #expect(onGap.status == 0, "\(onGap.stderr)")
+
+        _ = try await Self.ffmpegCut(setup.origin.url(stream), from: "0", to: nil, in: folder)
+        let whole = folder + "/whole.mp4"
+        let first = try await Self.referencePart(whole, "11.3", "20", hidden: false, in: folder)
+        let expected = try await first + Self.referencePart(whole, "40.5", "47.5", hidden: false, in: folder)
+        // 15.7 s of sections at 10 frames a second, each from its keyframe (one a second).
+        #expect((157...177).contains(expected.count), "\(expected.count) frames")
+        #expect(try await Self.videoFrames(output) == expected)
+        let expectedOnGap = try await first + Self.referencePart(whole, "40", "47.5", hidden: true, in: folder)
+
+        // --exact: each part from its own first frame to its last, as ffmpeg's re-encoding cut.
+        var exactFrames = 0
+        for (start, end) in [("11.3", "20"), ("40.5", "47.5")] {
+            let reference = folder + "/exact-part.mp4"
+            let cut = try await Tool.run(
+                "ffmpeg",
+                [
+                    "-v", "error", "-y", "-ss", start, "-to", end, "-i", whole, "-c:v", "libx264", "-c:a", "copy",
+                    reference,
+                ]
+            )
+            try #require(cut.status == 0, "\(cut.stderr)")
+            exactFrames += try await Self.videoTimes(reference).count
+        }
+        let exactOutput = folder + "/exact-joined.mp4"
+        let exact = try await setup.download(
+            stream,
+            ["--section", "11.3-20", "--section", "40.5-47.5", "--exact", "-o", exactOutput],
+            command: ["download"]
+        )
+        #expect(exact.status == 0, "\(exact.stderr)")
+        #expect(try await Self.videoTimes(exactOutput).count == exactFrames)
+        #expect(exactFrames < expected.count, "the keyframe parts hold no frame before their sections")
+
+        try await setup.origin.stop()
+        for (download, frames) in [(result, expected), (onGap, expectedOnGap)] {
+            let id = try #require(download.output.split(separator: "\n").last.map(String.init))
+            let exported = folder + "/\(id).mp4"
+            let export = try await CLI.run(["export", id, exported], cacheDir: setup.workspace.cacheDirectory)
+            #expect(export.status == 0, "\(export.stderr)")
+            #expect(try await Self.videoFrames(exported) == frames, "package \(id)")
+        }
+    }
+
     /// A section of a package on disk: `export ID FILE --section` cuts it with the origin
     /// stopped, as ffmpeg cuts the whole stream, from a whole package and from inside a section
     /// of a package of one section or of two; of a package of sections, only inside them.
@@ -299,7 +404,6 @@ import Testing
             (["--section", "10-30", "--section", "20-40"], "overlap"),
             (["--section", "ten-20"], "is not a time"),
             (["--section", "1:75-2:00"], "is not a time"),
-            (["--section", "10-20", "--section", "30-40", "-o", output], "-o writes one section"),
             (["--section", "10-20", "--duration", "30s"], "record a live one"),
         ]
         for (arguments, message) in cases {
