@@ -63,8 +63,17 @@ public actor InAppServer {
     ///   - engine: the cache the server answers from.
     ///   - offlineLibrary: the library `/offline/<id>/…` is served from (default: the cache directory's).
     ///   - logger: failures only, at `notice`.
-    public init(engine: CacheEngine, offlineLibrary: OfflineLibrary? = nil, logger: Logger? = nil) {
+    /// The socket send buffer of each connection (``ProxyConfiguration/sendBufferSize``).
+    public nonisolated let sendBufferSize: Int?
+
+    public init(
+        engine: CacheEngine,
+        offlineLibrary: OfflineLibrary? = nil,
+        logger: Logger? = nil,
+        sendBufferSize: Int? = nil
+    ) {
         self.engine = engine
+        self.sendBufferSize = sendBufferSize
         self.library = offlineLibrary ?? OfflineLibrary(cache: engine.directory)
         self.logger = logger ?? Self.quietLogger()
         self.accessKey = Self.makeAccessKey()
@@ -200,6 +209,7 @@ public actor InAppServer {
         configuration.accessKey = accessKey
         configuration.offlineLibrary = library
         configuration.shutdownGracePeriod = .milliseconds(100)
+        configuration.sendBufferSize = sendBufferSize
         let logs = try ProxyLogs(accessLogPath: nil, errorLogPath: nil, logger: logger)
         return ProxyServer(engine: engine, configuration: configuration, logs: logs, logger: logger)
     }

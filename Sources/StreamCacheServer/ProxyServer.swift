@@ -32,6 +32,10 @@ public struct ProxyConfiguration: Sendable {
     /// connections of its own so that held reloads never take the ones segments need; `nil`:
     /// the engine's.
     public var reloadOrigin: (any OriginClient)?
+    /// The socket send buffer of each connection (`SO_SNDBUF`); `nil`: the system's, which grows
+    /// as a fast client reads. A client that reads a little and seeks away (ffmpeg cutting a
+    /// section) gets a small one, so the cache reads only a little ahead of it.
+    public var sendBufferSize: Int?
 
     public init() {}
 }
@@ -97,11 +101,15 @@ public struct ProxyServer: Sendable {
         let idleTimeout = configuration.idleTimeout
         let connections = OpenConnections()
         let host = configuration.host
+        let sendBufferSize = configuration.sendBufferSize
         let listener = ProxyListener(
             host: host,
             port: configuration.port,
             connections: connections,
             setUp: { [logs] channel in
+                if let sendBufferSize {
+                    try channel.syncOptions?.setOption(ChannelOptions.socketOption(.so_sndbuf), value: sendBufferSize)
+                }
                 let connection = ProxyConnectionHandler(
                     idleTimeout: idleTimeout,
                     admission: RequestAdmission(

@@ -60,6 +60,9 @@ struct FileSection {
             configure: { configuration in
                 configuration.firstFetchSpan = Self.firstFetchSpan
                 configuration.maxFetchSpan = Self.fetchSpan
+                // ffmpeg reads a little and seeks: the fetch keeps near what it has read.
+                configuration.fetchAheadLimit = Self.firstFetchSpan
+                configuration.readChunkSize = Int(Self.firstFetchSpan)
             },
             timeout: transfer.timeoutDuration,
             connectTimeout: transfer.connectTimeoutDuration,
@@ -71,7 +74,8 @@ struct FileSection {
                     "\(url.originName) ignores Range, so a section would cost the whole file: get it whole, then cut it with ffmpeg"
                 )
             }
-            let server = InAppServer(engine: engine)
+            // A small send buffer too: the cache reads little ahead of what ffmpeg has read.
+            let server = InAppServer(engine: engine, sendBufferSize: Int(Self.firstFetchSpan))
             try await server.start()
             if !transfer.silent { Terminal.printError("cutting \(section) of \(url.originName) with ffmpeg") }
             let ran: (status: Int32, errors: String)

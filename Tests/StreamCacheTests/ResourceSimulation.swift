@@ -111,6 +111,8 @@ struct ResourceSimulation {
         settings.joinWait = .milliseconds(500)
         settings.firstFetchSpan = 128
         settings.maxFetchSpan = 1024
+        // Some lives keep their fetches near their readers (a tool cutting a section).
+        settings.fetchAheadLimit = random.chance(0.3) ? Int64.random(in: 64...1024, using: &random) : nil
         settings.syncBytes = 256
         settings.syncInterval = .seconds(1)
         settings.revalidationInterval = .milliseconds(Int64.random(in: 200...5000, using: &random))

@@ -35,6 +35,12 @@ public struct CacheConfiguration: Sendable {
     public var firstFetchSpan: Int64 = 1 << 20
     /// The largest span one origin request asks for.
     public var maxFetchSpan: Int64 = 16 << 20
+    /// How far a fetch may run ahead of the nearest reader that wants its bytes before it asks
+    /// for no more (the reader starts another fetch when it gets there); `nil`: no limit, a
+    /// fetch runs at the origin's speed while a reader wants what it brings. A tool that reads
+    /// a little and seeks away (ffmpeg cutting a section) sets one, so that what it would have
+    /// left behind is not fetched.
+    public var fetchAheadLimit: Int64?
     /// How long a fetch whose readers left may go on finishing the request it is in (at most
     /// ``maxFetchSpan`` bytes); past it the request is dropped, so a slow origin holds no
     /// connection for nobody.

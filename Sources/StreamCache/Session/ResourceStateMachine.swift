@@ -183,6 +183,8 @@ extension ResourceStateMachine {
         var joinWait: Duration
         var firstFetchSpan: Int64
         var maxFetchSpan: Int64
+        /// ``CacheConfiguration/fetchAheadLimit``.
+        var fetchAheadLimit: Int64?
         var syncBytes: Int64
         var syncInterval: Duration
         var revalidationInterval: Duration
@@ -214,6 +216,7 @@ extension ResourceStateMachine {
             joinWait = configuration.joinWait
             firstFetchSpan = configuration.firstFetchSpan
             maxFetchSpan = configuration.maxFetchSpan
+            fetchAheadLimit = configuration.fetchAheadLimit
             syncBytes = configuration.syncBytes
             syncInterval = configuration.syncInterval
             revalidationInterval = configuration.revalidationInterval
@@ -822,6 +825,16 @@ extension ResourceStateMachine {
         }
     }
 
+    /// Whether a reader that wants `fetch`'s next byte is at most ``Settings/fetchAheadLimit``
+    /// behind it (always, without a limit).
+    private func isWithinReach(_ fetch: Fetch) -> Bool {
+        guard let limit = settings.fetchAheadLimit else { return true }
+        return readers.values.contains { reader in
+            reader.position <= fetch.next && (reader.end ?? Int64.max) > fetch.next
+                && fetch.next - reader.position <= limit
+        }
+    }
+
     /// Whether a reader needs a byte a whole-body `fetch` has not passed yet and no other
     /// whole-body fetch ahead of it will pass first.
     private func isWantedWhole(_ fetch: Fetch) -> Bool {
@@ -1213,7 +1226,7 @@ extension ResourceStateMachine {
             info.length = body.position
             return .finish(store: info)
         }
-        guard isWanted(fetch) else { return .finish(store: nil) }
+        guard isWanted(fetch), isWithinReach(fetch) else { return .finish(store: nil) }
         // Requests grow while the fetch has the resource to itself; with company they stay at the
         // first size, so a reader that comes inside one can wait for it (see `joinableFetch`).
         fetch.span = hasCompany(fetch) ? settings.firstFetchSpan : min(fetch.span * 2, settings.maxFetchSpan)
