@@ -63,6 +63,9 @@ struct FileSection {
                 // ffmpeg reads a little and seeks: the fetch keeps near what it has read.
                 configuration.fetchAheadLimit = Self.firstFetchSpan
                 configuration.readChunkSize = Int(Self.firstFetchSpan)
+                // What ffmpeg leaves when it seeks is rarely read again: a request it leaves is
+                // dropped at once, not finished.
+                configuration.orphanGrace = .zero
             },
             timeout: transfer.timeoutDuration,
             connectTimeout: transfer.connectTimeoutDuration,
