@@ -18,7 +18,9 @@ import Glibc
 /// fetched from the cache.
 struct FileSection {
     let url: URL
-    let section: TimeSection
+    /// The section: a part of the timeline, or the chapter of a title, which the file's header
+    /// says where it is.
+    let choice: SectionOption.Choice
     /// Where the file goes (beside it first, then renamed: a failed run leaves nothing).
     let output: String
     /// Cut at the section's exact frames (``SectionCut/exact``).
@@ -80,10 +82,20 @@ struct FileSection {
             // A small send buffer too: the cache reads little ahead of what ffmpeg has read.
             let server = InAppServer(engine: engine, sendBufferSize: Int(Self.firstFetchSpan))
             try await server.start()
-            if !transfer.silent { Terminal.printError("cutting \(section) of \(url.originName) with ffmpeg") }
+            let section: TimeSection
             let ran: (status: Int32, errors: String)
             do {
-                ran = try await cut(through: server, into: temporary, ffmpeg: ffmpeg, format: format, verbose: verbose)
+                let local = try await server.url(for: url).absoluteString
+                section = try await resolve(reading: local, ffmpeg: ffmpeg)
+                if !transfer.silent { Terminal.printError("cutting \(section) of \(url.originName) with ffmpeg") }
+                ran = try await cut(
+                    section,
+                    of: local,
+                    into: temporary,
+                    ffmpeg: ffmpeg,
+                    format: format,
+                    verbose: verbose
+                )
             } catch {
                 await server.stop()
                 throw error
@@ -111,20 +123,33 @@ struct FileSection {
         if !transfer.silent { Terminal.printError("wrote \(output)") }
     }
 
-    /// ffmpeg's cut of the section into `temporary`, reading the file through `server`: its
-    /// status and what it wrote on stderr.
+    /// The section `choice` names: a chapter's from the chapters ffprobe finds in the file's
+    /// header, read at `local` (through the cache).
+    ///
+    /// - Throws: ``CommandFailure`` (64) where no one chapter has the title.
+    private func resolve(reading local: String, ffmpeg: String) async throws -> TimeSection {
+        switch choice {
+        case .time(let section): return section
+        case .chapter(let title):
+            let chapters = await Chapters.probe(local, ffmpeg: ffmpeg)
+            return try Chapters.section(titled: title, in: chapters, of: url.originName)
+        }
+    }
+
+    /// ffmpeg's cut of `section` into `temporary`, reading the file at `local` (the cache's
+    /// loopback server): its status and what it wrote on stderr.
     private func cut(
-        through server: InAppServer,
+        _ section: TimeSection,
+        of local: String,
         into temporary: String,
         ffmpeg: String,
         format: String,
         verbose: Bool
     ) async throws -> (status: Int32, errors: String) {
-        let local = try await server.url(for: url)
         var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-ss", Self.seconds(section.start)]
         if let end = section.end { arguments += ["-to", Self.seconds(end)] }
         // A small socket buffer: what ffmpeg has not read when it seeks is not fetched.
-        arguments += ["-recv_buffer_size", "65536", "-i", local.absoluteString]
+        arguments += ["-recv_buffer_size", "65536", "-i", local]
         // An MP3 has no video: its frames are cut where they are, exact with stream copy.
         arguments += exact && format != "mp3" ? SectionCut.exactCodecs : ["-c", "copy"]
         arguments += ["-f", format, temporary]

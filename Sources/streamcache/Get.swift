@@ -41,12 +41,12 @@ extension StreamCacheCommand {
         @Option(
             name: [.long, .customLong("download-sections")],
             help: ArgumentHelp(
-                "Only this part of an MP4, M4A, MOV or MP3 file, START-END (1:02:00-1:04:30, 90-150, *-10:00), cut by ffmpeg into -o FILE.",
+                "Only this part of an MP4, M4A, MOV or MP3 file, START-END (1:02:00-1:04:30, 90-150, *-10:00) or a chapter's title, cut by ffmpeg into -o FILE.",
                 discussion: """
                     ffmpeg reads the file through the cache, so only the movie box and the section's samples are \
                     fetched; the cut starts at the keyframe at or before START, as ffmpeg -ss does.
                     """,
-                valueName: "START-END"
+                valueName: "START-END|CHAPTER"
             )
         )
         var section: String?
@@ -103,7 +103,7 @@ extension StreamCacheCommand {
                 }
                 let path = curl.place(output ?? "-")
                 try OutputFile.check(path)
-                var cutting = FileSection(url: url, section: section, output: path)
+                var cutting = FileSection(url: url, choice: section, output: path)
                 cutting.exact = exact
                 let (cut, cache, transfer, verbose) = (cutting, cache, transfer, curl.verbose)
                 return try await transfer.withinMaxTime {
@@ -140,9 +140,9 @@ extension StreamCacheCommand {
         }
 
         /// The file `-O` writes: the URL's last path segment as written, in the current folder.
-        /// `--section`, parsed.
-        func timeSection() throws -> TimeSection? {
-            try SectionOption.one(section)
+        /// `--section`, parsed: a time range or a chapter's title.
+        func timeSection() throws -> SectionOption.Choice? {
+            try SectionOption.choice(section)
         }
 
         static func remoteName(of url: URL) throws -> String {

@@ -114,12 +114,13 @@ extension StreamCacheCommand {
         @Option(
             name: [.long, .customLong("download-sections")],
             help: ArgumentHelp(
-                "Only this part of the timeline: START-END, such as 1:02:00-1:04:30, 90-150, *-10:00 or 1:00:00-* (repeatable).",
+                "Only this part of the timeline: START-END, such as 1:02:00-1:04:30, 90-150, *-10:00 or 1:00:00-*, or a chapter's title (repeatable).",
                 discussion: """
                     Only the segments that play in a section are fetched, with their init sections and keys; -o \
-                    cuts the sections at the keyframe at or before each start and joins them.
+                    cuts the sections at the keyframe at or before each start and joins them. A title names a chapter \
+                    of the stream's chapter list (HLS com.apple.hls.chapters), case aside.
                     """,
-                valueName: "START-END"
+                valueName: "START-END|CHAPTER"
             )
         )
         var section: [String] = []
@@ -158,8 +159,8 @@ extension StreamCacheCommand {
             _ = try criteria()
             guard (1...64).contains(jobs) else { throw ValidationError("invalid --jobs \(jobs): expected 1 to 64") }
             _ = try recordingOptions()
-            let sections = try timeSections()
-            if !sections.isWhole, duration != nil || until != nil || fromStart {
+            let sections = try SectionOption.choices(section)
+            if !sections.isEmpty, duration != nil || until != nil || fromStart {
                 throw ValidationError(
                     "--section cuts a stream's timeline; --duration, --until and --from-start record a live one"
                 )
@@ -206,9 +207,30 @@ extension StreamCacheCommand {
             return options
         }
 
-        /// `--section`, each parsed, none overlapping another.
-        func timeSections() throws -> TimeSections {
-            try SectionOption.all(section)
+        /// `--section`, each parsed, none overlapping another: a chapter's title as the part of
+        /// the timeline the stream's chapter list gives it (``Chapters/ofStream(_:)``).
+        func timeSections(of url: URL?) async throws -> TimeSections {
+            let choices = try SectionOption.choices(section)
+            let titles = choices.compactMap { if case .chapter(let title) = $0 { title } else { nil } }
+            guard !titles.isEmpty else { return try SectionOption.all(section) }
+            guard let url else {
+                throw CommandFailure(
+                    "a chapter is found by the stream's URL: give the URL, not a package's id",
+                    status: ExitStatus.usage
+                )
+            }
+            let chapters = try await Chapters.ofStream(url)
+            let sections = try choices.map { choice in
+                switch choice {
+                case .time(let section): section
+                case .chapter(let title): try Chapters.section(titled: title, in: chapters, of: url.originName)
+                }
+            }
+            do {
+                return try SectionOption.apart(TimeSections(sections))
+            } catch let invalid as ValidationError {
+                throw CommandFailure(invalid.message, status: ExitStatus.usage)
+            }
         }
 
         /// `1280x720`, or `720p`: a height, any width.
@@ -256,14 +278,14 @@ extension StreamCacheCommand {
             return criteria
         }
 
-        func downloadOptions() throws -> OfflineDownloadOptions {
+        func downloadOptions(sections: TimeSections) throws -> OfflineDownloadOptions {
             var options = OfflineDownloadOptions()
             options.jobs = jobs
             options.dryRun = dryRun
             options.keepsEncryption = keepEncryption
             options.headers = try originHeaders.originHeaders()
             options.recording = try recordingOptions()
-            options.sections = try timeSections()
+            options.sections = sections
             if let attempts = transfer.attempts { options.maxAttempts = attempts }
             // Where it is now: a resume by id may run from another folder.
             options.outputFile = output.map { path in
@@ -329,7 +351,7 @@ extension StreamCacheCommand {
                 return single
             }
             let criteria = try criteria()
-            let options = try downloadOptions()
+            let options = try downloadOptions(sections: try await timeSections(of: url))
             let reporter = DownloadReporter(json: json, dryRun: dryRun, silent: transfer.silent)
             let outcome: DownloadReporter
             do {

@@ -392,6 +392,57 @@ import Testing
         #expect(!FileManager.default.fileExists(atPath: setup.workspace.outputDirectory + "/past.mp4"))
     }
 
+    /// A chapter of an HLS stream's chapter list (`com.apple.hls.chapters`) by its title: only
+    /// its segments are fetched, and the file is ffmpeg's cut of its times; a title the list
+    /// does not hold is refused in one line.
+    @Test func aChapterOfAStreamIsDownloadedByItsTitle() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        _ = try await Self.make("ts", in: origin)
+        try Data(
+            """
+            #EXTM3U
+            #EXT-X-SESSION-DATA:DATA-ID="com.apple.hls.chapters",URI="chapters.json"
+            #EXT-X-STREAM-INF:BANDWIDTH=300000
+            index.m3u8
+
+            """.utf8
+        ).write(to: URL(fileURLWithPath: origin + "/ts/master.m3u8"))
+        try Data(
+            """
+            [{"chapter": 1, "start-time": 0, "duration": 21.5, "titles": [{"language": "en", "title": "Opening"}]},
+             {"chapter": 2, "start-time": 21.5, "duration": 14, "titles": [{"language": "en", "title": "Middle"}]},
+             {"chapter": 3, "start-time": 35.5, "duration": 24.5, "titles": [{"language": "en", "title": "Closing"}]}]
+            """.utf8
+        ).write(to: URL(fileURLWithPath: origin + "/ts/chapters.json"))
+
+        let refused = try await setup.download("ts/master.m3u8", ["--section", "Intermission"], command: ["download"])
+        #expect(refused.status == 64, "\(refused.stderr)")
+        #expect(
+            refused.stderr.split(separator: "\n").count == 1
+                && refused.stderr.contains("is titled 'Intermission'; its chapters: 'Opening', 'Middle', 'Closing'"),
+            "\(refused.stderr)"
+        )
+        let output = setup.workspace.outputDirectory + "/middle.mp4"
+        let result = try await setup.download(
+            "ts/master.m3u8",
+            ["--section", "middle", "-o", output],
+            command: ["download"]
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        // 21.5 to 35.5 s plays in the 2 s segments from 20 s to 36 s, and the first.
+        let fetched = Self.segments(try await setup.origin.settledStats())
+        #expect(fetched == Set(([0] + Array(10...17)).map { "/ts/index\($0).ts" }), "\(fetched.sorted())")
+        let reference = try await Self.ffmpegCut(
+            setup.origin.url("ts/index.m3u8"),
+            from: "21.5",
+            to: "35.5",
+            in: setup.workspace.outputDirectory
+        )
+        #expect(try await Self.frames(output) == Self.frames(reference))
+    }
+
     /// Each bad section costs one line and exit 64, and leaves no package; none fetches a segment.
     @Test func badSectionsAreRefusedWithOneLine() async throws {
         let setup = try await OfflineSetup()
@@ -402,7 +453,7 @@ import Testing
             (["--section", "2:00-1:00"], "its end is not after its start"),
             (["--section", "1:00:00-1:01:00"], "starts past the end"),
             (["--section", "10-30", "--section", "20-40"], "overlap"),
-            (["--section", "ten-20"], "is not a time"),
+            (["--section", "ten-20"], "is neither a time range (START-END, such as 1:02:00-1:04:30) nor a chapter"),
             (["--section", "1:75-2:00"], "is not a time"),
             (["--section", "10-20", "--duration", "30s"], "record a live one"),
         ]
@@ -553,6 +604,79 @@ import Testing
         let more = try await setup.origin.settledStats().bodyBytes - before
         let new = try await Self.sectionSpan(origin + "/" + name, from: 35.7, to: 40)
         #expect(more <= new.count + (1 << 20), "the second section sent \(more) bytes for a new span of \(new)")
+    }
+
+    /// A chapter by its title: the file's header says where it is, and the cut is ffmpeg's of
+    /// those times; a title no chapter has, or a file without chapters, is refused in one line.
+    @Test func aChapterIsCutByItsTitle() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let origin = setup.workspace.originDirectory
+        let folder = setup.workspace.outputDirectory
+        try await Self.make(
+            "plain.mp4",
+            in: origin,
+            arguments: ["-c:v", "libx264", "-preset", "ultrafast", "-g", "25"]
+        )
+        let metadata = folder + "/chapters.txt"
+        try Data(
+            """
+            ;FFMETADATA1
+            [CHAPTER]
+            TIMEBASE=1/1000
+            START=0
+            END=20000
+            title=Opening
+            [CHAPTER]
+            TIMEBASE=1/1000
+            START=20000
+            END=45000
+            title=The Interview
+            [CHAPTER]
+            TIMEBASE=1/1000
+            START=45000
+            END=60000
+            title=Closing
+
+            """.utf8
+        ).write(to: URL(fileURLWithPath: metadata))
+        let marked = try await Tool.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-i", origin + "/plain.mp4", "-i", metadata, "-map", "0", "-map_chapters", "1",
+                "-c", "copy", origin + "/chapters.mp4",
+            ]
+        )
+        try #require(marked.status == 0, "\(marked.stderr)")
+
+        let output = folder + "/interview.mp4"
+        let result = try await CLI.run(
+            ["get", setup.origin.url("chapters.mp4"), "--section", "the interview", "-o", output],
+            cacheDir: setup.workspace.cacheDirectory
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let reference = folder + "/reference.mp4"
+        let cut = try await Tool.run(
+            "ffmpeg",
+            ["-v", "error", "-y", "-ss", "20", "-to", "45", "-i", origin + "/chapters.mp4", "-c", "copy", reference]
+        )
+        try #require(cut.status == 0, "\(cut.stderr)")
+        #expect(try await TimeSectionTests.frames(output) == TimeSectionTests.frames(reference))
+
+        let cases: [(String, String, String)] = [
+            ("chapters.mp4", "Intermission", "is titled 'Intermission'; its chapters: 'Opening', 'The Interview'"),
+            ("plain.mp4", "Opening", "is neither a time range (START-END, such as 1:02:00-1:04:30) nor a chapter"),
+        ]
+        for (file, title, message) in cases {
+            let refused = try await CLI.run(
+                ["get", setup.origin.url(file), "--section", title, "-o", folder + "/refused.mp4"],
+                cacheDir: setup.workspace.cacheDirectory
+            )
+            let lines = refused.stderr.split(separator: "\n").filter { !$0.hasPrefix("cutting") }
+            #expect(refused.status == 64, "\(title): \(refused.stderr)")
+            #expect(lines.count == 1 && lines[0].contains(message), "\(title): \(refused.stderr)")
+            #expect(!FileManager.default.fileExists(atPath: folder + "/refused.mp4"))
+        }
     }
 
     @Test func badSectionsOfAFileAreRefusedWithOneLine() async throws {
