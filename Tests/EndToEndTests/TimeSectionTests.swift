@@ -141,7 +141,9 @@ import Testing
 
     /// A second section that overlaps the first is a package of its own, made from the cache:
     /// the origin is asked only for the segments the first did not fetch. The package plays
-    /// the section's segments, from the first one kept.
+    /// the section's segments, from the first one kept. It starts where a segment does by the
+    /// playlist, so the segment before is kept too: it holds the frames that play at the
+    /// section's start, and the file is ffmpeg's cut, audio and video.
     @Test func aSecondSectionFetchesOnlyWhatTheFirstDidNot() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
@@ -149,7 +151,12 @@ import Testing
         let first = try await setup.download(stream, ["--section", "21.3-33.7"], command: ["download"])
         #expect(first.status == 0, "\(first.stderr)")
         let before = Self.segments(try await setup.origin.settledStats())
-        let second = try await setup.download(stream, ["--section", "30-40"], command: ["download"])
+        let output = setup.workspace.outputDirectory + "/second.mp4"
+        let second = try await setup.download(
+            stream,
+            ["--section", "30-40", "-o", output, "--keep-package"],
+            command: ["download"]
+        )
         #expect(second.status == 0, "\(second.stderr)")
         let stats = try await setup.origin.settledStats()
         #expect(stats.duplicateBytes == 0, "the origin sent \(stats.duplicateBytes) bytes twice")
@@ -158,9 +165,16 @@ import Testing
         let id = try #require(second.output.split(separator: "\n").last.map(String.init))
         let playlist = try String(contentsOfFile: setup.library + "/\(id)/video/index.m3u8", encoding: .utf8)
         let listed = playlist.split(separator: "\n").filter { !$0.hasPrefix("#") }
-        #expect(listed == (15...19).map { String(format: "%05d.ts", $0)[...] }, "\(playlist)")
+        #expect(listed == (14...19).map { String(format: "%05d.ts", $0)[...] }, "\(playlist)")
         let assets = try await setup.assets()
         #expect(assets.count == 2 && assets.allSatisfy { $0.state == "complete" })
+        let reference = try await Self.ffmpegCut(
+            setup.origin.url(stream),
+            from: "30",
+            to: "40",
+            in: setup.workspace.outputDirectory
+        )
+        #expect(try await Self.frames(output) == Self.frames(reference))
     }
 
     /// The video frames' presentation times of `file`, in order.
@@ -275,8 +289,8 @@ import Testing
     /// Several sections and `-o`: one file that plays each section from its keyframe to its end,
     /// one after the other, frame for frame as ffmpeg cuts each from the whole stream, with only
     /// their segments fetched; `export` of the package writes the same file with the origin
-    /// stopped. A section that starts on a segment's first frame after a gap starts there: the
-    /// keyframe before it is in a segment the package does not hold.
+    /// stopped. A section that starts where a segment does by the playlist starts at the keyframe
+    /// of the segment before, which the package keeps.
     @Test func severalSectionsJoinInOneFile() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
@@ -292,12 +306,12 @@ import Testing
         let fetched = Self.segments(try await setup.origin.settledStats())
         let overlapped = [0] + Array(5...9) + Array(20...23)
         #expect(fetched == Set(overlapped.map { "/ts/index\($0).ts" }), "\(fetched.sorted())")
-        let onGap = try await setup.download(
+        let onBoundary = try await setup.download(
             stream,
             ["--section", "11.3-20", "--section", "40-47.5"],
             command: ["download"]
         )
-        #expect(onGap.status == 0, "\(onGap.stderr)")
+        #expect(onBoundary.status == 0, "\(onBoundary.stderr)")
 
         _ = try await Self.ffmpegCut(setup.origin.url(stream), from: "0", to: nil, in: folder)
         let whole = folder + "/whole.mp4"
@@ -306,7 +320,7 @@ import Testing
         // 15.7 s of sections at 10 frames a second, each from its keyframe (one a second).
         #expect((157...177).contains(expected.count), "\(expected.count) frames")
         #expect(try await Self.videoFrames(output) == expected)
-        let expectedOnGap = try await first + Self.referencePart(whole, "40", "47.5", hidden: true, in: folder)
+        let expectedOnBoundary = try await first + Self.referencePart(whole, "40", "47.5", hidden: false, in: folder)
 
         // --exact: each part from its own first frame to its last, as ffmpeg's re-encoding cut.
         var exactFrames = 0
@@ -333,7 +347,7 @@ import Testing
         #expect(exactFrames < expected.count, "the keyframe parts hold no frame before their sections")
 
         try await setup.origin.stop()
-        for (download, frames) in [(result, expected), (onGap, expectedOnGap)] {
+        for (download, frames) in [(result, expected), (onBoundary, expectedOnBoundary)] {
             let id = try #require(download.output.split(separator: "\n").last.map(String.init))
             let exported = folder + "/\(id).mp4"
             let export = try await CLI.run(["export", id, exported], cacheDir: setup.workspace.cacheDirectory)

@@ -60,10 +60,17 @@ package struct TimeSection: Codable, Hashable, Sendable, CustomStringConvertible
         return total
     }
 
-    /// Whether the media from `time` for `duration` seconds plays inside the section.
+    /// Whether the media from `time` for `duration` seconds plays inside the section, or ends
+    /// within ``edge`` before it.
     package func overlaps(_ time: Double, duration: Double) -> Bool {
-        time + max(duration, 0) > start && (end.map { time < $0 } ?? true)
+        time + max(duration, 0) + Self.edge > start && (end.map { time < $0 } ?? true)
     }
+
+    /// How far past a playlist's end of a segment its media may play: a stream's timestamps may
+    /// sit later than its playlist's times say (MPEG-TS from ffmpeg starts at 1.4 s, its video
+    /// a frame later), so the frame shown at a section's start and the audio frame around it may
+    /// lie in the segment that, by the playlist, ends right there.
+    package static let edge = 0.25
 
     /// `1:02:00-1:04:30`, `0:00-10:00`, `1:00:00-*`: as a user writes it.
     package var description: String {
