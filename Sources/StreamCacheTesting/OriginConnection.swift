@@ -40,9 +40,8 @@ struct OriginConnection {
     /// Answers one request. Returns whether the connection may carry another.
     private func respond(to request: HTTPRequestHead, outbound: Outbound) async throws -> Bool {
         let conditions = state.conditions
-        let path = String(request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-        if !path.hasPrefix("/_origin/") { recorder.received(path: path) }
         if conditions.latency > .zero { try await Task.sleep(for: conditions.latency) }
+        let path = String(request.uri.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
         var keepAlive = request.isKeepAlive
 
         if path == "/_origin/stats" {

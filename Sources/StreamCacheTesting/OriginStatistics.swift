@@ -16,9 +16,6 @@ public struct OriginStatistics: Sendable, Hashable, Codable {
 
     /// Every request answered, in order of completion.
     public var requests: [Request] = []
-    /// The path of every request received, answered or not (its client may have left before
-    /// the answer), in order of arrival.
-    public var receivedPaths: [String] = []
     /// Body bytes sent, over all requests.
     public var bodyBytes: Int64 = 0
     /// Body bytes sent that had been sent before (same path, same offset).
@@ -28,7 +25,7 @@ public struct OriginStatistics: Sendable, Hashable, Codable {
 
     var sentRanges: [String: RangeSetBox] = [:]
 
-    enum CodingKeys: String, CodingKey { case requests, receivedPaths, bodyBytes, duplicateBytes, activeRequests }
+    enum CodingKeys: String, CodingKey { case requests, bodyBytes, duplicateBytes, activeRequests }
 
     /// Body bytes sent for `path`.
     public func bodyBytes(path: String) -> Int64 {
@@ -75,8 +72,6 @@ final class StatisticsRecorder: Sendable {
     }
 
     func began() { statistics.withLock { $0.activeRequests += 1 } }
-
-    func received(path: String) { statistics.withLock { $0.receivedPaths.append(path) } }
 
     func ended() { statistics.withLock { $0.activeRequests -= 1 } }
 

@@ -19,7 +19,7 @@ import Testing
         _ = machine.answered(fetch.fetch, .full(info: ContentInfo(length: 3000)), sentIfRange: false, now: start)
         _ = machine.received(fetch.fetch, count: 500, now: start)
         _ = machine.wrote(fetch.fetch, now: start)
-        machine.removeReader(reader, now: start)
+        machine.removeReader(reader)
         #expect(machine.waitsForReader(fetch.fetch, now: start) == true, "not held for a returning reader")
 
         // The index shows another process's reader waiting for the stream: it reads on.

@@ -28,7 +28,6 @@ extension ResourceSimulation {
     mutating func step() -> Bool {
         steps += 1
         now = now.advanced(by: .milliseconds(Int64(random.chance(0.3) ? 0 : Int.random(in: 0...400, using: &random))))
-        if let end = machine.orphanedRequestsEnd, now >= end { cancelOverdueRequests() }
         let roll = Int.random(in: 0..<100, using: &random)
         switch roll {
         case 0..<8 where !draining && readers.filter({ !$0.done }).count < 6: addReader()
@@ -282,17 +281,8 @@ extension ResourceSimulation {
 
     /// Forgets a reader; fetches the machine gives up with it are cancelled before any answer.
     mutating func removeReader(_ id: Int) {
-        for fetch in machine.removeReader(id, now: now) {
-            note("fetch \(fetch) cancelled before its request was sent")
-            fetches[fetch]?.request = nil
-            endFetch(fetch, error: nil)
-        }
-    }
-
-    /// Cancels the sent requests the machine stops waiting for: nobody wanted them for the grace.
-    mutating func cancelOverdueRequests() {
-        for fetch in machine.overdueRequests(now: now) {
-            note("fetch \(fetch) cancelled: its answer did not come within the grace")
+        for fetch in machine.removeReader(id) {
+            note("fetch \(fetch) cancelled before its answer")
             fetches[fetch]?.request = nil
             endFetch(fetch, error: nil)
         }

@@ -165,7 +165,7 @@ import Testing
         )
         _ = machine.wrote(fetch.fetch, now: start)
         #expect(machine.takeCharge(first) == 500)
-        machine.removeReader(first, now: start)
+        machine.removeReader(first)
         #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(1)) == true)
         // A chunk already on its way when the reader left is kept, for nobody yet.
         _ = machine.received(fetch.fetch, count: 200, now: start + .seconds(1))
@@ -186,7 +186,7 @@ import Testing
         #expect(machine.takeCharge(back) == 500)
 
         // Nobody again: held for the grace (3 s by default), then ended.
-        machine.removeReader(back, now: start + .seconds(2))
+        machine.removeReader(back)
         #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(3)) == true)
         #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(5)) == true)
         #expect(machine.waitsForReader(fetch.fetch, now: start + .seconds(6)) == false)
@@ -205,7 +205,7 @@ import Testing
         _ = machine.answered(fetch.fetch, .full(info: info), sentIfRange: false, now: start)
         _ = machine.received(fetch.fetch, count: 500, now: start)
         _ = machine.wrote(fetch.fetch, now: start)
-        machine.removeReader(reader, now: start)
+        machine.removeReader(reader)
         // Bytes still to come: held for a reader.
         #expect(machine.waitsForReader(fetch.fetch, now: start) == true)
         _ = machine.received(fetch.fetch, count: 200, now: start)

@@ -274,21 +274,10 @@ actor ResourceSession {
     /// Forgets reader `id`; fetches only it wanted finish the request they are in and stop.
     func removeReader(_ id: Int) {
         relays.removeValue(forKey: id)?.close()
-        // A request not sent yet is given up at once; one sent is answered within the grace.
-        for fetch in machine.removeReader(id, now: .now) { fetchTasks[fetch]?.cancel() }
-        if let end = machine.orphanedRequestsEnd {
-            Task { [weak self] in
-                try? await Task.sleep(until: end, clock: .continuous)
-                await self?.cancelOverdueRequests()
-            }
-        }
+        // A request still waiting for its answer (perhaps for a connection) is given up at once.
+        for fetch in machine.removeReader(id) { fetchTasks[fetch]?.cancel() }
         waiters.wakeAll()
         notifyIfIdle()
-    }
-
-    /// Cancels the sent requests no reader wanted for the grace whose answer has not come.
-    private func cancelOverdueRequests() {
-        for fetch in machine.overdueRequests(now: .now) { fetchTasks[fetch]?.cancel() }
     }
 
     /// The next span of bytes for reader `id` at `position`, waiting for the origin if needed:

@@ -311,9 +311,6 @@ extension ResourceStateMachine {
         /// Body bytes received while no reader was there to charge, to charge to the next one
         /// (meanwhile in `unattributed`): a whole body is held for the reader that comes back.
         var heldCharge: Int64 = 0
-        /// Whether the request of a `requesting` fetch was claimed and sent: the origin may be
-        /// sending its bytes already, so it is not given up when its readers leave.
-        var requestSent = false
 
         enum State: Sendable {
             /// A request for `first...last` is on its way.
@@ -417,51 +414,18 @@ extension ResourceStateMachine {
         return id
     }
 
-    /// Forgets reader `id` at `now`. Fetches only it wanted finish the request they are in, for
-    /// at most `orphanGrace`, and stop: a request that was sent may have its bytes on the way,
-    /// and they are kept. Those whose request was not sent yet are given up.
+    /// Forgets reader `id`. Fetches only it wanted finish the request they are in and stop; those
+    /// still waiting for their answer are given up (no byte is on its way yet).
     ///
     /// - Returns: the fetches to cancel.
     @discardableResult
-    mutating func removeReader(_ id: Int, now: Instant) -> [Int] {
+    mutating func removeReader(_ id: Int) -> [Int] {
         unattributed += readers[id]?.charged ?? 0
         readers[id] = nil
-        var givenUp: [Int] = []
-        for (fetchID, var fetch) in fetches {
-            guard case .requesting = fetch.state, fetch.generation == generation, !isWanted(fetch) else { continue }
-            if fetch.requestSent {
-                fetch.orphanedAt = fetch.orphanedAt ?? now
-                fetches[fetchID] = fetch
-            } else {
-                givenUp.append(fetchID)
-            }
-        }
-        return givenUp
-    }
-
-    /// When the first sent request no reader wants, still waiting for its answer, is given up
-    /// (``overdueRequests(now:)``); `nil` if there is none.
-    var orphanedRequestsEnd: Instant? {
-        fetches.values.compactMap { fetch -> Instant? in
-            guard case .requesting = fetch.state, fetch.generation == generation else { return nil }
-            return fetch.orphanedAt.map { $0 + settings.orphanGrace }
-        }.min()
-    }
-
-    /// The sent requests no reader has wanted for `orphanGrace` and whose answer has not come:
-    /// an origin slow to answer holds no connection for nobody.
-    ///
-    /// - Returns: the fetches to cancel.
-    mutating func overdueRequests(now: Instant) -> [Int] {
-        var overdue: [Int] = []
-        for (id, var fetch) in fetches {
-            guard case .requesting = fetch.state, fetch.generation == generation, fetch.orphanedAt != nil else {
-                continue
-            }
-            if !keepsGoing(&fetch, now: now) { overdue.append(id) }
-            fetches[id] = fetch
-        }
-        return overdue
+        return fetches.values.filter { fetch in
+            guard case .requesting = fetch.state, fetch.generation == generation else { return false }
+            return !isWanted(fetch)
+        }.map(\.id)
     }
 
     /// Whether a reader wants a byte of `range` next: bytes a fetch has just written there are
@@ -1048,10 +1012,9 @@ extension ResourceStateMachine {
         fetch.state = .receiving(body)
         // A whole body is kept from its first byte: its bytes before the one asked for are paid for.
         if body.isWhole { fetch.next = body.position }
-        // Its readers left while it waited for the answer: the origin sends the body all the
-        // same, so it is kept within the grace (``keepsGoing(_:now:)``).
-        if !keepsGoing(&fetch, now: now) { action.readBody = false }
         fetches[id] = fetch
+        // Its readers left while it waited for the answer: the body has barely begun, drop it.
+        if !isWanted(fetch) { action.readBody = false }
         return action
     }
 
@@ -1232,7 +1195,6 @@ extension ResourceStateMachine {
         fetch.span = hasCompany(fetch) ? settings.firstFetchSpan : min(fetch.span * 2, settings.maxFetchSpan)
         let request = request(for: fetch)
         fetch.state = .requesting(first: request.first, last: request.last)
-        fetch.requestSent = false
         fetches[id] = fetch
         return .request(request)
     }
@@ -1621,7 +1583,6 @@ extension ResourceStateMachine {
         }
         let newLast = end == Int64.max ? nil : end - 1
         fetch.state = .requesting(first: first, last: newLast)
-        fetch.requestSent = true
         fetches[id] = fetch
         return FetchRequest(
             fetch: id,
