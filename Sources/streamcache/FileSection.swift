@@ -152,6 +152,8 @@ struct FileSection {
         arguments += ["-recv_buffer_size", "65536", "-i", local]
         // An MP3 has no video: its frames are cut where they are, exact with stream copy.
         arguments += exact && format != "mp3" ? SectionCut.exactCodecs : ["-c", "copy"]
+        // The file's chapters would outlast the section (a chapter track of the whole length).
+        arguments += ["-map_chapters", "-1"]
         arguments += ["-f", format, temporary]
         if verbose { Terminal.printError(([ffmpeg] + arguments).joined(separator: " ")) }
         return try await PackageMuxer.run(ffmpeg, arguments, writing: temporary)

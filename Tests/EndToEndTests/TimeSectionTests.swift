@@ -676,6 +676,13 @@ import Testing
         )
         try #require(cut.status == 0, "\(cut.stderr)")
         #expect(try await TimeSectionTests.frames(output) == TimeSectionTests.frames(reference))
+        // The file lasts the chapter, with no chapter track of the whole file's length.
+        let probed = try await Tool.run(
+            "ffprobe",
+            ["-v", "error", "-show_entries", "format=duration", "-show_chapters", "-of", "csv=p=0", output]
+        )
+        let lines = probed.output.split(separator: "\n")
+        #expect(lines.count == 1 && (Double(lines[0]).map { $0 > 24.9 && $0 < 26 } ?? false), "\(probed.output)")
 
         let cases: [(String, String, String)] = [
             ("chapters.mp4", "Intermission", "is titled 'Intermission'; its chapters: 'Opening', 'The Interview'"),
