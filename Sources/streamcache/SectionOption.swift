@@ -19,6 +19,9 @@ enum SectionOption {
     /// error; any other is a title.
     static func choice(_ text: String?) throws -> Choice? {
         guard let text else { return nil }
+        guard !text.trimmingCharacters(in: .whitespaces).isEmpty else {
+            throw ValidationError("--section is empty: give START-END or a chapter's title")
+        }
         let shapedAsTimes = text.contains("-") && text.allSatisfy { "0123456789:.*- ".contains($0) }
         return shapedAsTimes ? .time(try parse(text)) : .chapter(text.trimmingCharacters(in: .whitespaces))
     }

@@ -469,6 +469,7 @@ import Testing
             (["--section", "10-30", "--section", "20-40"], "overlap"),
             (["--section", "ten-20"], "is neither a time range (START-END, such as 1:02:00-1:04:30) nor a chapter"),
             (["--section", "1:75-2:00"], "is not a time"),
+            (["--section", " "], "--section is empty"),
             (["--section", "10-20", "--duration", "30s"], "record a live one"),
         ]
         for (arguments, message) in cases {
