@@ -14,16 +14,11 @@ struct Chapter: Equatable, Sendable {
 
 /// The chapters a file's header or a stream's chapter list holds, and the section a title names.
 enum Chapters {
-    /// The chapters ffprobe (beside `ffmpeg`) finds in the media at `location`, reading its
-    /// header only; none where it finds none or cannot read them.
-    static func probe(_ location: String, ffmpeg: String) async -> [Chapter] {
-        let ffprobe = (ffmpeg as NSString).deletingLastPathComponent + "/ffprobe"
-        guard access(ffprobe, X_OK) == 0 else { return [] }
-        let arguments = ["-v", "error", "-show_chapters", "-of", "json", location]
-        guard let (status, output) = try? await PackageMuxer.run(ffprobe, arguments, writing: nil, output: true),
-            status == 0
-        else { return [] }
-        return fromFFprobe(Data(output.utf8))
+    /// The chapters ffprobe (beside `muxer`'s ffmpeg) finds in the media at `location`, reading
+    /// its header only; none where it finds none or cannot read them.
+    static func probe(_ location: String, with muxer: PackageMuxer) async -> [Chapter] {
+        let output = await muxer.probe(["-v", "error", "-show_chapters", "-of", "json", location])
+        return output.map { fromFFprobe(Data($0.utf8)) } ?? []
     }
 
     /// The chapters of ffprobe's `-show_chapters -of json`.

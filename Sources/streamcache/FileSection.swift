@@ -131,7 +131,7 @@ struct FileSection {
         switch choice {
         case .time(let section): return section
         case .chapter(let title):
-            let chapters = await Chapters.probe(local, ffmpeg: ffmpeg)
+            let chapters = await Chapters.probe(local, with: PackageMuxer(ffmpeg: ffmpeg))
             return try Chapters.section(titled: title, in: chapters, of: url.originName)
         }
     }

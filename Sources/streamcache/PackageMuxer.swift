@@ -195,28 +195,29 @@ struct PackageMuxer {
     /// The format's `field` (`start_time`, `duration`) of the media at `path`, in seconds, as
     /// ffprobe (beside ffmpeg) says; `nil` if it cannot tell.
     private func seconds(_ field: String, of path: String) async -> Double? {
+        let output = await probe(["-v", "error", "-show_entries", "format=" + field, "-of", "csv=p=0", path])
+        return output.flatMap { Double($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// What ffprobe, beside ffmpeg, prints for `arguments`; `nil` where it is not there or fails.
+    func probe(_ arguments: [String]) async -> String? {
         let ffprobe = (ffmpeg as NSString).deletingLastPathComponent + "/ffprobe"
-        guard access(ffprobe, X_OK) == 0 else { return nil }
-        let arguments = ["-v", "error", "-show_entries", "format=" + field, "-of", "csv=p=0", path]
-        guard let (status, output) = try? await Self.run(ffprobe, arguments, writing: nil, output: true), status == 0
+        guard access(ffprobe, X_OK) == 0,
+            let (status, output) = try? await Self.run(ffprobe, arguments, writing: nil, output: true), status == 0
         else { return nil }
-        return Double(output.trimmingCharacters(in: .whitespacesAndNewlines))
+        return output
     }
 
     /// The packets of the first video stream of the media at `path` (of its first stream if it
     /// has no video), each its presentation time in seconds and whether it is a keyframe, in the
     /// order stored; `nil` if ffprobe cannot tell.
     func packets(of path: String) async -> [(time: Double, isKey: Bool)]? {
-        let ffprobe = (ffmpeg as NSString).deletingLastPathComponent + "/ffprobe"
-        guard access(ffprobe, X_OK) == 0 else { return nil }
         for stream in ["v:0", "0"] {
             let arguments = [
                 "-v", "error", "-select_streams", stream, "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0",
                 path,
             ]
-            guard let (status, output) = try? await Self.run(ffprobe, arguments, writing: nil, output: true),
-                status == 0
-            else { return nil }
+            guard let output = await probe(arguments) else { return nil }
             let packets = output.split(separator: "\n").compactMap { line -> (time: Double, isKey: Bool)? in
                 let fields = line.split(separator: ",")
                 guard fields.count >= 2, let time = Double(fields[0]) else { return nil }
@@ -230,14 +231,11 @@ struct PackageMuxer {
     /// The kinds of stream (`video`, `audio`, `subtitle`) ffprobe, beside ffmpeg, finds in the
     /// package whose entry point is `entryPoint`; `nil` if it cannot tell.
     func streamKinds(of entryPoint: String) async -> Set<String>? {
-        let ffprobe = (ffmpeg as NSString).deletingLastPathComponent + "/ffprobe"
-        guard access(ffprobe, X_OK) == 0 else { return nil }
         let arguments = [
             "-v", "error", "-allowed_extensions", "ALL", "-protocol_whitelist", "file,crypto,data",
             "-show_entries", "stream=codec_type", "-of", "csv=p=0", entryPoint,
         ]
-        guard let (status, output) = try? await Self.run(ffprobe, arguments, writing: nil, output: true), status == 0
-        else { return nil }
+        guard let output = await probe(arguments) else { return nil }
         return Set(output.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) })
     }
 
