@@ -793,10 +793,7 @@ extension ResourceStateMachine {
     /// behind it (always, without a limit).
     private func isWithinReach(_ fetch: Fetch) -> Bool {
         guard let limit = settings.fetchAheadLimit else { return true }
-        return readers.values.contains { reader in
-            reader.position <= fetch.next && (reader.end ?? Int64.max) > fetch.next
-                && fetch.next - reader.position <= limit
-        }
+        return readers.values.contains { $0.wants(fetch.next) && fetch.next - $0.position <= limit }
     }
 
     /// Whether a reader needs a byte a whole-body `fetch` has not passed yet and no other
