@@ -211,19 +211,21 @@ extension StreamCacheCommand {
         /// the timeline the stream's chapter list gives it (``Chapters/ofStream(_:)``).
         func timeSections(of url: URL?) async throws -> TimeSections {
             let choices = try SectionOption.choices(section)
-            let titles = choices.compactMap { if case .chapter(let title) = $0 { title } else { nil } }
-            guard !titles.isEmpty else { return try SectionOption.all(section) }
-            guard let url else {
-                throw CommandFailure(
-                    "a chapter is found by the stream's URL: give the URL, not a package's id",
-                    status: ExitStatus.usage
-                )
+            var chapters: [Chapter] = []
+            if choices.contains(where: { if case .chapter = $0 { true } else { false } }) {
+                guard let url else {
+                    throw CommandFailure(
+                        "a chapter is found by the stream's URL: give the URL, not a package's id",
+                        status: ExitStatus.usage
+                    )
+                }
+                chapters = try await Chapters.ofStream(url)
             }
-            let chapters = try await Chapters.ofStream(url)
             let sections = try choices.map { choice in
                 switch choice {
                 case .time(let section): section
-                case .chapter(let title): try Chapters.section(titled: title, in: chapters, of: url.originName)
+                case .chapter(let title):
+                    try Chapters.section(titled: title, in: chapters, of: url?.originName ?? "the stream")
                 }
             }
             do {

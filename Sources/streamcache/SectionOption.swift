@@ -26,11 +26,6 @@ enum SectionOption {
         return shapedAsTimes ? .time(try parse(text)) : .chapter(text.trimmingCharacters(in: .whitespaces))
     }
 
-    /// Every section `download` is given, none overlapping another.
-    static func all(_ texts: [String]) throws -> TimeSections {
-        try apart(TimeSections(texts.map(parse)))
-    }
-
     /// Every section `download` is given, a time range or a chapter's title each (``choice(_:)``);
     /// time ranges that overlap are a usage error.
     static func choices(_ texts: [String]) throws -> [Choice] {
