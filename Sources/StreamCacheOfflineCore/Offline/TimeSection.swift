@@ -67,9 +67,9 @@ package struct TimeSection: Codable, Hashable, Sendable, CustomStringConvertible
     }
 
     /// How far past a playlist's end of a segment its media may play: a stream's timestamps may
-    /// sit later than its playlist's times say (MPEG-TS from ffmpeg starts at 1.4 s, its video
-    /// a frame later), so the frame shown at a section's start and the audio frame around it may
-    /// lie in the segment that, by the playlist, ends right there.
+    /// sit later than its playlist's times say (ffmpeg's MPEG-TS starts after zero, its video
+    /// a frame after its audio), so the frame shown at a section's start and the audio frame
+    /// around it may lie in the segment that, by the playlist, ends right there.
     package static let edge = 0.25
 
     /// `1:02:00-1:04:30`, `0:00-10:00`, `1:00:00-*`: as a user writes it.
