@@ -9,23 +9,10 @@ import Testing
 @Suite struct FetchAheadLimitTests {
     typealias Machine = ResourceStateMachine
 
-    private func machine(limit: Int64?) -> Machine {
-        var configuration = CacheConfiguration()
-        configuration.firstFetchSpan = 1000
-        configuration.fetchAheadLimit = limit
-        return Machine(
-            info: ContentInfo(),
-            recorded: ByteRangeSet(),
-            freshUntil: nil,
-            now: .now,
-            settings: Machine.Settings(configuration)
-        )
-    }
-
     /// A reader at byte 0 of a 100,000-byte resource whose first request of 1,000 bytes has been
     /// answered and written; the reader has read up to `readTo`. Returns what the fetch does next.
     private func afterFirstSpan(limit: Int64?, readTo: Int64) throws -> Machine.BodyEndAction {
-        var machine = machine(limit: limit)
+        var machine = Machine.ofNewResource(firstFetchSpan: 1000, fetchAheadLimit: limit)
         let now = ContinuousClock.now
         let reader = machine.addReader(offset: 0, end: nil)
         guard case .startFetch(let request) = machine.read(reader, at: 0, now: now) else {

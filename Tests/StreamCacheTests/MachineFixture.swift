@@ -4,10 +4,12 @@ import Testing
 @testable import StreamCache
 
 extension ResourceStateMachine {
-    /// A machine of a resource nothing is known of yet, asking `firstFetchSpan` bytes first.
-    static func ofNewResource(firstFetchSpan: Int64 = 1000) -> ResourceStateMachine {
+    /// A machine of a resource nothing is known of yet, asking `firstFetchSpan` bytes first and
+    /// fetching at most `fetchAheadLimit` ahead of its readers (``CacheConfiguration``).
+    static func ofNewResource(firstFetchSpan: Int64 = 1000, fetchAheadLimit: Int64? = nil) -> ResourceStateMachine {
         var configuration = CacheConfiguration()
         configuration.firstFetchSpan = firstFetchSpan
+        configuration.fetchAheadLimit = fetchAheadLimit
         return ResourceStateMachine(
             info: ContentInfo(),
             recorded: ByteRangeSet(),
