@@ -21,6 +21,8 @@ package actor DownloadCoordinator {
         package let first: Int64
         package var end: Int64?
         package var starts: [Int64]
+        /// When it was handed out.
+        package let handedOut: ContinuousClock.Instant
         /// No part of it is left to read ahead.
         package var isShared = false
 
@@ -40,6 +42,12 @@ package actor DownloadCoordinator {
     /// The fewest bytes a job reads ahead in another's run: below that, a request's round trip
     /// costs more than a second connection saves.
     package static let smallestPart: Int64 = 1 << 20
+
+    /// How long after a run is handed out its end is waited for before others are read ahead in
+    /// without it: its widest part may be the widest of all, and jobs that went to the others
+    /// first would leave it to its own job. A body whose length no answer gives is never
+    /// waited for longer.
+    package static let endWait: Duration = .seconds(1)
 
     init(
         schedule: DownloadSchedule,
@@ -65,7 +73,8 @@ package actor DownloadCoordinator {
             url: entries[0].item.url,
             first: first,
             end: entries[entries.count - 1].item.range?.upperBound,
-            starts: [first]
+            starts: [first],
+            handedOut: .now
         )
         return entries
     }
@@ -81,11 +90,12 @@ package actor DownloadCoordinator {
     }
 
     /// Claims the back half of the widest part no reader has yet, in the run in flight where it
-    /// is widest; a run whose widest part is under twice ``smallestPart`` is left alone from
-    /// then on.
-    package func nextPartToReadAhead() -> ReadAheadTurn {
+    /// is widest, once every run handed out less than ``endWait`` ago has its end known; a run
+    /// whose widest part is under twice ``smallestPart`` is left alone from then on.
+    package func nextPartToReadAhead(now: ContinuousClock.Instant = .now) -> ReadAheadTurn {
         while true {
             let open = inFlight.filter { !$0.value.isShared }
+            if open.values.contains(where: { $0.end == nil && now < $0.handedOut + Self.endWait }) { return .later }
             let known = open.filter { $0.value.end != nil }
             guard let (key, run) = known.max(by: { $0.value.widestPart.width < $1.value.widestPart.width }) else {
                 return open.isEmpty ? .done : .later
