@@ -33,9 +33,19 @@ package enum SharedFiles {
     /// Makes `path` a second name of the data file at `dataPath` when both hold the same
     /// `length` bytes, replacing `path` atomically (a link beside it, then a rename).
     ///
+    /// `path` is durable when it is shared (a package file is synced before it counts as
+    /// done), and the data file's last bytes may not be yet (the cache records them in
+    /// batches): it is synced (`sync`) before `path` names it, so a power loss never leaves
+    /// the package a file whose tail was lost.
+    ///
     /// - Returns: whether `path` now names the data file; `false` leaves `path` as it was (other
-    ///   bytes, another file system, no links there).
-    package static func share(_ path: String, with dataPath: String, length: Int64) -> Bool {
+    ///   bytes, another file system, no links there, a failed sync).
+    package static func share(
+        _ path: String,
+        with dataPath: String,
+        length: Int64,
+        sync: (Int32) -> Int32 = FileSync.data(of:)
+    ) -> Bool {
         let package = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard package >= 0 else { return false }
         defer { close(package) }
@@ -49,7 +59,7 @@ package enum SharedFiles {
             Int64(packageInfo.st_size) == length, Int64(dataInfo.st_size) == length
         else { return false }
         if packageInfo.st_dev == dataInfo.st_dev, packageInfo.st_ino == dataInfo.st_ino { return true }
-        guard sameBytes(package, data, length: length) else { return false }
+        guard sameBytes(package, data, length: length), sync(data) == 0 else { return false }
         let temporary = path + ".shared"
         unlink(temporary)
         guard link(dataPath, temporary) == 0 else { return false }
