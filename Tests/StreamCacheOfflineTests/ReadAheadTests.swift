@@ -5,7 +5,8 @@ import Testing
 
 /// Which part a job with no file of its own reads ahead in: the back half of the widest part no
 /// reader has, once the ends of the runs just handed out are known (or their wait is over), never
-/// under twice the smallest part, and nothing in a run that failed or finished.
+/// under twice the smallest part, never in a run whose own job brings it soon, and nothing in a
+/// run that failed or finished.
 @Suite struct ReadAheadTests {
     static let mib: Int64 = 1 << 20
 
@@ -36,21 +37,56 @@ import Testing
         return coordinator
     }
 
+    /// A moment past the pace watch of the runs handed out before it: their jobs have had no
+    /// byte, so their origin is a distant one, read ahead in at once.
+    static var pastPaceWait: ContinuousClock.Instant { .now + DownloadCoordinator.paceWait }
+
     @Test func aRunIsReadAheadInOnlyOnceEveryEndIsKnownThenByHalves() async {
         let coordinator = await Self.coordinatorWithTwoRunsInFlight()
-        #expect(await coordinator.nextPartToReadAhead() == .later)
+        let later = Self.pastPaceWait
+        #expect(await coordinator.nextPartToReadAhead(now: later) == .later)
         await coordinator.learnedEnd(of: 0, 4 * Self.mib)
         // b, handed out just now, may be the wider.
-        #expect(await coordinator.nextPartToReadAhead() == .later)
+        #expect(await coordinator.nextPartToReadAhead(now: later) == .later)
         await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
-        #expect(await coordinator.nextPartToReadAhead() == Self.readA(2, 4))
+        #expect(await coordinator.nextPartToReadAhead(now: later) == Self.readA(2, 4))
         // The widest parts left are as wide: the first, its job's own, is halved next.
-        #expect(await coordinator.nextPartToReadAhead() == Self.readA(1, 2))
+        #expect(await coordinator.nextPartToReadAhead(now: later) == Self.readA(1, 2))
         // A learnt end is not learnt again differently.
         await coordinator.learnedEnd(of: 0, 1)
-        #expect(await coordinator.nextPartToReadAhead() == Self.readA(3, 4))
+        #expect(await coordinator.nextPartToReadAhead(now: later) == Self.readA(3, 4))
         // Parts of 1 MiB are not halved, and b is too short to read ahead in.
-        #expect(await coordinator.nextPartToReadAhead() == .done)
+        #expect(await coordinator.nextPartToReadAhead(now: later) == .done)
+    }
+
+    /// A job whose own pace brings the part sooner than another request would save time (a
+    /// local origin) keeps its run to itself: a cut there would have the origin send what it had
+    /// in flight past it twice. A slow one's run is read ahead in.
+    @Test func aFastJobsRunIsLeftToItAndASlowOnesIsReadAheadIn() async {
+        let coordinator = await Self.coordinatorWithTwoRunsInFlight()
+        let start = ContinuousClock.now
+        await coordinator.learnedEnd(of: 0, 8 * Self.mib)
+        await coordinator.learnedEnd(of: 1, 8 * Self.mib)
+        // a: 6 MiB in 6 ms; b: 8 KiB in 6 ms.
+        await coordinator.received(64 << 10, in: 0, now: start + .milliseconds(1))
+        await coordinator.received(6 << 20, in: 0, now: start + .milliseconds(7))
+        await coordinator.received(64 << 10, in: 1, now: start + .milliseconds(1))
+        await coordinator.received(8 << 10, in: 1, now: start + .milliseconds(7))
+        let now = start + .milliseconds(8)
+        #expect(await coordinator.nextPartToReadAhead(now: now) == Self.readB(4, 8))
+        #expect(await coordinator.nextPartToReadAhead(now: now) == Self.readB(2, 4))
+    }
+
+    /// A job's pace is watched for a moment from its first bytes before its run is read ahead in.
+    @Test func aJobsPaceIsWatchedBeforeItsRunIsReadAheadIn() async {
+        let coordinator = await Self.coordinatorWithTwoRunsInFlight()
+        let start = ContinuousClock.now
+        await coordinator.learnedEnd(of: 0, 4 * Self.mib)
+        await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
+        await coordinator.received(64 << 10, in: 0, now: start + .milliseconds(1))
+        #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(3)) == .later)
+        await coordinator.received(8 << 10, in: 0, now: start + .milliseconds(7))
+        #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(8)) == Self.readA(2, 4))
     }
 
     /// Whichever job learns its run's end first, the first part read ahead is in the run where
@@ -60,8 +96,9 @@ import Testing
         await coordinator.learnedEnd(of: 0, 2 * Self.mib)
         #expect(await coordinator.nextPartToReadAhead() == .later)
         await coordinator.learnedEnd(of: 1, 8 * Self.mib)
-        #expect(await coordinator.nextPartToReadAhead() == Self.readB(4, 8))
-        #expect(await coordinator.nextPartToReadAhead() == Self.readB(2, 4))
+        let later = Self.pastPaceWait
+        #expect(await coordinator.nextPartToReadAhead(now: later) == Self.readB(4, 8))
+        #expect(await coordinator.nextPartToReadAhead(now: later) == Self.readB(2, 4))
     }
 
     /// A run whose end stays unknown (a body no answer gives the length of) holds the others

@@ -134,6 +134,8 @@ package struct AssetDownloader: Sendable {
                             do {
                                 try await fetcher.fetch(run) { end in
                                     await coordinator.learnedEnd(of: key, end)
+                                } received: { count in
+                                    await coordinator.received(count, in: key)
                                 } done: { index, bytes in
                                     await coordinator.finished(index, bytes: bytes)
                                 }

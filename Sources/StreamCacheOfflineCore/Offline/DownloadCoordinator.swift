@@ -23,11 +23,30 @@ package actor DownloadCoordinator {
         package var starts: [Int64]
         /// When it was handed out.
         package let handedOut: ContinuousClock.Instant
+        /// When its own job's first bytes came, and how many it has had since: its pace.
+        package var firstBytesAt: ContinuousClock.Instant?
+        package var bytesSinceFirst: Int64 = 0
         /// No part of it is left to read ahead.
         package var isShared = false
 
         /// The widest part no reader has yet: where it starts (an index of `starts`) and its
         /// width; 0 wide while the end is unknown.
+        /// Whether another job reading the back half of a part `width` wide would save its own
+        /// job less than ``DownloadCoordinator/leastGain``; `nil` while its pace is watched.
+        ///
+        /// The other job's request saves half the part's time at the job's pace, less the
+        /// round trip the job's own first bytes took. A job with no byte ``paceWait`` after its
+        /// run was handed out talks to a distant origin, whose pace would be learnt too late
+        /// to matter: its run is read ahead in at once.
+        package func bringsSoon(_ width: Int64, now: ContinuousClock.Instant) -> Bool? {
+            guard let firstBytesAt else { return now < handedOut + DownloadCoordinator.paceWait ? nil : false }
+            let watched = firstBytesAt.duration(to: now)
+            guard watched >= DownloadCoordinator.paceWait else { return nil }
+            let pace = Double(bytesSinceFirst) / watched.inSeconds
+            let saved = Double(width) / 2 / pace - handedOut.duration(to: firstBytesAt).inSeconds
+            return saved < DownloadCoordinator.leastGain.inSeconds
+        }
+
         package var widestPart: (index: Int, width: Int64) {
             guard let end else { return (0, 0) }
             let bounds = starts + [end]
@@ -48,6 +67,15 @@ package actor DownloadCoordinator {
     /// first would leave it to its own job. A body whose length no answer gives is never
     /// waited for longer.
     package static let endWait: Duration = .seconds(1)
+
+    /// How long a job's pace is watched, from its first bytes, before a part of its run is read
+    /// ahead in (``RunInFlight/bringsSoon(_:now:)``).
+    package static let paceWait: Duration = .milliseconds(5)
+
+    /// The least time a part read ahead must save its run's own job. A job faster than that
+    /// has its origin send what it had in flight past the cut twice, for less: on a local
+    /// origin, the whole file.
+    package static let leastGain: Duration = .milliseconds(250)
 
     init(
         schedule: DownloadSchedule,
@@ -91,7 +119,8 @@ package actor DownloadCoordinator {
 
     /// Claims the back half of the widest part no reader has yet, in the run in flight where it
     /// is widest, once every run handed out less than ``endWait`` ago has its end known; a run
-    /// whose widest part is under twice ``smallestPart`` is left alone from then on.
+    /// whose widest part is under twice ``smallestPart``, or whose own job brings it soon
+    /// (``RunInFlight/bringsSoon(_:now:)``), is left alone from then on.
     package func nextPartToReadAhead(now: ContinuousClock.Instant = .now) -> ReadAheadTurn {
         while true {
             let open = inFlight.filter { !$0.value.isShared }
@@ -105,6 +134,15 @@ package actor DownloadCoordinator {
                 inFlight[key]?.isShared = true
                 continue
             }
+            switch run.bringsSoon(width, now: now) {
+            case nil:
+                return .later
+            case true?:
+                inFlight[key]?.isShared = true
+                continue
+            case false?:
+                break
+            }
             let start = run.starts[widest]
             inFlight[key]?.starts.insert(start + width / 2, at: widest + 1)
             return .read(url: run.url, part: ByteRange(start + width / 2, start + width))
@@ -114,6 +152,17 @@ package actor DownloadCoordinator {
     /// Forgets run `key`, which failed: nothing is read ahead in it.
     package func abandoned(_ key: Int) {
         inFlight[key] = nil
+    }
+
+    /// Records `count` bytes that run `key`'s own job has received, for its pace.
+    package func received(_ count: Int, in key: Int, now: ContinuousClock.Instant = .now) {
+        guard var run = inFlight[key] else { return }
+        if run.firstBytesAt == nil {
+            run.firstBytesAt = now
+        } else {
+            run.bytesSinceFirst += Int64(count)
+        }
+        inFlight[key] = run
     }
 
     /// Records where run `key` ends, as the answer to its own job said; the plan did not.

@@ -27,18 +27,31 @@ package struct ItemFetcher: Sendable {
     package typealias Done = @Sendable (Int, Int64) async -> Void
     /// Called once with where a run of one whole file ends, when the origin's answer says.
     package typealias LearnedEnd = @Sendable (Int64) async -> Void
+    /// Called with the size of each chunk the run's read gets, for the run's pace.
+    package typealias Received = @Sendable (Int) async -> Void
 
     /// Fetches `run`: byte ranges of one origin file that follow each other, or one whole file.
     ///
     /// - Throws: ``OfflineError`` naming the first file not fetched, or `CancellationError`.
-    package func fetch(_ run: [Entry], learnedEnd: @escaping LearnedEnd = { _ in }, done: @escaping Done) async throws {
+    package func fetch(
+        _ run: [Entry],
+        learnedEnd: @escaping LearnedEnd = { _ in },
+        received: @escaping Received = { _ in },
+        done: @escaping Done
+    ) async throws {
         var remaining = run[...]
         var attempt = 0
         while !remaining.isEmpty {
             attempt += 1
             var completed = 0
             do {
-                try await fetchThroughCache(remaining, completed: &completed, learnedEnd: learnedEnd, done: done)
+                try await fetchThroughCache(
+                    remaining,
+                    completed: &completed,
+                    learnedEnd: learnedEnd,
+                    received: received,
+                    done: done
+                )
                 return
             } catch {
                 if Task.isCancelled || error is CancellationError { throw CancellationError() }
@@ -74,6 +87,7 @@ package struct ItemFetcher: Sendable {
         _ run: ArraySlice<Entry>,
         completed: inout Int,
         learnedEnd: LearnedEnd,
+        received: Received,
         done: Done
     ) async throws {
         let entries = Array(run)
@@ -104,6 +118,7 @@ package struct ItemFetcher: Sendable {
         var checked = !revalidates
         for try await chunk in reading {
             await learnEnd()
+            await received(chunk.count)
             if !checked {
                 checked = true
                 // A file that must be the origin's current one (a recycled live name) is not the
