@@ -111,7 +111,8 @@ package actor DownloadCoordinator {
     package enum ReadAheadTurn: Equatable {
         /// Read `part` of the file at `url`, claimed for it.
         case read(url: String, part: ByteRange)
-        /// Runs are in flight whose end their jobs have yet to learn: ask again in a moment.
+        /// Runs are in flight whose end their jobs have yet to learn, or whose jobs' pace is
+        /// being watched: ask again in a moment.
         case later
         /// No run has a part left to read ahead in.
         case done
