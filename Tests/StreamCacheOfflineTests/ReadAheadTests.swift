@@ -37,13 +37,13 @@ import Testing
         return coordinator
     }
 
-    /// A moment past the pace watch of the runs handed out before it: their jobs have had no
-    /// byte, so their origin is a distant one, read ahead in at once.
-    static var pastPaceWait: ContinuousClock.Instant { .now + DownloadCoordinator.paceWait }
+    /// A moment past the wait for the first bytes of the runs handed out before it: their jobs
+    /// have had none, so their origin is a distant one, read ahead in at once.
+    static var pastFirstBytesWait: ContinuousClock.Instant { .now + DownloadCoordinator.firstBytesWait }
 
     @Test func aRunIsReadAheadInOnlyOnceEveryEndIsKnownThenByHalves() async {
         let coordinator = await Self.coordinatorWithTwoRunsInFlight()
-        let later = Self.pastPaceWait
+        let later = Self.pastFirstBytesWait
         #expect(await coordinator.nextPartToReadAhead(now: later) == .later)
         await coordinator.learnedEnd(of: 0, 4 * Self.mib)
         // b, handed out just now, may be the wider.
@@ -77,6 +77,20 @@ import Testing
         #expect(await coordinator.nextPartToReadAhead(now: now) == Self.readB(2, 4))
     }
 
+    /// A job that started fast (an origin letting a burst through) is left its run only while
+    /// its pace says it brings it soon: once it slows, its run is read ahead in.
+    @Test func aFastStartThatSlowsDownIsReadAheadInOnceItSlows() async {
+        let coordinator = await Self.coordinatorWithTwoRunsInFlight()
+        let start = ContinuousClock.now
+        await coordinator.learnedEnd(of: 0, 8 * Self.mib)
+        await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
+        await coordinator.received(64 << 10, in: 0, now: start + .milliseconds(1))
+        await coordinator.received(6 << 20, in: 0, now: start + .milliseconds(7))
+        #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(8)) == .later)
+        // Nothing more for two seconds: 3 MiB a second, four of them left to a second job.
+        #expect(await coordinator.nextPartToReadAhead(now: start + .seconds(2)) == Self.readA(4, 8))
+    }
+
     /// A job's pace is watched for a moment from its first bytes before its run is read ahead in.
     @Test func aJobsPaceIsWatchedBeforeItsRunIsReadAheadIn() async {
         let coordinator = await Self.coordinatorWithTwoRunsInFlight()
@@ -85,6 +99,19 @@ import Testing
         await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
         await coordinator.received(64 << 10, in: 0, now: start + .milliseconds(1))
         #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(3)) == .later)
+        // A first burst and a pause: no pace yet, until the pause has lasted.
+        #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(8)) == .later)
+        let still = start + .milliseconds(1) + DownloadCoordinator.stillWait
+        #expect(await coordinator.nextPartToReadAhead(now: still) == Self.readA(2, 4))
+    }
+
+    /// A slow job's second bytes give its pace, and its run is read ahead in.
+    @Test func aSlowJobsRunIsReadAheadInOnceItsPaceIsSeen() async {
+        let coordinator = await Self.coordinatorWithTwoRunsInFlight()
+        let start = ContinuousClock.now
+        await coordinator.learnedEnd(of: 0, 4 * Self.mib)
+        await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
+        await coordinator.received(64 << 10, in: 0, now: start + .milliseconds(1))
         await coordinator.received(8 << 10, in: 0, now: start + .milliseconds(7))
         #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(8)) == Self.readA(2, 4))
     }
@@ -96,7 +123,7 @@ import Testing
         await coordinator.learnedEnd(of: 0, 2 * Self.mib)
         #expect(await coordinator.nextPartToReadAhead() == .later)
         await coordinator.learnedEnd(of: 1, 8 * Self.mib)
-        let later = Self.pastPaceWait
+        let later = Self.pastFirstBytesWait
         #expect(await coordinator.nextPartToReadAhead(now: later) == Self.readB(4, 8))
         #expect(await coordinator.nextPartToReadAhead(now: later) == Self.readB(2, 4))
     }

@@ -148,9 +148,10 @@ package struct AssetDownloader: Sendable {
                         // No file left to start: this job reads ahead in the files other jobs
                         // are fetching, through the cache, on a connection of its own; their
                         // jobs find those bytes there, their requests cut where the part starts.
-                        // A run whose end its job has yet to learn is asked about again after a
-                        // pause that doubles, up to a tenth of a second, until its job learns
-                        // it or finishes.
+                        // A run whose end its job has yet to learn, or whose job's pace is being
+                        // watched, is asked about again after a pause that doubles, up to 25 ms
+                        // (the download's end waits for the last ask), until its job learns it
+                        // or finishes.
                         var pause = Duration.milliseconds(5)
                         readingAhead: while !Task.isCancelled {
                             switch await coordinator.nextPartToReadAhead() {
@@ -159,7 +160,7 @@ package struct AssetDownloader: Sendable {
                                 pause = .milliseconds(5)
                             case .later:
                                 try await Task.sleep(for: pause)
-                                pause = min(pause * 2, .milliseconds(100))
+                                pause = min(pause * 2, .milliseconds(25))
                             case .done:
                                 break readingAhead
                             }

@@ -23,7 +23,8 @@ package actor DownloadCoordinator {
         package var starts: [Int64]
         /// When it was handed out.
         package let handedOut: ContinuousClock.Instant
-        /// When its own job's first bytes came, and how many it has had since: its pace.
+        /// When its own job's first bytes from the origin came, and how many it has had since:
+        /// its pace.
         package var firstBytesAt: ContinuousClock.Instant?
         package var bytesSinceFirst: Int64 = 0
         /// No part of it is left to read ahead.
@@ -35,13 +36,16 @@ package actor DownloadCoordinator {
         /// job less than ``DownloadCoordinator/leastGain``; `nil` while its pace is watched.
         ///
         /// The other job's request saves half the part's time at the job's pace, less the
-        /// round trip the job's own first bytes took. A job with no byte ``paceWait`` after its
-        /// run was handed out talks to a distant origin, whose pace would be learnt too late
+        /// round trip the job's own first bytes took. A job with no byte ``firstBytesWait`` after
+        /// its run was handed out talks to a distant origin, whose pace would be learnt too late
         /// to matter: its run is read ahead in at once.
         package func bringsSoon(_ width: Int64, now: ContinuousClock.Instant) -> Bool? {
-            guard let firstBytesAt else { return now < handedOut + DownloadCoordinator.paceWait ? nil : false }
+            guard let firstBytesAt else { return now < handedOut + DownloadCoordinator.firstBytesWait ? nil : false }
             let watched = firstBytesAt.duration(to: now)
-            guard watched >= DownloadCoordinator.paceWait else { return nil }
+            // Bytes come in bursts: a first one and a pause say nothing of the pace yet.
+            guard watched >= DownloadCoordinator.paceWait,
+                bytesSinceFirst > 0 || watched >= DownloadCoordinator.stillWait
+            else { return nil }
             let pace = Double(bytesSinceFirst) / watched.inSeconds
             let saved = Double(width) / 2 / pace - handedOut.duration(to: firstBytesAt).inSeconds
             return saved < DownloadCoordinator.leastGain.inSeconds
@@ -71,6 +75,15 @@ package actor DownloadCoordinator {
     /// How long a job's pace is watched, from its first bytes, before a part of its run is read
     /// ahead in (``RunInFlight/bringsSoon(_:now:)``).
     package static let paceWait: Duration = .milliseconds(5)
+
+    /// How long a job that has had nothing since its first bytes is watched before it counts as
+    /// slow.
+    package static let stillWait: Duration = .milliseconds(100)
+
+    /// How long after a run is handed out its job's first bytes from the origin are waited for:
+    /// a local origin's come within it (through the cache's claim and request), a distant
+    /// one's run is read ahead in without its pace.
+    package static let firstBytesWait: Duration = .milliseconds(15)
 
     /// The least time a part read ahead must save its run's own job. A job faster than that
     /// has its origin send what it had in flight past the cut twice, for less: on a local
@@ -119,16 +132,19 @@ package actor DownloadCoordinator {
     }
 
     /// Claims the back half of the widest part no reader has yet, in the run in flight where it
-    /// is widest, once every run handed out less than ``endWait`` ago has its end known; a run
-    /// whose widest part is under twice ``smallestPart``, or whose own job brings it soon
-    /// (``RunInFlight/bringsSoon(_:now:)``), is left alone from then on.
+    /// is widest, once every run handed out less than ``endWait`` ago has its end known. A run
+    /// whose widest part is under twice ``smallestPart`` is left alone from then on; one whose
+    /// own job brings it soon (``RunInFlight/bringsSoon(_:now:)``) is left alone for now.
     package func nextPartToReadAhead(now: ContinuousClock.Instant = .now) -> ReadAheadTurn {
+        // Runs whose jobs bring their parts soon at the pace seen so far: asked about again
+        // later, as an origin that let a burst through may slow down.
+        var soon: Set<Int> = []
         while true {
-            let open = inFlight.filter { !$0.value.isShared }
+            let open = inFlight.filter { !$0.value.isShared && !soon.contains($0.key) }
             if open.values.contains(where: { $0.end == nil && now < $0.handedOut + Self.endWait }) { return .later }
             let known = open.filter { $0.value.end != nil }
             guard let (key, run) = known.max(by: { $0.value.widestPart.width < $1.value.widestPart.width }) else {
-                return open.isEmpty ? .done : .later
+                return open.isEmpty && soon.isEmpty ? .done : .later
             }
             let (widest, width) = run.widestPart
             guard width >= 2 * Self.smallestPart else {
@@ -139,7 +155,7 @@ package actor DownloadCoordinator {
             case nil:
                 return .later
             case true?:
-                inFlight[key]?.isShared = true
+                soon.insert(key)
                 continue
             case false?:
                 break
@@ -155,7 +171,8 @@ package actor DownloadCoordinator {
         inFlight[key] = nil
     }
 
-    /// Records `count` bytes that run `key`'s own job has received, for its pace.
+    /// Records `count` bytes that run `key`'s own job has received from the origin, for its
+    /// pace.
     package func received(_ count: Int, in key: Int, now: ContinuousClock.Instant = .now) {
         guard var run = inFlight[key] else { return }
         if run.firstBytesAt == nil {

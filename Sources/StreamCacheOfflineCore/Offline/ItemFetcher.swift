@@ -27,7 +27,7 @@ package struct ItemFetcher: Sendable {
     package typealias Done = @Sendable (Int, Int64) async -> Void
     /// Called once with where a run of one whole file ends, when the origin's answer says.
     package typealias LearnedEnd = @Sendable (Int64) async -> Void
-    /// Called with the size of each chunk the run's read gets, for the run's pace.
+    /// Called with the size of each chunk the run's read gets from the origin, for its pace.
     package typealias Received = @Sendable (Int) async -> Void
 
     /// Fetches `run`: byte ranges of one origin file that follow each other, or one whole file.
@@ -116,9 +116,13 @@ package struct ItemFetcher: Sendable {
         }
         await learnEnd()
         var checked = !revalidates
-        for try await chunk in reading {
+        var chunks = reading.makeAsyncIterator()
+        while let span = try await chunks.nextChunk() {
+            guard span.count > 0 else { continue }
+            let chunk = try span.read()
             await learnEnd()
-            await received(chunk.count)
+            // The run's pace is the origin's: bytes the cache held come at once.
+            if span.fromOrigin { await received(chunk.count) }
             if !checked {
                 checked = true
                 // A file that must be the origin's current one (a recycled live name) is not the
