@@ -30,8 +30,6 @@ package actor DownloadCoordinator {
         /// No part of it is left to read ahead.
         package var isShared = false
 
-        /// The widest part no reader has yet: where it starts (an index of `starts`) and its
-        /// width; 0 wide while the end is unknown.
         /// Whether another job reading the back half of a part `width` wide would save its own
         /// job less than ``DownloadCoordinator/leastGain``; `nil` while its pace is watched.
         ///
@@ -51,6 +49,8 @@ package actor DownloadCoordinator {
             return saved < DownloadCoordinator.leastGain.inSeconds
         }
 
+        /// The widest part no reader has yet: where it starts (an index of `starts`) and its
+        /// width; 0 wide while the end is unknown.
         package var widestPart: (index: Int, width: Int64) {
             guard let end else { return (0, 0) }
             let bounds = starts + [end]
@@ -72,8 +72,8 @@ package actor DownloadCoordinator {
     /// waited for longer.
     package static let endWait: Duration = .seconds(1)
 
-    /// How long a job's pace is watched, from its first bytes, before a part of its run is read
-    /// ahead in (``RunInFlight/bringsSoon(_:now:)``).
+    /// How long a job's pace is watched, from its first bytes from the origin, before a part of
+    /// its run is read ahead in (``RunInFlight/bringsSoon(_:now:)``).
     package static let paceWait: Duration = .milliseconds(5)
 
     /// How long a job that has had nothing since its first bytes is watched before it counts as
