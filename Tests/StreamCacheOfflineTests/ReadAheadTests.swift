@@ -11,7 +11,9 @@ import Testing
     static let mib: Int64 = 1 << 20
 
     /// A coordinator with two whole-file runs handed out (`a.ts`, `b.ts`), their ends unknown.
-    static func coordinatorWithTwoRunsInFlight() async -> DownloadCoordinator {
+    static func coordinatorWithTwoRunsInFlight(
+        firstBytesWait: Duration = DownloadCoordinator.firstBytesWait
+    ) async -> DownloadCoordinator {
         let items = ["a.ts", "b.ts"].enumerated().map { index, name in
             PackageItem(
                 kind: .segment,
@@ -30,6 +32,7 @@ import Testing
             schedule: DownloadSchedule(items: items, done: [false, false], runLimit: 8 * mib),
             renditions: [rendition],
             bytesOnDisk: 0,
+            firstBytesWait: firstBytesWait,
             emit: { _ in }
         )
         #expect(await coordinator.nextRun()?.first?.item.url == "http://origin.test/a.ts")
@@ -89,6 +92,15 @@ import Testing
         #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(8)) == .later)
         // Nothing more for two seconds: 3 MiB a second, four of them left to a second job.
         #expect(await coordinator.nextPartToReadAhead(now: start + .seconds(2)) == Self.readA(4, 8))
+    }
+
+    /// Where the manifest's fetch said the origin is distant, a run is read ahead in without
+    /// waiting for its job's first bytes.
+    @Test func aDistantOriginsRunIsReadAheadInAtOnce() async {
+        let coordinator = await Self.coordinatorWithTwoRunsInFlight(firstBytesWait: .zero)
+        await coordinator.learnedEnd(of: 0, 4 * Self.mib)
+        await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
+        #expect(await coordinator.nextPartToReadAhead() == Self.readA(2, 4))
     }
 
     /// A job's pace is watched for a moment from its first bytes before its run is read ahead in.

@@ -41,11 +41,11 @@ package struct AssetDownloader: Sendable {
     /// Runs the download; its outcome is the last event.
     package func run(_ target: Target) async {
         do {
-            var manifest = try await prepare(target)
+            var (manifest, manifestFetch) = try await prepare(target)
             if manifest.recording != nil {
                 try await record(manifest)
             } else {
-                try await download(&manifest)
+                try await download(&manifest, manifestFetch: manifestFetch)
             }
         } catch is CancellationError {
             return
@@ -57,23 +57,24 @@ package struct AssetDownloader: Sendable {
     }
 
     /// The manifest of the asset: read from its package when it exists (a resumed download
-    /// keeps its first plan), else planned from the playlists.
-    private func prepare(_ target: Target) async throws -> AssetManifest {
+    /// keeps its first plan), else planned from the playlists; and how long its manifest took
+    /// to fetch, when it was fetched (an origin's round trip, or the cache's copy).
+    private func prepare(_ target: Target) async throws -> (AssetManifest, Duration?) {
         switch target {
         case .asset(let id):
             guard let manifest = try? AssetManifest.load(from: library.folder(id)) else {
                 throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
             }
-            return manifest
+            return (manifest, nil)
         case .url(let url, let criteria):
             // The format as the proxy tells it: the media type, the first bytes, the path.
+            let started = ContinuousClock.now
             let document = try await ManifestFetcher(engine: engine, options: options).document(url)
-            return try await format(for: document.kind, url: url.absoluteString).planner(library, engine, options)
-                .manifest(
-                    for: url,
-                    document: document.bytes,
-                    criteria: criteria
-                )
+            let fetched = started.duration(to: .now)
+            let manifest = try await format(for: document.kind, url: url.absoluteString)
+                .planner(library, engine, options)
+                .manifest(for: url, document: document.bytes, criteria: criteria)
+            return (manifest, fetched)
         case .addition(let id, let audio, let subtitles):
             guard let old = try? AssetManifest.load(from: library.folder(id)) else {
                 throw OfflineError(.unknownAsset, "no asset \(id) in \(library.directory)")
@@ -86,12 +87,14 @@ package struct AssetDownloader: Sendable {
             }
             manifest.title = old.title
             manifest.created = old.created
-            return manifest
+            return (manifest, nil)
         }
     }
 
-    /// Fetches every file of the asset that is not on disk yet.
-    private func download(_ manifest: inout AssetManifest) async throws {
+    /// Fetches every file of the asset that is not on disk yet. A manifest that took longer to
+    /// fetch than ``DownloadCoordinator/firstBytesWait`` came from a distant origin: its files
+    /// are read ahead in without waiting for their jobs' first bytes.
+    private func download(_ manifest: inout AssetManifest, manifestFetch: Duration?) async throws {
         let folder = library.folder(manifest.id)
         let done = manifest.items.map { FileManager.default.fileExists(atPath: folder + "/" + $0.path) }
         let bytesOnDisk = Self.bytes(of: manifest.items, in: folder, where: done)
@@ -121,6 +124,8 @@ package struct AssetDownloader: Sendable {
             schedule: DownloadSchedule(items: manifest.items, done: done, runLimit: options.runLimit),
             renditions: manifest.renditions,
             bytesOnDisk: bytesOnDisk,
+            firstBytesWait: (manifestFetch ?? .zero) > DownloadCoordinator.firstBytesWait
+                ? .zero : DownloadCoordinator.firstBytesWait,
             emit: emit
         )
         emit(.progress(await coordinator.progress))

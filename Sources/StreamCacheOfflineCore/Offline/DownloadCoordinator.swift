@@ -34,11 +34,11 @@ package actor DownloadCoordinator {
         /// job less than ``DownloadCoordinator/leastGain``; `nil` while its pace is watched.
         ///
         /// The other job's request saves half the part's time at the job's pace, less the
-        /// round trip the job's own first bytes took. A job with no byte ``firstBytesWait`` after
+        /// round trip the job's own first bytes took. A job with no byte `firstBytesWait` after
         /// its run was handed out talks to a distant origin, whose pace would be learnt too late
         /// to matter: its run is read ahead in at once.
-        package func bringsSoon(_ width: Int64, now: ContinuousClock.Instant) -> Bool? {
-            guard let firstBytesAt else { return now < handedOut + DownloadCoordinator.firstBytesWait ? nil : false }
+        package func bringsSoon(_ width: Int64, now: ContinuousClock.Instant, firstBytesWait: Duration) -> Bool? {
+            guard let firstBytesAt else { return now < handedOut + firstBytesWait ? nil : false }
             let watched = firstBytesAt.duration(to: now)
             // Bytes come in bursts: a first one and a pause say nothing of the pace yet.
             guard watched >= DownloadCoordinator.paceWait,
@@ -73,17 +73,21 @@ package actor DownloadCoordinator {
     package static let endWait: Duration = .seconds(1)
 
     /// How long a job's pace is watched, from its first bytes from the origin, before a part of
-    /// its run is read ahead in (``RunInFlight/bringsSoon(_:now:)``).
+    /// its run is read ahead in (``RunInFlight/bringsSoon(_:now:firstBytesWait:)``).
     package static let paceWait: Duration = .milliseconds(5)
 
     /// How long a job that has had nothing since its first bytes is watched before it counts as
     /// slow.
     package static let stillWait: Duration = .milliseconds(100)
 
-    /// How long after a run is handed out its job's first bytes from the origin are waited for:
-    /// a local origin's come within it (through the cache's claim and request), a distant
-    /// one's run is read ahead in without its pace.
+    /// How long after a run is handed out its job's first bytes from the origin are waited for
+    /// by default: a local origin's come within it (through the cache's claim and request), a
+    /// distant one's run is read ahead in without its pace.
     package static let firstBytesWait: Duration = .milliseconds(15)
+
+    /// This download's wait for a job's first bytes: none where the origin is known to be
+    /// distant.
+    private let waitForFirstBytes: Duration
 
     /// The least time a part read ahead must save its run's own job. A job faster than that
     /// has its origin send what it had in flight past the cut twice, for less: on a local
@@ -94,8 +98,10 @@ package actor DownloadCoordinator {
         schedule: DownloadSchedule,
         renditions: [PackageRendition],
         bytesOnDisk: Int64,
+        firstBytesWait: Duration = DownloadCoordinator.firstBytesWait,
         emit: @escaping @Sendable (DownloadEvent) -> Void
     ) {
+        waitForFirstBytes = firstBytesWait
         self.schedule = schedule
         self.renditions = renditions
         self.bytesOnDisk = bytesOnDisk
@@ -134,7 +140,7 @@ package actor DownloadCoordinator {
     /// Claims the back half of the widest part no reader has yet, in the run in flight where it
     /// is widest, once every run handed out less than ``endWait`` ago has its end known. A run
     /// whose widest part is under twice ``smallestPart`` is left alone from then on; one whose
-    /// own job brings it soon (``RunInFlight/bringsSoon(_:now:)``) is left alone for now.
+    /// own job brings it soon (``RunInFlight/bringsSoon(_:now:firstBytesWait:)``) is left alone for now.
     package func nextPartToReadAhead(now: ContinuousClock.Instant = .now) -> ReadAheadTurn {
         // Runs whose jobs bring their parts soon at the pace seen so far: asked about again
         // later, as an origin that let a burst through may slow down.
@@ -151,7 +157,7 @@ package actor DownloadCoordinator {
                 inFlight[key]?.isShared = true
                 continue
             }
-            switch run.bringsSoon(width, now: now) {
+            switch run.bringsSoon(width, now: now, firstBytesWait: waitForFirstBytes) {
             case nil:
                 return .later
             case true?:
