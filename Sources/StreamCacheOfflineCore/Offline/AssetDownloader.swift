@@ -154,9 +154,9 @@ package struct AssetDownloader: Sendable {
                         // are fetching, through the cache, on a connection of its own; their
                         // jobs find those bytes there, their requests cut where the part starts.
                         // A run whose end its job has yet to learn, or whose job's pace is being
-                        // watched, is asked about again after a pause that doubles, up to 25 ms
-                        // (the download's end waits for the last ask), until its job learns it
-                        // or finishes.
+                        // watched, is asked about again after a pause that doubles up to a short
+                        // cap (the download's end waits for the last ask), until its job learns
+                        // it or finishes.
                         var pause = Duration.milliseconds(5)
                         readingAhead: while !Task.isCancelled {
                             switch await coordinator.nextPartToReadAhead() {
