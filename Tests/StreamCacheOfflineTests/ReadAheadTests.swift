@@ -40,6 +40,19 @@ import Testing
         return coordinator
     }
 
+    /// Two runs in flight whose ends are known, `a` and `b` bytes, and the moment they were.
+    static func runsOfKnownEnds(
+        _ a: Int64,
+        _ b: Int64,
+        firstBytesWait: Duration = DownloadCoordinator.firstBytesWait
+    ) async -> (DownloadCoordinator, ContinuousClock.Instant) {
+        let coordinator = await coordinatorWithTwoRunsInFlight(firstBytesWait: firstBytesWait)
+        let start = ContinuousClock.now
+        await coordinator.learnedEnd(of: 0, a)
+        await coordinator.learnedEnd(of: 1, b)
+        return (coordinator, start)
+    }
+
     /// A moment past the wait for the first bytes of the runs handed out before it: their jobs
     /// have had none, so their origin is a distant one, read ahead in at once.
     static var pastFirstBytesWait: ContinuousClock.Instant { .now + DownloadCoordinator.firstBytesWait }
@@ -66,10 +79,7 @@ import Testing
     /// local origin) keeps its run to itself: a cut there would have the origin send what it had
     /// in flight past it twice. A slow one's run is read ahead in.
     @Test func aFastJobsRunIsLeftToItAndASlowOnesIsReadAheadIn() async {
-        let coordinator = await Self.coordinatorWithTwoRunsInFlight()
-        let start = ContinuousClock.now
-        await coordinator.learnedEnd(of: 0, 8 * Self.mib)
-        await coordinator.learnedEnd(of: 1, 8 * Self.mib)
+        let (coordinator, start) = await Self.runsOfKnownEnds(8 * Self.mib, 8 * Self.mib)
         // a: 6 MiB in 6 ms; b: 8 KiB in 6 ms.
         await coordinator.received(64 << 10, in: 0, now: start + .milliseconds(1))
         await coordinator.received(6 << 20, in: 0, now: start + .milliseconds(7))
@@ -83,10 +93,7 @@ import Testing
     /// A job that started fast (an origin letting a burst through) is left its run only while
     /// its pace says it brings it soon: once it slows, its run is read ahead in.
     @Test func aFastStartThatSlowsDownIsReadAheadInOnceItSlows() async {
-        let coordinator = await Self.coordinatorWithTwoRunsInFlight()
-        let start = ContinuousClock.now
-        await coordinator.learnedEnd(of: 0, 8 * Self.mib)
-        await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
+        let (coordinator, start) = await Self.runsOfKnownEnds(8 * Self.mib, 3 * Self.mib / 2)
         await coordinator.received(64 << 10, in: 0, now: start + .milliseconds(1))
         await coordinator.received(6 << 20, in: 0, now: start + .milliseconds(7))
         #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(8)) == .later)
@@ -97,18 +104,13 @@ import Testing
     /// Where the manifest's fetch said the origin is distant, a run is read ahead in without
     /// waiting for its job's first bytes.
     @Test func aDistantOriginsRunIsReadAheadInAtOnce() async {
-        let coordinator = await Self.coordinatorWithTwoRunsInFlight(firstBytesWait: .zero)
-        await coordinator.learnedEnd(of: 0, 4 * Self.mib)
-        await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
+        let (coordinator, _) = await Self.runsOfKnownEnds(4 * Self.mib, 3 * Self.mib / 2, firstBytesWait: .zero)
         #expect(await coordinator.nextPartToReadAhead() == Self.readA(2, 4))
     }
 
     /// A job's pace is watched for a moment from its first bytes before its run is read ahead in.
     @Test func aJobsPaceIsWatchedBeforeItsRunIsReadAheadIn() async {
-        let coordinator = await Self.coordinatorWithTwoRunsInFlight()
-        let start = ContinuousClock.now
-        await coordinator.learnedEnd(of: 0, 4 * Self.mib)
-        await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
+        let (coordinator, start) = await Self.runsOfKnownEnds(4 * Self.mib, 3 * Self.mib / 2)
         await coordinator.received(64 << 10, in: 0, now: start + .milliseconds(1))
         #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(3)) == .later)
         // A first burst and a pause: no pace yet, until the pause has lasted.
@@ -119,10 +121,7 @@ import Testing
 
     /// A slow job's second bytes give its pace, and its run is read ahead in.
     @Test func aSlowJobsRunIsReadAheadInOnceItsPaceIsSeen() async {
-        let coordinator = await Self.coordinatorWithTwoRunsInFlight()
-        let start = ContinuousClock.now
-        await coordinator.learnedEnd(of: 0, 4 * Self.mib)
-        await coordinator.learnedEnd(of: 1, 3 * Self.mib / 2)
+        let (coordinator, start) = await Self.runsOfKnownEnds(4 * Self.mib, 3 * Self.mib / 2)
         await coordinator.received(64 << 10, in: 0, now: start + .milliseconds(1))
         await coordinator.received(8 << 10, in: 0, now: start + .milliseconds(7))
         #expect(await coordinator.nextPartToReadAhead(now: start + .milliseconds(8)) == Self.readA(2, 4))
