@@ -36,6 +36,16 @@ final class LiveOrigin: Sendable {
         return try JSONDecoder().decode([String: Int].self, from: data)
     }
 
+    /// Requests so far, in order: seconds since the origin started and the path, one a line.
+    func requestLog() async throws -> String {
+        let url = URL(string: base + "/_log")!
+        let data = try await onOwnThread { try Data(contentsOf: url) }
+        let entries = try JSONSerialization.jsonObject(with: data) as? [[Any]] ?? []
+        return entries.map { entry in
+            String(format: "%.3f ", (entry.first as? Double) ?? 0) + ((entry.last as? String) ?? "")
+        }.joined(separator: "\n")
+    }
+
     /// `count` one-second segments of a test picture (a frame number burnt in by the encoder's
     /// timestamps) as a VOD playlist `vod.m3u8` with segments `s0.ts`, `s1.ts`, … in `folder`.
     static func makeSegments(in folder: String, count: Int) async throws -> [String] {
