@@ -9,7 +9,9 @@ import Glibc
 
 /// `get URL --section START-END -o FILE`: a time section of a progressive MP4, M4A, MOV or MP3
 /// file, cut by ffmpeg by stream copy (from the keyframe at or before START; an audio file to
-/// its frame) as `ffmpeg -ss START -to END -i URL -c copy` cuts it.
+/// its frame) as `ffmpeg -ss START -to END -i URL -c copy` cuts it; with ``exact``, at the
+/// section's own frames (``ExactCut``, which reads the packets of the section and of the group
+/// of pictures before it to plan its parts).
 ///
 /// ffmpeg reads the file as a player does, through a loopback server of the cache in this
 /// process: the movie box wherever it is, then the samples of the section, each range from the
@@ -146,10 +148,35 @@ struct FileSection {
         format: String,
         verbose: Bool
     ) async throws -> (status: Int32, errors: String) {
+        let muxer = PackageMuxer(ffmpeg: ffmpeg)
+        if exact, format != "mp3", let first = await muxer.startTime(of: local) {
+            let (start, end) = (first + section.start, section.end.map { first + $0 })
+            // ffprobe reads the packets of the section and of the group of pictures before it.
+            let interval = ExactCut.seconds(start) + "%" + (end.map { ExactCut.seconds($0 + 1) } ?? "")
+            if let exactCut = await ExactCut.prepare(
+                local,
+                inputOptions: Self.readOptions,
+                first: first,
+                from: start,
+                to: end,
+                reading: interval,
+                with: muxer
+            ) {
+                do {
+                    try await exactCut.write(to: temporary, format: format, scratch: temporary) { arguments, file in
+                        if verbose { Terminal.printError(([ffmpeg] + arguments).joined(separator: " ")) }
+                        let ran = try await PackageMuxer.run(ffmpeg, arguments, writing: file)
+                        if ran.0 != 0 { throw FailedRun(status: ran.0, errors: ran.1) }
+                    }
+                    return (0, "")
+                } catch let failed as FailedRun {
+                    return (failed.status, failed.errors)
+                }
+            }
+        }
         var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-ss", Self.seconds(section.start)]
         if let end = section.end { arguments += ["-to", Self.seconds(end)] }
-        // A small socket buffer: what ffmpeg has not read when it seeks is not fetched.
-        arguments += ["-recv_buffer_size", "65536", "-i", local]
+        arguments += Self.readOptions + ["-i", local]
         // An MP3 has no video: its frames are cut where they are, exact with stream copy.
         arguments += exact && format != "mp3" ? SectionCut.exactCodecs : ["-c", "copy"]
         // The file's chapters would outlast the section (a chapter track of the whole length).
@@ -157,6 +184,16 @@ struct FileSection {
         arguments += ["-f", format, temporary]
         if verbose { Terminal.printError(([ffmpeg] + arguments).joined(separator: " ")) }
         return try await PackageMuxer.run(ffmpeg, arguments, writing: temporary)
+    }
+
+    /// ffmpeg's options for reading the file: a small socket buffer, so that what ffmpeg has not
+    /// read when it seeks is not fetched.
+    private static let readOptions = ["-recv_buffer_size", "65536"]
+
+    /// An ffmpeg run of an exact cut that failed: its status and what it wrote on stderr.
+    private struct FailedRun: Error {
+        let status: Int32
+        let errors: String
     }
 
     private static func seconds(_ value: Double) -> String { String(format: "%.3f", value) }

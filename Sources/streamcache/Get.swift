@@ -54,7 +54,7 @@ extension StreamCacheCommand {
         @Flag(
             name: .long,
             help:
-                "With --section: cut at its exact frames, the video re-encoded (H.264); without it, from the keyframe at or before START."
+                "With --section: cut at its exact frames, the video's edges re-encoded (H.264); without it, from the keyframe at or before START."
         )
         var exact = false
 

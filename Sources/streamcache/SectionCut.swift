@@ -14,8 +14,8 @@ import Glibc
 /// on the whole stream do: the earliest timestamp of the renditions' first segments, which a
 /// package of sections keeps for this (``TimelineHead``), or where a whole package begins. The
 /// package's segments are remuxed, their timestamps kept, into one file, and a section is cut
-/// from it by stream copy from the keyframe at or before its start (``exact``: re-encoded from
-/// its own first frame).
+/// from it by stream copy from the keyframe at or before its start (``exact``: from its own
+/// first frame, ``ExactCut``).
 ///
 /// One section is cut as ffmpeg's `-ss/-to` cuts it: the frames from the keyframe to START are
 /// stored, hidden by an edit list. Several are joined one after the other, each cut into a part
@@ -28,8 +28,9 @@ struct SectionCut {
     /// The package's first segments, paths in its folder; none where the package begins where
     /// the stream does (a whole stream, a recording).
     let heads: [TimelineHead]
-    /// Cut at the section's exact frames: the video re-encoded as H.264 (its first frame the one
-    /// at START, as ffmpeg's accurate seek gives), the audio copied, cut at its frames.
+    /// Cut at the section's exact frames (its first frame the one at START, as ffmpeg's accurate
+    /// seek gives): the video's edges re-encoded as H.264 and the groups between copied
+    /// (``ExactCut``), else the whole video re-encoded; the audio copied, cut at its frames.
     var exact = false
 
     /// The cut of `asset`'s sections; `nil` for a package of the whole stream.
@@ -112,6 +113,20 @@ struct SectionCut {
         }
         let section = sections[0]
         let shift = (origin ?? first) - first
+        if exact, !audioOnly,
+            let cut = await ExactCut.prepare(
+                whole,
+                first: first,
+                from: first + shift + section.start,
+                to: section.end.map { first + shift + $0 },
+                with: muxer
+            )
+        {
+            try await cut.write(to: temporary, format: format, scratch: temporary) { arguments, file in
+                try await muxer.run(arguments, writing: file, for: asset, path: path, verbose: verbose)
+            }
+            return
+        }
         var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
         if section.start > 0 {
             arguments += ["-ss", Self.seconds(shift + section.start)]
@@ -156,8 +171,13 @@ struct SectionCut {
         return start
     }
 
-    /// ffmpeg's codecs for an exact cut: H.264 of the quality of its source, the audio as it is.
-    static let exactCodecs = ["-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-c:a", "copy"]
+    /// ffmpeg's codecs for an exact cut re-encoded whole (``ExactCut`` re-encodes only its
+    /// edges where it can): H.264 of the quality of its source, each frame at its source time,
+    /// the audio as it is.
+    static let exactCodecs = [
+        "-c:v", "libx264", "-preset", "veryfast", "-crf", "18", "-fps_mode", "passthrough", "-enc_time_base", "-1",
+        "-c:a", "copy",
+    ]
 
     static func seconds(_ value: Double) -> String { String(format: "%.6f", value) }
 }

@@ -85,17 +85,32 @@ extension SectionCut {
             let part = temporary + ".part-\(index + 1).nut"
             written.append(part)
             let start = timeline.origin + section.start
-            // Just past the keyframe, so that a time rounded below it does not seek to the one
-            // before, across a gap; the part starts at the keyframe all the same.
-            let from = exact ? start : runs.keyframe(before: start) + 0.001
-            var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
-            arguments += ["-ss", Self.seconds(timeline.position(of: from))]
-            if let end = section.end { arguments += ["-t", Self.seconds(timeline.origin + end - from)] }
-            arguments += ["-i", whole, "-map", "0"] + (exact ? Self.exactCodecs : ["-c", "copy"])
-            // An exact part's copied audio starts at its start too, not at the keyframe before.
-            if exact { arguments += ["-copypriorss", "0"] }
-            arguments += ["-avoid_negative_ts", "make_zero", "-f", "nut", part]
-            try await muxer.run(arguments, writing: part, for: asset, path: path, verbose: verbose)
+            let exactCut =
+                exact
+                ? await ExactCut.prepare(
+                    whole,
+                    first: timeline.first,
+                    from: start,
+                    to: section.end.map { timeline.origin + $0 },
+                    with: muxer
+                ) : nil
+            if let exactCut {
+                try await exactCut.write(to: part, format: "nut", scratch: part) { arguments, file in
+                    try await muxer.run(arguments, writing: file, for: asset, path: path, verbose: verbose)
+                }
+            } else {
+                // Just past the keyframe, so that a time rounded below it does not seek to the one
+                // before, across a gap; the part starts at the keyframe all the same.
+                let from = exact ? start : runs.keyframe(before: start) + 0.001
+                var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
+                arguments += ["-ss", Self.seconds(timeline.position(of: from))]
+                if let end = section.end { arguments += ["-t", Self.seconds(timeline.origin + end - from)] }
+                arguments += ["-i", whole, "-map", "0"] + (exact ? Self.exactCodecs : ["-c", "copy"])
+                // An exact part's copied audio starts at its start too, not at the keyframe before.
+                if exact { arguments += ["-copypriorss", "0"] }
+                arguments += ["-avoid_negative_ts", "make_zero", "-f", "nut", part]
+                try await muxer.run(arguments, writing: part, for: asset, path: path, verbose: verbose)
+            }
             list += "file '\(part.replacingOccurrences(of: "'", with: "'\\''"))'\n"
         }
         let listFile = temporary + ".parts"

@@ -184,35 +184,50 @@ import Testing
             ["-v", "error", "-select_streams", "v", "-show_entries", "frame=pts_time", "-of", "csv=p=0", file]
         )
         #expect(probed.status == 0, "\(probed.stderr)")
-        return probed.output.split(separator: "\n").map(String.init)
+        // A frame with side data has a line of its own for it, after a comma.
+        return probed.output.split(separator: "\n").compactMap { line in
+            line.split(separator: ",").first.map(String.init)
+        }
     }
 
-    /// `--exact`: the section's first and last frames are the ones at START and END, frame for
-    /// frame as ffmpeg's re-encoding cut of the whole stream has them (the keyframe cut starts
-    /// earlier), for a stream's section and a progressive file's.
+    /// `--exact`: the section's frames are the ones from START to END, timed as in ffmpeg's
+    /// re-encoding cut of the whole stream that keeps the source's frames and their times
+    /// (`-fps_mode passthrough -enc_time_base -1`; the keyframe cut starts earlier), for a stream's section and a progressive
+    /// file's. Only the partial groups of pictures at the edges are re-encoded: the frames
+    /// between decode to the source's, bit for bit.
     @Test func anExactSectionStartsAndEndsAtItsFrames() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
         let stream = try await Self.make("ts", in: setup.workspace.originDirectory)
         let folder = setup.workspace.outputDirectory
-        let reference = folder + "/exact-reference.mp4"
         // The whole stream as one file, which the origin serves too.
         _ = try await Self.ffmpegCut(setup.origin.url(stream), from: "0", to: nil, in: folder)
         try FileManager.default.copyItem(
             atPath: folder + "/whole.mp4",
             toPath: setup.workspace.originDirectory + "/whole.mp4"
         )
-        let cut = try await Tool.run(
-            "ffmpeg",
-            [
-                "-v", "error", "-y", "-ss", "21.35", "-to", "33.65", "-i", folder + "/whole.mp4", "-c:v", "libx264",
-                "-c:a", "copy", reference,
-            ]
-        )
-        try #require(cut.status == 0, "\(cut.stderr)")
-        let expected = try await Self.videoTimes(reference)
-        #expect(expected.count > 100, "\(expected.count) frames in ffmpeg's exact cut")
+        /// ffmpeg's exact cut of `input`: its frames' times, and the source's frames decoded.
+        func reference(_ input: String) async throws -> (times: [String], frames: [String]) {
+            let section = ["-ss", "21.35", "-to", "33.65"]
+            let reference = folder + "/exact-reference.mp4"
+            let cut = try await Tool.run(
+                "ffmpeg",
+                ["-v", "error", "-y"] + section + ["-i", input, "-c:v", "libx264", "-fps_mode", "passthrough"]
+                    + ["-enc_time_base", "-1", "-c:a", "copy", reference]
+            )
+            try #require(cut.status == 0, "\(cut.stderr)")
+            let times = try await Self.videoTimes(reference)
+            #expect(times.count > 100, "\(times.count) frames in ffmpeg's exact cut")
+            let frames = try await Self.videoFrames(input, section: section)
+            #expect(frames.count == times.count)
+            return (times, frames)
+        }
+        /// How many frames of `file` decode to the source's; a group of pictures is 10 frames.
+        func copiedFrames(_ file: String, of source: [String]) async throws -> Int {
+            zip(try await Self.videoFrames(file), source).filter { $0 == $1 }.count
+        }
 
+        let expected = try await reference(setup.origin.url(stream))
         let fromStream = folder + "/exact-stream.mp4"
         let downloaded = try await setup.download(
             stream,
@@ -220,7 +235,8 @@ import Testing
             command: ["download"]
         )
         #expect(downloaded.status == 0, "\(downloaded.stderr)")
-        #expect(try await Self.videoTimes(fromStream) == expected)
+        #expect(try await Self.videoTimes(fromStream) == expected.times)
+        #expect(try await copiedFrames(fromStream, of: expected.frames) >= expected.times.count - 20)
 
         let fromFile = folder + "/exact-file.mp4"
         let got = try await CLI.run(
@@ -228,7 +244,9 @@ import Testing
             cacheDir: setup.workspace.cacheDirectory
         )
         #expect(got.status == 0, "\(got.stderr)")
-        #expect(try await Self.videoTimes(fromFile) == expected)
+        let expectedOfFile = try await reference(folder + "/whole.mp4")
+        #expect(try await Self.videoTimes(fromFile) == expectedOfFile.times)
+        #expect(try await copiedFrames(fromFile, of: expectedOfFile.frames) >= expectedOfFile.times.count - 20)
 
         let keyframeCut = folder + "/keyframe.mp4"
         let copied = try await setup.download(
@@ -246,17 +264,18 @@ import Testing
             )
             return probed.output.split(separator: "\n").count
         }
-        #expect(try await stored(fromStream) == expected.count)
-        #expect(try await stored(fromFile) == expected.count)
-        #expect(try await stored(keyframeCut) > expected.count)
+        #expect(try await stored(fromStream) == expected.times.count)
+        #expect(try await stored(fromFile) == expectedOfFile.times.count)
+        #expect(try await stored(keyframeCut) > expected.times.count)
     }
 
     /// The decoded video frames of `file`, their hashes in order (their times left out: a join
-    /// counts its parts' times on from the part before).
-    static func videoFrames(_ file: String) async throws -> [String] {
+    /// counts its parts' times on from the part before); of the part `section` (ffmpeg's input
+    /// options `-ss`, `-to`) only, if given.
+    static func videoFrames(_ file: String, section: [String] = []) async throws -> [String] {
         let decoded = try await Tool.run(
             "ffmpeg",
-            ["-v", "error", "-threads", "1", "-i", file, "-map", "0:v:0", "-f", "framemd5", "-"]
+            ["-v", "error", "-threads", "1"] + section + ["-i", file, "-map", "0:v:0", "-f", "framemd5", "-"]
         )
         #expect(decoded.status == 0, "\(decoded.stderr)")
         return decoded.output.split(separator: "\n").filter { !$0.hasPrefix("#") }.compactMap {
@@ -322,19 +341,22 @@ import Testing
         #expect(try await Self.videoFrames(output) == expected)
         let expectedOnBoundary = try await first + Self.referencePart(whole, "40", "47.5", hidden: false, in: folder)
 
-        // --exact: each part from its own first frame to its last, as ffmpeg's re-encoding cut.
+        // --exact: each part from its own first frame to its last, as ffmpeg's re-encoding cut
+        // that keeps the source's frames; only the partial groups at their edges re-encoded.
         var exactFrames = 0
+        var sourceFrames: [String] = []
         for (start, end) in [("11.3", "20"), ("40.5", "47.5")] {
             let reference = folder + "/exact-part.mp4"
             let cut = try await Tool.run(
                 "ffmpeg",
                 [
-                    "-v", "error", "-y", "-ss", start, "-to", end, "-i", whole, "-c:v", "libx264", "-c:a", "copy",
-                    reference,
+                    "-v", "error", "-y", "-ss", start, "-to", end, "-i", whole, "-c:v", "libx264", "-fps_mode",
+                    "passthrough", "-c:a", "copy", reference,
                 ]
             )
             try #require(cut.status == 0, "\(cut.stderr)")
             exactFrames += try await Self.videoTimes(reference).count
+            sourceFrames += try await Self.videoFrames(whole, section: ["-ss", start, "-to", end])
         }
         let exactOutput = folder + "/exact-joined.mp4"
         let exact = try await setup.download(
@@ -344,6 +366,10 @@ import Testing
         )
         #expect(exact.status == 0, "\(exact.stderr)")
         #expect(try await Self.videoTimes(exactOutput).count == exactFrames)
+        #expect(sourceFrames.count == exactFrames)
+        // A group of pictures is 10 frames: at most two a part re-encoded.
+        let copied = zip(try await Self.videoFrames(exactOutput), sourceFrames).filter { $0 == $1 }.count
+        #expect(copied >= exactFrames - 40, "\(copied) of \(exactFrames) frames copied")
         #expect(exactFrames < expected.count, "the keyframe parts hold no frame before their sections")
 
         try await setup.origin.stop()
