@@ -5,6 +5,8 @@
 #   bench/sections.sh [MINUTES] [SECTION]   (defaults 60 and 30:00-32:00; needs ffmpeg, curl,
 #                                            GNU time and python3 with venv: apt-get install
 #                                            ffmpeg curl time python3-venv)
+#   EXACT=1 bench/sections.sh ...            also cuts at the section's own frames: yt-dlp
+#                                            --force-keyframes-at-cuts against --exact
 #
 # The asset: MINUTES of 320x180 video at 25 frames a second (a keyframe every 2 s) and 64 kbit/s
 # AAC audio, made by ffmpeg as HLS with MPEG-TS segments and as DASH (SegmentTemplate with a
@@ -15,6 +17,8 @@
 #   yt-dlp --download-sections '*SECTION' URL   (it hands the cut to ffmpeg, which reads the
 #                                                stream from the origin)
 #   streamcache download URL --section SECTION -o FILE
+# and with EXACT=1, in cases named FORMAT-exact, the same with yt-dlp's --force-keyframes-at-cuts
+# (ffmpeg re-encodes the whole section) and streamcache's --exact (only the edges re-encoded).
 # For each: wall and CPU seconds, origin body bytes and requests, and the ratio peer seconds /
 # streamcache seconds (above 1: streamcache is faster). "floor" is the bytes of the segments the
 # section overlaps (video and audio), which any tool that fetches whole segments must fetch.
@@ -81,9 +85,17 @@ for format in hls dash; do
     bench "$format streamcache --section -o" "$work/sc-$format" \
         env STREAMCACHE_DIR="$work/cache-$format" "$bin" download "$url" --section "$section" \
         --library "$work/library-$format" -o "$work/sc-$format/section.mp4"
+    if [ "${EXACT:-0}" = 1 ]; then
+        bench "$format-exact yt-dlp --force-keyframes-at-cuts" "$work/ytdlp-exact-$format" \
+            "$ytdlp" --ignore-config --download-sections "*$section" --force-keyframes-at-cuts \
+            -P "$work/ytdlp-exact-$format" -o section.mp4 "$url"
+        bench "$format-exact streamcache --section --exact -o" "$work/sc-exact-$format" \
+            env STREAMCACHE_DIR="$work/cache-exact-$format" "$bin" download "$url" --section "$section" --exact \
+            --library "$work/library-exact-$format" -o "$work/sc-exact-$format/section.mp4"
+    fi
 done
 
-row() { printf '%-36s %8s %7s %10s %5s %8s %7s\n' "$@"; }
+row() { printf '%-46s %8s %7s %10s %5s %8s %7s\n' "$@"; }
 row "case" "seconds" "CPU s" "origin MiB" "reqs" "÷ floor" "ratio"
 while IFS='|' read -r name wall cpu rss written sent requests status; do
     floor=$floor_hls

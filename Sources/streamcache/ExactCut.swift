@@ -159,7 +159,9 @@ struct ExactCut {
         let audio = scratch + ".audio.ts"
         let video = scratch + ".video.ts"
         defer { for file in [head, copied, tail, audio, video] { unlink(file) } }
-        let common = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y", "-copyts"]
+        let quiet = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]
+        // The video's parts keep the input's timestamps.
+        let common = quiet + ["-copyts"]
         let transportStream = ["-f", "mpegts", "-mpegts_copyts", "1", "-mpegts_flags", "+initial_discontinuity"]
         var parts: [String] = []
         if plan.headFrames > 0 {
@@ -191,9 +193,14 @@ struct ExactCut {
             parts.append(tail)
         }
         if hasAudio {
+            // Timed from START, then moved back onto the input's clock: with the input's own
+            // timestamps, stream copy would compare them with the seek's position as it is, and
+            // keep the packets of the input's first seconds before START.
             try await run(
-                common + ["-ss", position(start)] + (end.map { ["-t", Self.seconds($0 - start)] } ?? []) + inputOptions
-                    + ["-i", input, "-map", "0:a", "-c", "copy", "-copypriorss", "0"] + transportStream + [audio],
+                quiet + ["-ss", position(start)]
+                    + (end.map { ["-t", Self.seconds($0 - start)] } ?? []) + inputOptions
+                    + ["-i", input, "-map", "0:a", "-c", "copy", "-copypriorss", "0"]
+                    + ["-output_ts_offset", Self.seconds(start)] + transportStream + [audio],
                 audio
             )
         }

@@ -269,6 +269,45 @@ import Testing
         #expect(try await stored(keyframeCut) > expected.times.count)
     }
 
+    /// `--exact` of a DASH stream, whose package's timeline begins before its first timestamps:
+    /// the video's frames as ffmpeg's exact cut of the MPD has them (to its millisecond), the
+    /// audio copied from its first frame at or after START to END, none before.
+    @Test func anExactSectionOfADASHStreamHoldsItsAudioFromStartToEnd() async throws {
+        let setup = try await OfflineSetup()
+        defer { setup.remove() }
+        let stream = try await Self.make("dash", in: setup.workspace.originDirectory)
+        let folder = setup.workspace.outputDirectory
+        let output = folder + "/exact-dash.mp4"
+        let result = try await setup.download(
+            stream,
+            ["--section", "21.35-33.65", "--exact", "-o", output],
+            command: ["download"]
+        )
+        #expect(result.status == 0, "\(result.stderr)")
+        let reference = folder + "/exact-reference.mp4"
+        let cut = try await Tool.run(
+            "ffmpeg",
+            [
+                "-v", "error", "-y", "-ss", "21.35", "-to", "33.65", "-i", setup.origin.url(stream), "-c:v", "libx264",
+                "-fps_mode", "passthrough", "-enc_time_base", "-1", "-c:a", "copy", reference,
+            ]
+        )
+        try #require(cut.status == 0, "\(cut.stderr)")
+        let times = try await Self.videoTimes(output).compactMap(Double.init)
+        let expected = try await Self.videoTimes(reference).compactMap(Double.init)
+        #expect(expected.count > 100 && times.count == expected.count, "\(times.count) frames for \(expected.count)")
+        #expect(zip(times, expected).allSatisfy { abs($0 - $1) < 0.001 }, "\(times.prefix(3)) for \(expected.prefix(3))")
+        let probed = try await Tool.run(
+            "ffprobe",
+            ["-v", "error", "-select_streams", "a", "-show_entries", "packet=pts_time", "-of", "csv=p=0", output]
+        )
+        let audio = probed.output.split(separator: "\n").compactMap { Double($0.split(separator: ",").first ?? "") }
+        let (first, last) = (try #require(audio.first), try #require(audio.last))
+        // An AAC frame lasts about 21 ms.
+        #expect(first >= 0 && first < 0.03, "the audio starts at \(first) s")
+        #expect(last < 12.3, "the audio's last frame starts at \(last) s")
+    }
+
     /// The decoded video frames of `file`, their hashes in order (their times left out: a join
     /// counts its parts' times on from the part before); of the part `section` (ffmpeg's input
     /// options `-ss`, `-to`) only, if given.
