@@ -147,12 +147,15 @@ struct ExactCut {
     /// START, with `scratch` beside it for its parts; nothing but `output` is left.
     ///
     /// - Parameter run: runs ffmpeg with the arguments given, which write the file given.
+    /// - Returns: `false`, with nothing written, where the copied run is not the one planned (a
+    ///   seek that landed on another keyframe): the section is to be re-encoded whole.
     func write(
         to output: String,
         format: String,
         scratch: String,
+        with muxer: PackageMuxer,
         run: (_ arguments: [String], _ writing: String) async throws -> Void
-    ) async throws {
+    ) async throws -> Bool {
         let head = scratch + ".head.ts"
         let copied = scratch + ".copied.ts"
         let tail = scratch + ".tail.ts"
@@ -183,6 +186,10 @@ struct ExactCut {
             copied
         )
         parts.append(copied)
+        let copiedPackets = await Self.videoPackets(of: copied, options: [], reading: nil, with: muxer) ?? []
+        guard copiedPackets.count == plan.copiedPackets,
+            let firstCopied = copiedPackets.first, abs(firstCopied.time - plan.copyStart) < Self.nudge
+        else { return false }
         if let tailStart = plan.tailStart, plan.tailFrames > 0 {
             // Just before the keyframe: an accurate seek keeps the frames from its position on.
             try await run(
@@ -198,21 +205,23 @@ struct ExactCut {
             // keep the packets of the input's first seconds before START.
             try await run(
                 quiet + ["-ss", position(start)]
-                    + (end.map { ["-t", Self.seconds($0 - start)] } ?? []) + inputOptions
+                    + (end.map { ["-t", SectionCut.seconds($0 - start)] } ?? []) + inputOptions
                     + ["-i", input, "-map", "0:a", "-c", "copy", "-copypriorss", "0"]
-                    + ["-output_ts_offset", Self.seconds(start)] + transportStream + [audio],
+                    + ["-output_ts_offset", SectionCut.seconds(start)] + transportStream + [audio],
                 audio
             )
         }
         try Self.concatenate(parts, into: video)
         var arguments = common + ["-i", video] + (hasAudio ? ["-i", audio] : []) + ["-map", "0:v"]
-        arguments += (hasAudio ? ["-map", "1:a"] : []) + ["-c", "copy", "-output_ts_offset", Self.seconds(-start)]
+        arguments +=
+            (hasAudio ? ["-map", "1:a"] : []) + ["-c", "copy", "-output_ts_offset", SectionCut.seconds(-start)]
         if ["mp4", "mov"].contains(format) { arguments += ["-tag:v", "avc3"] }
         try await run(arguments + ["-f", format, output], output)
+        return true
     }
 
     /// ffmpeg's seek position of `time` on the input's clock.
-    private func position(_ time: Double) -> String { Self.seconds(time - first) }
+    private func position(_ time: Double) -> String { SectionCut.seconds(time - first) }
 
     /// The edges' codec: H.264 of the quality of its source, without reordering (so that the
     /// edges' decode times are their presentation times), each frame at its source time.
@@ -227,7 +236,9 @@ struct ExactCut {
 
     /// Appends the files `parts` into `path`.
     private static func concatenate(_ parts: [String], into path: String) throws {
-        FileManager.default.createFile(atPath: path, contents: nil)
+        guard FileManager.default.createFile(atPath: path, contents: nil) else {
+            throw CommandFailure("cannot write \(path): \(String(cString: strerror(errno)))")
+        }
         let output = try FileHandle(forWritingTo: URL(fileURLWithPath: path))
         defer { try? output.close() }
         for part in parts {
@@ -236,6 +247,4 @@ struct ExactCut {
             while let chunk = try input.read(upToCount: 1 << 20), !chunk.isEmpty { try output.write(contentsOf: chunk) }
         }
     }
-
-    static func seconds(_ value: Double) -> String { String(format: "%.6f", value) }
 }

@@ -152,7 +152,7 @@ struct FileSection {
         if exact, format != "mp3", let first = await muxer.startTime(of: local) {
             let (start, end) = (first + section.start, section.end.map { first + $0 })
             // ffprobe reads the packets of the section and of the group of pictures before it.
-            let interval = ExactCut.seconds(start) + "%" + (end.map { ExactCut.seconds($0 + 1) } ?? "")
+            let interval = SectionCut.seconds(start) + "%" + (end.map { SectionCut.seconds($0 + 1) } ?? "")
             if let exactCut = await ExactCut.prepare(
                 local,
                 inputOptions: Self.readOptions,
@@ -163,12 +163,17 @@ struct FileSection {
                 with: muxer
             ) {
                 do {
-                    try await exactCut.write(to: temporary, format: format, scratch: temporary) { arguments, file in
+                    let cutApart = try await exactCut.write(
+                        to: temporary,
+                        format: format,
+                        scratch: temporary,
+                        with: muxer
+                    ) { arguments, file in
                         if verbose { Terminal.printError(([ffmpeg] + arguments).joined(separator: " ")) }
                         let ran = try await PackageMuxer.run(ffmpeg, arguments, writing: file)
                         if ran.0 != 0 { throw FailedRun(status: ran.0, errors: ran.1) }
                     }
-                    return (0, "")
+                    if cutApart { return (0, "") }
                 } catch let failed as FailedRun {
                     return (failed.status, failed.errors)
                 }

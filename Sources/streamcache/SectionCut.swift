@@ -120,11 +120,17 @@ struct SectionCut {
                 from: first + shift + section.start,
                 to: section.end.map { first + shift + $0 },
                 with: muxer
+            ),
+            try await cut.write(
+                to: temporary,
+                format: format,
+                scratch: temporary,
+                with: muxer,
+                run: { arguments, file in
+                    try await muxer.run(arguments, writing: file, for: asset, path: path, verbose: verbose)
+                }
             )
         {
-            try await cut.write(to: temporary, format: format, scratch: temporary) { arguments, file in
-                try await muxer.run(arguments, writing: file, for: asset, path: path, verbose: verbose)
-            }
             return
         }
         var arguments = ["-nostdin", "-hide_banner", "-loglevel", "error", "-y"]

@@ -94,11 +94,11 @@ extension SectionCut {
                     to: section.end.map { timeline.origin + $0 },
                     with: muxer
                 ) : nil
-            if let exactCut {
-                try await exactCut.write(to: part, format: "nut", scratch: part) { arguments, file in
+            let cutApart =
+                try await exactCut?.write(to: part, format: "nut", scratch: part, with: muxer) { arguments, file in
                     try await muxer.run(arguments, writing: file, for: asset, path: path, verbose: verbose)
-                }
-            } else {
+                } ?? false
+            if !cutApart {
                 // Just past the keyframe, so that a time rounded below it does not seek to the one
                 // before, across a gap; the part starts at the keyframe all the same.
                 let from = exact ? start : runs.keyframe(before: start) + 0.001
