@@ -166,7 +166,7 @@ let package = Package(
             name: "StreamCacheOfflineTests",
             dependencies: [
                 "StreamCacheOffline", "StreamCacheOfflineCore", "StreamCacheHLS", "StreamCacheDASH",
-                "StreamCacheMediaModel", "StreamCacheTesting",
+                "StreamCacheMediaModel", "StreamCacheTesting", "StreamCacheHTTP",
             ]
         ),
         .testTarget(

@@ -25,16 +25,19 @@ package struct ManifestFetcher: Sendable {
             attempt += 1
             do {
                 let resource = try await engine.open(url, originHeaders: options.headers)
+                let reading = resource.revalidatedRead()
                 var bytes: [UInt8] = []
-                for try await chunk in resource.revalidatedRead() {
+                for try await chunk in reading {
                     bytes += chunk
                     guard bytes.count <= Self.limit else {
                         throw OfflineError(.manifest, "\(url.absoluteString) is larger than a manifest can be")
                     }
                 }
+                // The type the read's answer gave: another read would check the version again,
+                // a request more for a manifest without validators.
                 let kind = ManifestKind.of(
                     url: url,
-                    contentType: try await resource.info().contentType,
+                    contentType: await reading.currentInfo().contentType,
                     firstBytes: bytes
                 )
                 return (bytes, kind)
