@@ -332,13 +332,16 @@ import Testing
         let recorded = try videoFiles()
         #expect(recorded.count >= 3, "\(recorded.map(\.start))")
         // Each file is the origin's segment of its time (2 s segments numbered from 1), the
-        // first recorded at the package's 0.
+        // first recorded at the package's 0: the package's clock starts at the earliest track,
+        // and audio segments end a few milliseconds off the video's, so a file is the segment
+        // its middle falls in.
         let asset = try JSONSerialization.jsonObject(
             with: Data(contentsOf: URL(fileURLWithPath: package + "/asset.json"))
         )
         let origin = try #require(((asset as? [String: Any])?["recording"] as? [String: Any])?["origin"] as? Double)
         func originFile(_ start: Int) -> String {
-            folder + String(format: "/chunk-stream0-%05d.m4s", (start + Int(origin * 1000)) / 2000 + 1)
+            folder
+                + String(format: "/chunk-stream0-%05d.m4s", (start + Int((origin * 1000).rounded()) + 1000) / 2000 + 1)
         }
         for file in recorded {
             #expect(
