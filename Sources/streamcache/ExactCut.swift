@@ -15,8 +15,10 @@ import Glibc
 /// names its video `avc3`, whose parameter sets may change in band). Audio is copied from its
 /// first frame at or after START, as a joined section's is.
 ///
-/// Only an H.264 video with closed groups of pictures is cut so; any other is re-encoded whole
-/// (``plan(_:from:to:)`` says which).
+/// Only an H.264 video with closed groups of pictures, and a whole group inside the section, is
+/// cut so (``prepare(_:inputOptions:first:from:to:reading:with:)`` and ``plan(_:from:to:)`` say
+/// which), and only if ffmpeg copies the run planned (``write(to:format:scratch:with:run:)``
+/// checks it); any other is re-encoded whole by its caller.
 struct ExactCut {
     /// One packet of a video stream: its presentation and decode times (seconds on the input's
     /// clock) and whether it starts a group of pictures.
