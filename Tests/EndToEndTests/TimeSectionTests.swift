@@ -192,9 +192,9 @@ import Testing
 
     /// `--exact`: the section's frames are the ones from START to END, timed as in ffmpeg's
     /// re-encoding cut of the whole stream that keeps the source's frames and their times
-    /// (`-fps_mode passthrough -enc_time_base -1`; the keyframe cut starts earlier), for a stream's section and a progressive
-    /// file's. Only the partial groups of pictures at the edges are re-encoded: the frames
-    /// between decode to the source's, bit for bit.
+    /// (`-fps_mode passthrough -enc_time_base -1`; the keyframe cut starts earlier), for a
+    /// stream's section and a progressive file's. Only the partial groups of pictures at the
+    /// edges are re-encoded: the frames between decode to the source's, bit for bit.
     @Test func anExactSectionStartsAndEndsAtItsFrames() async throws {
         let setup = try await OfflineSetup()
         defer { setup.remove() }
