@@ -151,8 +151,10 @@ struct FileSection {
         let muxer = PackageMuxer(ffmpeg: ffmpeg)
         if exact, format != "mp3", let first = await muxer.startTime(of: local) {
             let (start, end) = (first + section.start, section.end.map { first + $0 })
-            // ffprobe reads the packets of the section and of the group of pictures before it.
-            let interval = SectionCut.seconds(start) + "%" + (end.map { SectionCut.seconds($0 + 1) } ?? "")
+            // ffprobe reads the packets of the section, of the group of pictures before it, and
+            // those stored after END that play before it (``reorderMargin``).
+            let interval =
+                SectionCut.seconds(start) + "%" + (end.map { SectionCut.seconds($0 + Self.reorderMargin) } ?? "")
             if let exactCut = await ExactCut.prepare(
                 local,
                 inputOptions: Self.readOptions,
@@ -190,6 +192,10 @@ struct FileSection {
         if verbose { Terminal.printError(([ffmpeg] + arguments).joined(separator: " ")) }
         return try await PackageMuxer.run(ffmpeg, arguments, writing: temporary)
     }
+
+    /// How far past END an exact cut's packets are read: frames that play before END may be
+    /// stored after one that plays past it, as far back as the encoder reorders (a few frames).
+    static let reorderMargin = 0.5
 
     /// ffmpeg's options for reading the file: a small socket buffer, so that what ffmpeg has not
     /// read when it seeks is not fetched.

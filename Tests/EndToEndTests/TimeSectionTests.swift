@@ -672,6 +672,17 @@ import Testing
             let movie = try Self.movieBoxSize(origin + "/" + name)
             #expect(sent <= Int64(span.count) + movie + (1 << 20), "sent \(sent) of \(size) bytes for \(span)")
             #expect(sent < size / 3, "sent \(sent) of \(size) bytes")
+
+            // --exact, into a cache of its own, keeps to the same bound: its packets are read a
+            // little past END, and its edges re-encoded from what the cut reads anyway.
+            let beforeExact = try await setup.origin.settledStats().bodyBytes
+            let exact = try await CLI.run(
+                ["get", setup.origin.url(name), "--section", "21.3-33.7", "--exact", "-o", output + ".exact." + ext],
+                cacheDir: setup.workspace.outputDirectory + "/exact-cache"
+            )
+            #expect(exact.status == 0, "\(exact.stderr)")
+            let sentExact = try await setup.origin.settledStats().bodyBytes - beforeExact
+            #expect(sentExact <= Int64(span.count) + movie + (1 << 20), "--exact sent \(sentExact) bytes for \(span)")
         }
 
         // A second section that overlaps the first: the origin sends what the first did not
