@@ -14,13 +14,14 @@ import Testing
     @Test func failuresThroughServeLeaveNothing() async throws {
         let setup = try await ProxySetup()
         defer { setup.remove() }
-        let dead = try freePort()
+        // Held, so that no other test's server takes it while these requests are refused.
+        let dead = try RefusingPort()
         for number in 0..<40 {
             let missing = try await Curl.fetch(setup.url("missing-\(number).mp3"))
             #expect(missing.status == 404)
         }
         for number in 0..<10 {
-            let refused = try await Curl.fetch(setup.proxy.url("http://127.0.0.1:\(dead)/gone-\(number).mp3"))
+            let refused = try await Curl.fetch(setup.proxy.url(dead.url("gone-\(number).mp3")))
             #expect(refused.status == 502)
         }
         // Sessions close once unused for their linger time (2 s); then nothing may be left.
@@ -38,10 +39,8 @@ import Testing
         let origin = try await OriginProcess(directory: workspace.originDirectory)
         let missing = try await CLI.run(["get", origin.url("nope.mp3")], cacheDir: workspace.cacheDirectory)
         #expect(missing.status != 0)
-        let refused = try await CLI.run(
-            ["get", "http://127.0.0.1:\(try freePort())/x.mp3"],
-            cacheDir: workspace.cacheDirectory
-        )
+        let dead = try RefusingPort()
+        let refused = try await CLI.run(["get", dead.url("x.mp3")], cacheDir: workspace.cacheDirectory)
         #expect(refused.status != 0)
         let listed = try await CLI.run(["ls", "--json"], cacheDir: workspace.cacheDirectory)
         let resources = try JSONDecoder().decode(ListingOf<Listed>.self, from: listed.stdout).resources

@@ -167,7 +167,8 @@ final class NginxProcess: Sendable {
     }
 }
 
-/// A port nothing listens on now (bound to 0, read, closed).
+/// A port nothing listens on now (bound to 0, read, closed), for a server to bind next; another
+/// test's server may take it first. A port meant to refuse connections is a ``RefusingPort``.
 func freePort() throws -> Int {
     let socket = try RawSocket.listening()
     defer { close(socket.descriptor) }

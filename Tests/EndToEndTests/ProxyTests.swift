@@ -69,7 +69,8 @@ import Testing
         defer { setup.remove() }
         let missing = try await Curl.fetch(setup.url("missing.mp3"))
         #expect(missing.status == 404)
-        let unreachable = try await Curl.fetch(setup.proxy.url("http://127.0.0.1:\(try freePort())/a.mp3"))
+        let dead = try RefusingPort()
+        let unreachable = try await Curl.fetch(setup.proxy.url(dead.url("a.mp3")))
         #expect(unreachable.status == 502)
         #expect(String(decoding: unreachable.body, as: UTF8.self).split(separator: "\n").count == 1)
         // An error status is never cached: once the file exists, it is served.
