@@ -123,11 +123,31 @@ final class NginxProcess: Sendable {
         }
     }
 
-    /// nginx with a server block whose body `server` makes (given nginx's folder).
+    /// nginx with a server block whose body `server` makes (given nginx's folder), on a free
+    /// port: one another test's server took first makes nginx exit, and another port is tried.
     private init(server: (String) -> String) async throws {
         prefix = TestData.temporaryDirectory("nginx")
-        port = try freePort()
-        let body = server(prefix)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let (process, port) = try await Self.start(prefix: prefix, body: server(prefix))
+            // Listening, and this nginx: a port taken first has another server listening.
+            let url = URL(string: "http://127.0.0.1:\(port)/_streamcache_peer")!
+            let answer = try? await onOwnThread { try Data(contentsOf: url) }
+            if answer == Data(prefix.utf8) {
+                self.process = process
+                self.port = port
+                return
+            }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            guard attempt < 3 else { throw POSIXError(.EADDRINUSE) }
+        }
+    }
+
+    /// nginx started in `prefix` on a free port with a server block of `body`, once something
+    /// listens on that port.
+    private static func start(prefix: String, body: String) async throws -> (ChildProcess, Int) {
+        let port = try freePort()
         let configuration = """
             daemon off;
             master_process off;
@@ -145,18 +165,23 @@ final class NginxProcess: Sendable {
                 proxy_cache_path \(prefix)/cache levels=1:2 keys_zone=streamcache_peer:1m;
                 server {
                     listen 127.0.0.1:\(port);
+                    location = /_streamcache_peer { access_log off; return 200 "\(prefix)"; }
                     \(body)
                 }
             }
             """
         try configuration.write(toFile: prefix + "/nginx.conf", atomically: true, encoding: .utf8)
-        process = ChildProcess()
+        let process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
         process.arguments = ["-p", prefix, "-c", prefix + "/nginx.conf"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
-        guard try await isListening(port: port) else { throw POSIXError(.ECONNREFUSED) }
+        guard try await isListening(port: port) else {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            throw POSIXError(.ECONNREFUSED)
+        }
+        return (process, port)
     }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }

@@ -128,23 +128,33 @@ import Testing
     }
 }
 
-/// `python3 -m http.server` on a free loopback port, serving `directory`; its request log kept.
+/// `python3 -m http.server` on a loopback port of its own choosing (it binds port 0 and says
+/// which it got), serving `directory`; its request log kept.
 final class PythonOrigin: Sendable {
     let process: ChildProcess
     let port: Int
     private let log: Locked<[String]>
 
     init(directory: String) async throws {
-        port = try freePort()
         process = ChildProcess()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [
-            "python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", directory, "\(port)",
+            "python3", "-u", "-m", "http.server", "--bind", "127.0.0.1", "--directory", directory, "0",
         ]
         let err = Pipe()
+        let out = Pipe()
         process.standardError = err
-        process.standardOutput = FileHandle.nullDevice
+        process.standardOutput = out
         try process.run()
+        // "Serving HTTP on 127.0.0.1 port 43567 (http://127.0.0.1:43567/) ..."
+        let serving = try await ChildOutput(out).firstLine()
+        guard let word = serving.split(separator: " ").drop(while: { $0 != "port" }).dropFirst().first,
+            let port = Int(word)
+        else {
+            process.terminate()
+            throw POSIXError(.EADDRNOTAVAIL)
+        }
+        self.port = port
         let log = Locked<[String]>([])
         self.log = log
         let handle = err.fileHandleForReading
