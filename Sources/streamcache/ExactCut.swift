@@ -20,14 +20,6 @@ import Glibc
 /// which), and only if ffmpeg copies the run planned (``write(to:format:scratch:with:run:)``
 /// checks it); any other is re-encoded whole by its caller.
 struct ExactCut {
-    /// One packet of a video stream: its presentation and decode times (seconds on the input's
-    /// clock) and whether it starts a group of pictures.
-    struct Packet: Equatable {
-        var time: Double
-        var decodeTime: Double
-        var isKey: Bool
-    }
-
     /// Where the parts of a cut lie, and how many frames each holds.
     struct Plan: Equatable {
         /// Frames re-encoded before the copied run (those from START on).
@@ -82,7 +74,7 @@ struct ExactCut {
         guard videos.count == 1, videos[0].first == "h264",
             kinds.allSatisfy({ ["video", "audio"].contains($0.last ?? "") })
         else { return nil }
-        guard let packets = await videoPackets(of: input, options: inputOptions, reading: interval, with: muxer),
+        guard let packets = await muxer.packets(of: input, options: inputOptions, reading: interval),
             let plan = plan(packets, from: start, to: end)
         else { return nil }
         return ExactCut(
@@ -96,31 +88,10 @@ struct ExactCut {
         )
     }
 
-    /// The packets of the video stream of `input`, in decode order; `nil` if ffprobe cannot tell.
-    static func videoPackets(
-        of input: String,
-        options: [String],
-        reading interval: String?,
-        with muxer: PackageMuxer
-    ) async -> [Packet]? {
-        let arguments =
-            options + ["-v", "error", "-select_streams", "v:0"] + (interval.map { ["-read_intervals", $0] } ?? [])
-            + ["-show_entries", "packet=pts_time,dts_time,flags", "-of", "csv=p=0", input]
-        guard let output = await muxer.probe(arguments) else { return nil }
-        let packets = output.split(whereSeparator: \.isNewline).compactMap { line -> Packet? in
-            let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-            guard fields.count >= 3, let time = Double(fields[0]), let decodeTime = Double(fields[1]) else {
-                return nil
-            }
-            return Packet(time: time, decodeTime: decodeTime, isKey: fields[2].hasPrefix("K"))
-        }
-        return packets.isEmpty ? nil : packets
-    }
-
     /// Where the parts of `start..<end` lie among `packets` (in decode order); `nil` where no
     /// whole group of pictures lies inside the section, or the groups are open (a copied frame
     /// would refer to one before the run, or one of the run is stored outside it).
-    static func plan(_ packets: [Packet], from start: Double, to end: Double?) -> Plan? {
+    static func plan(_ packets: [PackageMuxer.Packet], from start: Double, to end: Double?) -> Plan? {
         func inSection(_ time: Double) -> Bool { time >= start && end.map { time < $0 } ?? true }
         guard let first = packets.firstIndex(where: { $0.isKey && inSection($0.time) }) else { return nil }
         let copyStart = packets[first].time
@@ -131,7 +102,7 @@ struct ExactCut {
         if end != nil, last == nil { return nil }
         let copyEnd = last ?? packets.endIndex
         let copyUntil = last.map { packets[$0].time } ?? .infinity
-        func copied(_ packet: Packet) -> Bool { packet.time >= copyStart && packet.time < copyUntil }
+        func copied(_ packet: PackageMuxer.Packet) -> Bool { packet.time >= copyStart && packet.time < copyUntil }
         guard packets[first..<copyEnd].allSatisfy(copied),
             !packets[..<first].contains(where: copied), !packets[copyEnd...].contains(where: copied)
         else { return nil }
@@ -188,7 +159,7 @@ struct ExactCut {
             copied
         )
         parts.append(copied)
-        let copiedPackets = await Self.videoPackets(of: copied, options: [], reading: nil, with: muxer) ?? []
+        let copiedPackets = await muxer.packets(of: copied) ?? []
         guard copiedPackets.count == plan.copiedPackets,
             let firstCopied = copiedPackets.first, abs(firstCopied.time - plan.copyStart) < Self.nudge
         else { return false }

@@ -208,20 +208,27 @@ struct PackageMuxer {
         return output
     }
 
+    /// One packet of a stream: its presentation and decode times (seconds on the media's clock)
+    /// and whether it starts a group of pictures.
+    struct Packet: Equatable {
+        var time: Double
+        var decodeTime: Double
+        var isKey: Bool
+    }
+
     /// The packets of the first video stream of the media at `path` (of its first stream if it
-    /// has no video), each its presentation time in seconds and whether it is a keyframe, in the
-    /// order stored; `nil` if ffprobe cannot tell.
-    func packets(of path: String) async -> [(time: Double, isKey: Bool)]? {
+    /// has no video), in the order stored; `nil` if ffprobe cannot tell. `options` are ffprobe's
+    /// input options; `interval` limits what it reads (`-read_intervals`).
+    func packets(of path: String, options: [String] = [], reading interval: String? = nil) async -> [Packet]? {
         for stream in ["v:0", "0"] {
-            let arguments = [
-                "-v", "error", "-select_streams", stream, "-show_entries", "packet=pts_time,flags", "-of", "csv=p=0",
-                path,
-            ]
+            let arguments =
+                options + ["-v", "error", "-select_streams", stream] + (interval.map { ["-read_intervals", $0] } ?? [])
+                + ["-show_entries", "packet=pts_time,dts_time,flags", "-of", "csv=p=0", path]
             guard let output = await probe(arguments) else { return nil }
-            let packets = output.split(separator: "\n").compactMap { line -> (time: Double, isKey: Bool)? in
-                let fields = line.split(separator: ",")
-                guard fields.count >= 2, let time = Double(fields[0]) else { return nil }
-                return (time, fields[1].hasPrefix("K"))
+            let packets = output.split(whereSeparator: \.isNewline).compactMap { line -> Packet? in
+                let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+                guard fields.count >= 3, let time = Double(fields[0]) else { return nil }
+                return Packet(time: time, decodeTime: Double(fields[1]) ?? time, isKey: fields[2].hasPrefix("K"))
             }
             if !packets.isEmpty { return packets }
         }

@@ -31,7 +31,7 @@ struct KeyframeRuns {
 
     /// The runs of `packets` (times in seconds, keyframes flagged): a gap is a step between two
     /// packets' times of ten times their usual one, and at least half a second.
-    init(_ packets: [(time: Double, isKey: Bool)]) {
+    init(_ packets: [PackageMuxer.Packet]) {
         let sorted = packets.sorted { $0.time < $1.time }
         let steps = zip(sorted, sorted.dropFirst()).map { $1.time - $0.time }.sorted()
         let usual = steps.isEmpty ? 0 : steps[steps.count / 2]

@@ -9,8 +9,8 @@ import Testing
 @Suite struct ExactCutPlanTests {
     /// 10 frames a second, a group of 10 frames a second, stored as an encoder with reordering
     /// stores them (I P B B P B B P B B), decode times 0.2 s before the first presentation time.
-    static func closedGroups(seconds: Int) -> [ExactCut.Packet] {
-        var packets: [ExactCut.Packet] = []
+    static func closedGroups(seconds: Int) -> [PackageMuxer.Packet] {
+        var packets: [PackageMuxer.Packet] = []
         for group in 0..<seconds {
             let base = group * 10
             var order = [base]
@@ -18,7 +18,7 @@ import Testing
             for frame in order {
                 let decoded = packets.count
                 packets.append(
-                    ExactCut.Packet(
+                    PackageMuxer.Packet(
                         time: Double(frame) / 10,
                         decodeTime: Double(decoded - 2) / 10,
                         isKey: frame == base

@@ -7,11 +7,14 @@ import Testing
 @Suite struct KeyframeRunsTests {
     /// Two stretches of 10 frames a second, a keyframe a second: 10 to 20 s and 40.023 to 48 s.
     static let runs: KeyframeRuns = {
-        var packets: [(time: Double, isKey: Bool)] = []
-        for frame in 100..<200 { packets.append((time: Double(frame) / 10, isKey: frame % 10 == 0)) }
+        var packets: [PackageMuxer.Packet] = []
+        for frame in 100..<200 {
+            let time = Double(frame) / 10
+            packets.append(PackageMuxer.Packet(time: time, decodeTime: time, isKey: frame % 10 == 0))
+        }
         for frame in 0..<80 {
             let time: Double = 40.023 + Double(frame) / 10
-            packets.append((time: time, isKey: frame % 10 == 0))
+            packets.append(PackageMuxer.Packet(time: time, decodeTime: time, isKey: frame % 10 == 0))
         }
         return KeyframeRuns(packets)
     }()
