@@ -32,9 +32,15 @@ import Testing
                     "queue", "!", "h264parse", "!", "hlssink2", "name=s", "target-duration=2", "playlist-length=0",
                     "max-files=0", "location=\(folder)/seg%05d.ts", "playlist-location=\(folder)/index.m3u8",
                     "d.audio_0", "!", "queue", "!", "aacparse", "!", "s.audio",
-                ]
+                ],
+                timeout: .seconds(30)
             )
-            try #require(segmented.status == 0, "\(segmented.stderr)")
+            // GStreamer 1.22's gst-launch now and then never sees the pipeline's end of stream
+            // after hlssink2 has written every segment and ended the playlist (about one run in
+            // 30 with both cores busy): a playlist that ends is the stream made.
+            let playlist = (try? String(contentsOfFile: folder + "/index.m3u8", encoding: .utf8)) ?? ""
+            let ended = playlist.hasSuffix("#EXT-X-ENDLIST") || playlist.hasSuffix("#EXT-X-ENDLIST\n")
+            try #require(segmented.status == 0 || (segmented.timedOut && ended), "\(segmented.stderr)")
             return "gstreamer/index.m3u8"
         case "ts":
             try await TestStreams.make(.ts, in: origin, seconds: 60)
