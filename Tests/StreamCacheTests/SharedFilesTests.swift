@@ -49,6 +49,20 @@ import Testing
         #expect(pair.inode(pair.package) == pair.inode(pair.data))
     }
 
+    @Test func anotherNameIsGivenTheDataFileAndTheComparedFileLeftAsItWas() throws {
+        let pair = try Pair(package: Self.bytes, data: Self.bytes)
+        defer { pair.remove() }
+        let destination = pair.folder + "/final.ts"
+        let shared = SharedFiles.share(pair.package, with: pair.data, length: Int64(Self.bytes.count), as: destination)
+        {
+            _ in 0
+        }
+        #expect(shared)
+        #expect(pair.inode(destination) == pair.inode(pair.data))
+        #expect(pair.inode(pair.package) != pair.inode(pair.data))
+        #expect(FileManager.default.contents(atPath: pair.package) == Data(Self.bytes))
+    }
+
     @Test func aFailedSyncLeavesThePackageItsOwnCopy() throws {
         let pair = try Pair(package: Self.bytes, data: Self.bytes)
         defer { pair.remove() }

@@ -30,22 +30,25 @@ package enum SharedFiles {
         return ftruncate(descriptor, off_t(length)) == 0
     }
 
-    /// Makes `path` a second name of the data file at `dataPath` when both hold the same
-    /// `length` bytes, replacing `path` atomically (a link beside it, then a rename).
+    /// Makes `destination` (by default `path`) a second name of the data file at `dataPath`
+    /// when `path` and the data file hold the same `length` bytes, replacing `destination`
+    /// atomically (a link beside it, then a rename). `path` itself is left as it is.
     ///
-    /// `path` is durable when it is shared (a package file is synced before it counts as
-    /// done), and the data file's last bytes may not be yet (the cache records them in
-    /// batches): it is synced (`sync`) before `path` names it, so a power loss never leaves
-    /// the package a file whose tail was lost.
+    /// The data file's last bytes may not be durable yet (the cache records them in batches):
+    /// it is synced (`sync`) before `destination` names it, so a power loss never leaves the
+    /// package a file whose tail was lost. `path` need not be durable: the bytes kept are the
+    /// data file's.
     ///
-    /// - Returns: whether `path` now names the data file; `false` leaves `path` as it was (other
-    ///   bytes, another file system, no links there, a failed sync).
+    /// - Returns: whether `destination` now names the data file; `false` leaves both names as
+    ///   they were (other bytes, another file system, no links there, a failed sync).
     package static func share(
         _ path: String,
         with dataPath: String,
         length: Int64,
+        as destination: String? = nil,
         sync: (Int32) -> Int32 = FileSync.data(of:)
     ) -> Bool {
+        let destination = destination ?? path
         let package = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
         guard package >= 0 else { return false }
         defer { close(package) }
@@ -60,10 +63,10 @@ package enum SharedFiles {
         else { return false }
         if packageInfo.st_dev == dataInfo.st_dev, packageInfo.st_ino == dataInfo.st_ino { return true }
         guard sameBytes(package, data, length: length), sync(data) == 0 else { return false }
-        let temporary = path + ".shared"
+        let temporary = destination + ".shared"
         unlink(temporary)
         guard link(dataPath, temporary) == 0 else { return false }
-        guard rename(temporary, path) == 0 else {
+        guard rename(temporary, destination) == 0 else {
             unlink(temporary)
             return false
         }

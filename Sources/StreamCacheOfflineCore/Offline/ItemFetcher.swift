@@ -102,7 +102,12 @@ package struct ItemFetcher: Sendable {
         for case let decryption? in entries.map(\.item.decryption) where keys[decryption.key] == nil {
             keys[decryption.key] = try await keyRing.key(decryption.key)
         }
-        var writer = try RunWriter(entries: entries, folder: folder, keys: keys)
+        // A file kept as the origin sent it is the cache's data file under a second name where
+        // the two hold the same bytes: its copy here is then dropped, never synced.
+        var writer = try RunWriter(entries: entries, folder: folder, keys: keys) { [engine] item, written, path in
+            guard let url = URL(string: item.url) else { return false }
+            return await engine.shareStoredFile(url, at: written, as: path)
+        }
         let reading =
             revalidates
             ? resource.revalidatedRead(from: first, length: length) : resource.read(from: first, length: length)
@@ -139,31 +144,16 @@ package struct ItemFetcher: Sendable {
                 bytes = try writer.write(bytes)
                 while let finished = try await writer.commitIfFull() {
                     completed += 1
-                    await committed(finished, of: entries, done: done)
+                    await done(finished.index, finished.bytes)
                 }
                 if writer.isFinished { return }
             }
         }
         if let finished = try await writer.commitAtEnd(contentLength: nil) {
             completed += 1
-            await committed(finished, of: entries, done: done)
+            await done(finished.index, finished.bytes)
         }
         guard writer.isFinished else { throw ShortBody() }
-    }
-
-    /// Counts a file made durable in the package; one stored as the origin sent it (whole, not
-    /// decrypted) then shares the cache's data file, which the read has filled (one copy on
-    /// disk, while the other jobs wait on the origin).
-    private func committed(
-        _ finished: (index: Int, bytes: Int64),
-        of entries: [Entry],
-        done: Done
-    ) async {
-        await done(finished.index, finished.bytes)
-        guard let item = entries.first(where: { $0.index == finished.index })?.item,
-            item.offset == nil, item.decryption == nil, let url = URL(string: item.url)
-        else { return }
-        _ = await engine.shareStoredFile(url, at: folder + "/" + item.path)
     }
 
     /// How long to wait before trying again, or `nil` if trying again cannot help.

@@ -14,11 +14,14 @@ package final class PackageFile {
     package let path: String
     private let descriptor: Int32
     private(set) var written: Int64 = 0
+    /// Makes a descriptor's bytes durable; 0 when it did.
+    private let sync: @Sendable (Int32) -> Int32
 
     /// Creates `path.partial` anew, readable by the owner only (a package holds keys and URLs
     /// with tokens).
-    package init(path: String) throws(OfflineError) {
+    package init(path: String, sync: @escaping @Sendable (Int32) -> Int32 = FileSync.data(of:)) throws(OfflineError) {
         self.path = path
+        self.sync = sync
         descriptor = Self.create(path + ".partial")
         guard descriptor >= 0 else { throw Self.failure("cannot create", path) }
     }
@@ -44,12 +47,18 @@ package final class PackageFile {
         written += Int64(bytes.count)
     }
 
-    /// Makes the bytes durable (on a thread outside Swift's cooperative pool), then gives the
-    /// file its final name.
-    package func commit() async throws(OfflineError) {
-        let descriptor = descriptor
+    /// Gives the file its final name: the cache's data file where `sharing` makes that name
+    /// its second one, given the path of the bytes written (one file on disk, this copy
+    /// removed unsynced); else this copy, made durable first (on a thread outside Swift's
+    /// cooperative pool).
+    package func commit(sharing: ((String) async -> Bool)? = nil) async throws(OfflineError) {
+        if let sharing, await sharing(path + ".partial") {
+            discard()
+            return
+        }
+        let (descriptor, sync) = (descriptor, sync)
         let synced: Bool = await withCheckedContinuation { continuation in
-            Self.syncQueue.async { continuation.resume(returning: Self.synchronize(descriptor) == 0) }
+            Self.syncQueue.async { continuation.resume(returning: sync(descriptor) == 0) }
         }
         guard synced else { throw Self.failure("cannot sync", path) }
         guard rename(path + ".partial", path) == 0 else { throw Self.failure("cannot rename", path) }

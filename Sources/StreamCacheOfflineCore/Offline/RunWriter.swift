@@ -4,20 +4,32 @@ import StreamCache
 /// bytes (decrypted first when it has a ``Decryption``), is made durable and renamed, and the
 /// next one begins.
 package struct RunWriter {
+    /// Makes the file at a path (the second) the cache's data file of an item, given the path of
+    /// the bytes written for it (the first): `true` when it did (``PackageFile/commit(sharing:)``).
+    package typealias Sharing = @Sendable (PackageItem, String, String) async -> Bool
+
     private let entries: [ItemFetcher.Entry]
     private let folder: String
     /// AES-128 keys by origin URL, for the files that are decrypted.
     private let keys: [String: [UInt8]]
+    /// Shares the files stored as the origin sent them (whole, not decrypted) with the cache.
+    private let sharing: Sharing?
     private var position = 0
     private var file: PackageFile?
     private var decryptor: SegmentDecryptor?
     /// Bytes of the body taken by the current file (before decryption).
     private var consumed: Int64 = 0
 
-    package init(entries: [ItemFetcher.Entry], folder: String, keys: [String: [UInt8]] = [:]) throws {
+    package init(
+        entries: [ItemFetcher.Entry],
+        folder: String,
+        keys: [String: [UInt8]] = [:],
+        sharing: Sharing? = nil
+    ) throws {
         self.entries = entries
         self.folder = folder
         self.keys = keys
+        self.sharing = sharing
         try open(0)
     }
 
@@ -62,7 +74,12 @@ package struct RunWriter {
         } catch is DecryptionFailure {
             throw failure()
         }
-        try await current.commit()
+        let item = entries[position].item
+        if let sharing, item.offset == nil, item.decryption == nil {
+            try await current.commit { await sharing(item, $0, current.path) }
+        } else {
+            try await current.commit()
+        }
         let finished = (entries[position].index, current.written)
         position += 1
         if isFinished {
