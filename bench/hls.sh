@@ -15,7 +15,8 @@
 #                         native HLS downloader, then its default remux of the .ts into .mp4)
 #   yt-dlp -N 4 URL      (4 fragments at once, as our --jobs 4)
 #   streamcache packages download URL --jobs 4 --library DIR
-# For each: wall and CPU seconds, peak RSS, bytes written, MB/s (top variant bytes / seconds),
+# For each: wall and CPU seconds, peak RSS, bytes it leaves (and, on a line of their own, the
+# bytes that reached the disk, its cache's included), MB/s (top variant bytes / seconds),
 # origin body bytes and requests (differences of GET /_origin/stats), and the ratio
 # peer seconds / streamcache seconds (above 1: streamcache is faster).
 # yt-dlp (with requests, as in its release binaries) is installed from PyPI into
@@ -78,6 +79,7 @@ echo "peers: ffmpeg $(ffmpeg -version | awk 'NR == 1 { print $3 }'), yt-dlp $("$
 bench() { download_case "$port" "$@"; }
 
 : > "$work/results"
+: > "$work/disk-written"
 bench "ffmpeg -c copy (top variant)" "$work/ffmpeg" \
     ffmpeg -nostdin -hide_banner -loglevel error -i "$url" -map 0:v:0 -map 0:a:0 -c copy "$work/ffmpeg/out.ts"
 bench "yt-dlp (defaults)" "$work/ytdlp" "$ytdlp" --ignore-config -P "$work/ytdlp" "$url"
@@ -100,6 +102,8 @@ while IFS='|' read -r name wall cpu rss written sent requests status; do
     if [ -n "$ours" ]; then r=$(ratio "$ours" "$wall"); else r=-; fi
     hls_row "$name" "$wall" "$cpu" "$((rss / 1024))" "$(mib "$written")" "$(mbps "$wall")" "$(mib "$sent")" "$requests" "$r"
 done < "$work/results"
+echo "written to disk (from a sync before each run to one after it), MiB:" \
+    "$(awk -F'|' '{ printf "%s%s %s", (NR > 1 ? "; " : ""), $1, ($2 == "" ? "?" : sprintf("%.1f", $2 / 1048576)) }' "$work/disk-written")"
 if [ -n "$ours" ]; then
     echo "streamcache: asset id ${asset_id:-?}; cache folder $(mib "${cache_bytes:-0}") MiB (not in 'out MiB')"
 fi

@@ -264,17 +264,31 @@ origin_stats() {
         | python3 -c 'import json, sys; s = json.load(sys.stdin); print(s["bodyBytes"], len(s["requests"]))'
 }
 
+# disk_sectors : the 512-byte sectors written so far to the block device that holds $work;
+# empty where that device has no statistics (tmpfs, overlay).
+disk_sectors() {
+    local device
+    device=$(basename "$(df --output=source "$work" | tail -1)")
+    [ -r "/sys/class/block/$device/stat" ] && awk '{ print $7 }' "/sys/class/block/$device/stat"
+}
+
 # download_case ORIGIN-PORT NAME DIR COMMAND... : runs COMMAND (writing into the fresh folder DIR)
 # under `measure`, its stderr in DIR.err (shown if it fails); appends "NAME|wall|cpu|rss|written|
-# origin-bytes|requests|status" to $work/results.
+# origin-bytes|requests|status" to $work/results, and "NAME|bytes" to $work/disk-written: what
+# reached the disk from a `sync` before the command to one after it (empty where unknown).
 download_case() {
-    local port=$1 name=$2 dir=$3 result status=ok b0 r0 b1 r1 wall cpu rss
+    local port=$1 name=$2 dir=$3 result status=ok b0 r0 b1 r1 wall cpu rss d0 d1
     shift 3
     rm -rf "$dir"
     mkdir -p "$dir"
     read -r b0 r0 < <(origin_stats "$port")
     echo "  running $name ..." >&2
+    sync
+    d0=$(disk_sectors || true)
     result=$(measure "$@" 2> "$dir.err")
+    sync
+    d1=$(disk_sectors || true)
+    echo "$name|$([ -n "$d0" ] && [ -n "$d1" ] && echo $(((d1 - d0) * 512)))" >> "$work/disk-written"
     # GNU time writes "Command exited with non-zero status N" before the figures on failure.
     if [ "$(wc -l <<< "$result")" != 1 ]; then
         status=failed
