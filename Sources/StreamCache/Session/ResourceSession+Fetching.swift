@@ -58,9 +58,9 @@ extension ResourceSession {
     nonisolated private func transfer(_ proposed: FetchRequest, batches: DurableBatches) async throws -> FetchRequest? {
         let id = proposed.fetch
         // The bytes are claimed in the index first: another process may be fetching some of them.
-        guard let request = try await claim(proposed) else { return nil }
+        guard let (request, checked) = try await claim(proposed) else { return nil }
         let originRequest = OriginRequest(url: url, range: (request.askedFirst, request.last), ifRange: request.ifRange)
-        return try await fetchFromOrigin(originRequest) { head, body in
+        let handle: @Sendable (OriginResponseHead, OriginBody) async throws -> FetchRequest? = { head, body in
             var answer = try await OriginAnswer.judge(
                 head,
                 body: body,
@@ -142,6 +142,9 @@ extension ResourceSession {
             }
             return try await self.bodyEnded(id)
         }
+        // The check that found this version brought all of it: its answer, not another request.
+        if let checked { return try await handle(checked.head, checked.body) }
+        return try await fetchFromOrigin(originRequest, handle)
     }
 
     // MARK: Events of a fetch, on the actor
@@ -159,8 +162,10 @@ extension ResourceSession {
 
     /// Claims the bytes of `proposed` in the index and feeds the answer to the machine.
     ///
-    /// - Returns: the request to send, perhaps shorter; `nil` if another process has the bytes.
-    private func claim(_ proposed: FetchRequest) async throws -> FetchRequest? {
+    /// - Returns: the request to send, perhaps shorter, and the answer the check of the version
+    ///   brought where it answers that request (taken: a version's first fetch has it or nobody
+    ///   does); `nil` if another process has the bytes.
+    private func claim(_ proposed: FetchRequest) async throws -> (FetchRequest, CheckedBody?)? {
         let generation = machine.generation
         let (granted, state) = try await index.claim(
             resource: record.id,
@@ -173,13 +178,25 @@ extension ResourceSession {
         let claim: ResourceStateMachine.Claim = granted.map { .granted(last: $0) } ?? .refused
         let request = machine.claimed(proposed.fetch, claim, shared: shared(state), generation: generation, now: .now)
         wakeAll()
-        if request == nil {
+        guard let request else {
             logger.debug(
                 "another process fetches these bytes",
                 metadata: ["key": "\(key)", "offset": "\(proposed.first)"]
             )
+            return nil
         }
-        return request
+        return (request, takeCheckedBody(answering: request, generation: generation))
+    }
+
+    /// The answer that brought version `generation` whole, if it answers `request`; the session
+    /// keeps it no longer either way.
+    private func takeCheckedBody(answering request: FetchRequest, generation: Int) -> CheckedBody? {
+        guard let (bodyGeneration, body) = checkedBody else { return nil }
+        checkedBody = nil
+        guard bodyGeneration == generation, generation == machine.generation,
+            body.answers(first: request.askedFirst, last: request.last)
+        else { return nil }
+        return body
     }
 
     /// Feeds an answer head to the machine and carries out what it says.

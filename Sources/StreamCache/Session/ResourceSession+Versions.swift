@@ -9,27 +9,39 @@ extension ResourceSession {
     /// origin cannot be reached, the cached bytes are served as they are (offline playback).
     func validate(_ known: ContentInfo, bytesOnly: Bool) async {
         guard !machine.written.isEmpty else { return }
-        let result = await askOrigin(about: known, samples: VersionSamples(of: machine.written), bytesOnly: bytesOnly)
-        await settle(result, change: machine.validated(result, now: .now), bytesOnly: bytesOnly)
+        let (result, newBody) = await askOrigin(
+            about: known,
+            samples: VersionSamples(of: machine.written),
+            bytesOnly: bytesOnly
+        )
+        await settle(result, change: machine.validated(result, now: .now), newBody: newBody, bytesOnly: bytesOnly)
     }
 
     /// Asks the origin whether `known` is still the current version as ``validate(_:bytesOnly:)``
     /// does, while the readers go on with it (its `stale-while-revalidate` window).
     func checkInBackground(_ known: ContentInfo) async {
-        let result = await askOrigin(about: known, samples: VersionSamples(of: machine.written), bytesOnly: false)
-        await settle(result, change: machine.checkedInBackground(result, now: .now), bytesOnly: false)
+        let (result, newBody) = await askOrigin(
+            about: known,
+            samples: VersionSamples(of: machine.written),
+            bytesOnly: false
+        )
+        await settle(result, change: machine.checkedInBackground(result, now: .now), newBody: newBody, bytesOnly: false)
     }
 
-    /// Carries out what the machine made of a check's `result`: a new version, or the origin's
-    /// word stored.
+    /// Carries out what the machine made of a check's `result`: a new version, whose first fetch
+    /// replays `newBody` where the check's answer held all of it, or the origin's word stored.
     private func settle(
         _ result: ResourceStateMachine.Validation,
         change: (ContentInfo, cancel: [Int])?,
+        newBody: CheckedBody?,
         bytesOnly: Bool
     ) async {
         wakeAll()
         if let (newInfo, cancel) = change {
-            try? await replaceVersion(with: newInfo, cancel: cancel)
+            guard (try? await replaceVersion(with: newInfo, cancel: cancel)) != nil else { return }
+            // Set before the readers woken by the replacement ask for a fetch (no suspension
+            // since): the first fetch of this version takes it.
+            checkedBody = newBody.map { (machine.generation, $0) }
         } else if result.confirmsTheCachedBytes {
             // The origin's word and the fields of its answer are the stored ones now, for every
             // process (RFC 9111 §4.3.4); best-effort on a full disk.
@@ -47,92 +59,109 @@ extension ResourceSession {
     /// one; one whose fields prove nothing (``ContentInfo/match(_:)``) is the cached version only
     /// if the bytes it carries, and those of every spread sample, are the cached ones; one whose
     /// strong validator agrees, asked for `bytesOnly`, if the bytes it carries are.
+    ///
+    /// - Returns: the outcome, and where it is another version that the first answer held whole,
+    ///   that answer.
     nonisolated private func askOrigin(
         about known: ContentInfo,
         samples: VersionSamples,
         bytesOnly: Bool
-    ) async -> ResourceStateMachine.Validation {
+    ) async -> (ResourceStateMachine.Validation, CheckedBody?) {
+        // A small resource cached whole is asked for up to the first sample's most bytes: its
+        // next version, if it is one, comes whole in the answer (``CheckedBody``).
+        let first = samples.first
+        let wholeCached = first.lowerBound == 0 && known.length == first.upperBound
+        let last = wholeCached ? max(first.upperBound, VersionSamples.firstSpan) - 1 : first.upperBound - 1
         let request = OriginRequest(
             url: url,
-            range: (samples.first.lowerBound, samples.first.upperBound - 1),
+            range: (first.lowerBound, last),
             ifNoneMatch: bytesOnly ? nil : known.etag,
             ifModifiedSince: bytesOnly || known.etag != nil ? nil : known.lastModified
         )
         do {
-            let (answer, compared) = try await sample(request, first: samples.first)
+            let (answer, compared, whole) = try await sample(request, first: first)
             switch answer {
             case .notModified(let fields):
                 // A 304 naming another entity tag does not describe the stored response: its
                 // fields are not taken (RFC 9111 §4.3.4).
                 let tag = fields.value("ETag")
-                return .current(tag == nil || tag == known.etag ? fields : nil, proven: known.hasStrongValidator)
+                return (.current(tag == nil || tag == known.etag ? fields : nil, proven: known.hasStrongValidator), nil)
             case .partial(_, let newInfo), .full(let newInfo), .endOfResource(_, let newInfo):
                 var newInfo = newInfo
                 if case .endOfResource(let total, _) = answer { newInfo.length = total }
                 let match = known.match(newInfo)
-                if match == .different { return .changed(newInfo) }
-                if match == .same, !bytesOnly { return .current(newInfo.stored, proven: true) }
+                if match == .different { return (.changed(newInfo), whole) }
+                if match == .same, !bytesOnly { return (.current(newInfo.stored, proven: true), nil) }
                 // Only the bytes can tell: every sample must hold the cached ones. Where a strong
                 // validator agrees (bytes fetched with other token values), the first corroborates
                 // it; an origin that ignores `Range` would send its whole body for each of the rest.
-                guard let compared, compared > 0 else { return .changed(newInfo) }
+                guard let compared, compared > 0 else { return (.changed(newInfo), whole) }
                 let spread = match == .same || !known.byteRangeAccess ? [] : samples.spread
                 for piece in spread {
                     let request = OriginRequest(url: url, range: (piece.lowerBound, piece.upperBound - 1))
-                    let (answer, compared) = try await sample(request, first: piece)
+                    let (answer, compared, _) = try await sample(request, first: piece)
                     guard case .partial(_, let pieceInfo) = answer, known.match(pieceInfo) != .different,
                         compared != nil
-                    else { return .changed(newInfo) }
+                    else { return (.changed(newInfo), nil) }
                 }
-                return newInfo.etag == known.etag ? .current(newInfo.stored, proven: true) : .retagged(newInfo)
+                return (newInfo.etag == known.etag ? .current(newInfo.stored, proven: true) : .retagged(newInfo), nil)
             }
         } catch is CancellationError {
-            return .abandoned
+            return (.abandoned, nil)
         } catch let error as StreamCacheError where error.kind == .originStatus && (error.status ?? 0) < 500 {
-            return .refused(error)
+            return (.refused(error), nil)
         } catch {
             logger.warning("cannot revalidate; serving cached bytes", metadata: ["key": "\(key)", "error": "\(error)"])
-            return .unreachable(
+            let failure =
                 error as? StreamCacheError ?? StreamCacheError(.originUnreachable, "the origin cannot be reached")
-            )
+            return (.unreachable(failure), nil)
         }
     }
 
-    /// Sends `request` for the cached bytes `piece` and compares what its answer carries of them
-    /// (a whole body, from its first byte) with the file.
+    /// Sends `request` for the cached bytes `piece` (and perhaps more after them) and compares
+    /// what its answer carries of them (a whole body, from its first byte) with the file.
     ///
-    /// - Returns: the answer, and how many bytes were compared (`nil`: one differs; none for a
-    ///   `304` or an answer without those bytes).
+    /// - Returns: the answer; how many bytes were compared (`nil`: one differs; none for a `304`
+    ///   or an answer without those bytes); and the answer with its body, where it holds every
+    ///   byte of the resource and no more than ``VersionSamples/firstSpan``.
     nonisolated private func sample(
         _ request: OriginRequest,
         first piece: ByteRange
-    ) async throws -> (OriginAnswer, Int64?) {
+    ) async throws -> (OriginAnswer, Int64?, CheckedBody?) {
         try await fetchFromOrigin(request) { head, body in
             let answer = try await OriginAnswer.judge(
                 head,
                 body: body,
-                first: piece.lowerBound,
-                last: piece.upperBound - 1,
+                first: request.range?.first ?? piece.lowerBound,
+                last: request.range?.last,
                 keepsCoding: environment.configuration.keepsEncodedContent
             )
             let start: Int64
+            var whole: Int64?
             switch answer {
-            case .partial(let range, _): start = range.lowerBound
-            case .full: start = 0
-            case .notModified, .endOfResource: return (answer, nil)
+            case .partial(let range, let info):
+                start = range.lowerBound
+                if range.lowerBound == 0, range.upperBound == info.length { whole = info.length }
+            case .full(let info):
+                start = 0
+                whole = info.length
+            case .notModified, .endOfResource: return (answer, nil, nil)
             }
+            if let length = whole, length > VersionSamples.firstSpan { whole = nil }
             var bytes: [UInt8] = []
             let wanted = Int(piece.upperBound - start)
+            let kept = max(wanted, whole.map(Int.init) ?? 0)
             for try await chunk in body {
-                bytes += chunk.prefix(wanted - bytes.count)
-                if bytes.count >= wanted { break }
+                bytes += chunk.prefix(kept - bytes.count)
+                if bytes.count >= kept { break }
             }
-            guard bytes.count == wanted else { return (answer, nil) }
+            let newBody = whole.flatMap { bytes.count == $0 ? CheckedBody(head: head, bytes: bytes) : nil }
+            guard bytes.count >= wanted else { return (answer, nil, newBody) }
             let compared = try await self.comparedWithCache(
-                bytes[Int(piece.lowerBound - start)...],
+                bytes[Int(piece.lowerBound - start)..<wanted],
                 at: piece.lowerBound
             )
-            return (answer, compared)
+            return (answer, compared, newBody)
         }
     }
 

@@ -29,6 +29,8 @@ actor ResourceSession {
     var recent = RecentBytes(limit: 1 << 20)
     /// The checksums of blocks the fetches wrote whole, summed as they wrote them.
     var fetchedSums = FetchedBlockSums()
+    /// The answer that brought version `generation` whole, for its first fetch (``CheckedBody``).
+    var checkedBody: (generation: Int, body: CheckedBody)?
     private let waiters = ReaderWaiters()
     /// Whole-body fetches holding their body for a reader to come (``readerCame(for:)``), by
     /// fetch id: woken when a reader waits for bytes, and for a shutdown.
