@@ -249,4 +249,36 @@ import Testing
                 )
         )
     }
+
+    /// A player that asks for a little and hangs up before the answer (ffprobe, then ffmpeg): a
+    /// request of at most 256 KiB is on its way from an origin close by, so it is read and its
+    /// bytes kept for the next reader, not asked for again.
+    @Test func aSmallRequestLeftBeforeItsAnswerIsReadAndKept() {
+        var machine = newMachine(firstFetchSpan: 64 << 10)
+        let start = ContinuousClock.now
+        let reader = machine.addReader(offset: 0, end: nil)
+        guard let fetch = startedFetch(&machine, reader: reader, now: start) else { return }
+        #expect(machine.removeReader(reader).isEmpty, "a request of 64 KiB was given up")
+        let info = ContentInfo(length: 1_000_000, etag: "\"a\"")
+        let action = machine.answered(
+            fetch.fetch,
+            .partial(range: ByteRange(0, 64 << 10), info: info),
+            sentIfRange: false,
+            now: start
+        )
+        #expect(action.readBody)
+        #expect(
+            machine.received(fetch.fetch, count: 64 << 10, now: start)
+                == .write([.init(skip: 0, count: 64 << 10, offset: 0)], endsFetch: false)
+        )
+    }
+
+    /// A larger request left before its answer is given up: most of it is not on its way yet.
+    @Test func aLargeRequestLeftBeforeItsAnswerIsGivenUp() {
+        var machine = newMachine(firstFetchSpan: 1 << 20)
+        let start = ContinuousClock.now
+        let reader = machine.addReader(offset: 0, end: nil)
+        guard let fetch = startedFetch(&machine, reader: reader, now: start) else { return }
+        #expect(machine.removeReader(reader) == [fetch.fetch])
+    }
 }

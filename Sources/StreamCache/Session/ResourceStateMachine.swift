@@ -414,8 +414,11 @@ extension ResourceStateMachine {
         return id
     }
 
-    /// Forgets reader `id`. Fetches only it wanted finish the request they are in and stop; those
-    /// still waiting for their answer are given up (no byte is on its way yet).
+    /// Forgets reader `id`. Fetches only it wanted finish the request they are in (for
+    /// `orphanGrace`) and stop. Of those still waiting for their answer, one that asked for at
+    /// most ``answerInFlight`` bytes goes on too where there is a grace (an origin close by has
+    /// sent them already; dropped, they would be asked for again by the next reader of them);
+    /// the others are given up.
     ///
     /// - Returns: the fetches to cancel.
     @discardableResult
@@ -423,10 +426,17 @@ extension ResourceStateMachine {
         unattributed += readers[id]?.charged ?? 0
         readers[id] = nil
         return fetches.values.filter { fetch in
-            guard case .requesting = fetch.state, fetch.generation == generation else { return false }
+            guard case .requesting(let first, let last) = fetch.state, fetch.generation == generation else {
+                return false
+            }
+            if let last, last - first + 1 <= Self.answerInFlight, settings.orphanGrace > .zero { return false }
             return !isWanted(fetch)
         }.map(\.id)
     }
+
+    /// The most bytes an answer nobody waits for any more is read for: about what the network
+    /// holds in flight, which the origin sends whether the answer is read or not.
+    static let answerInFlight: Int64 = 256 << 10
 
     /// Whether a reader wants a byte of `range` next: bytes a fetch has just written there are
     /// worth keeping in memory for it (``RecentBytes``); a reader further behind reads the file.
@@ -1010,8 +1020,11 @@ extension ResourceStateMachine {
         // A whole body is kept from its first byte: its bytes before the one asked for are paid for.
         if body.isWhole { fetch.next = body.position }
         fetches[id] = fetch
-        // Its readers left while it waited for the answer: the body has barely begun, drop it.
-        if !isWanted(fetch) { action.readBody = false }
+        // Its readers left while it waited for the answer. A whole body has barely begun: it is
+        // dropped. A bounded one (at most ``answerInFlight`` bytes, ``removeReader(_:)``) is on
+        // its way: it is read for `orphanGrace`, as when they leave in the middle of it, so the
+        // next reader of those bytes does not have them sent again.
+        if !isWanted(fetch), body.isWhole { action.readBody = false }
         return action
     }
 
