@@ -67,9 +67,11 @@ struct FileSection {
                 // ffmpeg reads a little and seeks: the fetch keeps near what it has read.
                 configuration.fetchAheadLimit = Self.firstFetchSpan
                 configuration.readChunkSize = Int(Self.firstFetchSpan)
-                // What ffmpeg leaves when it seeks is rarely read again: a request it leaves is
-                // dropped at once, not finished.
-                configuration.orphanGrace = .zero
+                // What one ffmpeg leaves when it seeks is rarely read again: a request it leaves
+                // is dropped at once, not finished. An exact cut's ffprobe and ffmpeg runs each
+                // read the file's head and the section again: what one leaves, the next reads,
+                // so a request left is finished (within a second), not asked for again.
+                configuration.orphanGrace = exact ? .seconds(1) : .zero
             },
             timeout: transfer.timeoutDuration,
             connectTimeout: transfer.connectTimeoutDuration,

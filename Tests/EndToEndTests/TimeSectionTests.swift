@@ -1,4 +1,5 @@
 import Foundation
+import StreamCache
 import StreamCacheTesting
 import Testing
 
@@ -586,6 +587,19 @@ import Testing
         try #require(made.status == 0, "\(made.stderr)")
     }
 
+    /// How many of the bytes that `requests` brought an earlier one of them had brought already.
+    static func bytesSentTwice(_ requests: some Sequence<OriginProcess.Stats.Request>) -> Int64 {
+        var sent = ByteRangeSet()
+        var twice: Int64 = 0
+        for request in requests {
+            let first = request.range.flatMap { Int64($0.dropFirst(6).split(separator: "-").first ?? "") } ?? 0
+            let brought = ByteRange(first, first + request.bodyBytes)
+            twice += brought.count - sent.gaps(in: brought).reduce(0) { $0 + $1.count }
+            sent.insert(brought)
+        }
+        return twice
+    }
+
     /// The size of the `moov` box of the MP4 file at `path`, found among its top-level boxes.
     static func movieBoxSize(_ path: String) throws -> Int64 {
         let handle = try #require(FileHandle(forReadingAtPath: path))
@@ -681,14 +695,19 @@ import Testing
 
             // --exact, into a cache of its own, keeps to the same bound: its packets are read a
             // little past END, and its edges re-encoded from what the cut reads anyway.
-            let beforeExact = try await setup.origin.settledStats().bodyBytes
+            let beforeExact = try await setup.origin.settledStats()
             let exact = try await CLI.run(
                 ["get", setup.origin.url(name), "--section", "21.3-33.7", "--exact", "-o", output + ".exact." + ext],
                 cacheDir: setup.workspace.outputDirectory + "/exact-cache"
             )
             #expect(exact.status == 0, "\(exact.stderr)")
-            let sentExact = try await setup.origin.settledStats().bodyBytes - beforeExact
+            let afterExact = try await setup.origin.settledStats()
+            let sentExact = afterExact.bodyBytes - beforeExact.bodyBytes
             #expect(sentExact <= Int64(span.count) + movie + (1 << 20), "--exact sent \(sentExact) bytes for \(span)")
+            // Its ffprobe and ffmpeg runs each read the file's head and the section: every byte
+            // comes from the origin once.
+            let requests = afterExact.requests.dropFirst(beforeExact.requests.count)
+            #expect(Self.bytesSentTwice(requests) == 0, "\(requests.map { "\($0.range ?? "all") \($0.bodyBytes)" })")
         }
 
         // A second section that overlaps the first: the origin sends what the first did not
