@@ -1,7 +1,8 @@
 import Foundation
-import StreamCache
 import StreamCacheTesting
 import Testing
+
+@testable import StreamCache
 
 /// A small resource without validators, cached whole, is checked by its bytes: the check asks for
 /// up to 64 KiB, and where the answer holds all of a new version, that answer is the new version's
@@ -60,5 +61,19 @@ import Testing
         fixture.origin.resetStatistics()
         #expect(try await readAll(engine, url) == change.new)
         await engine.shutdown()
+    }
+
+    /// The answer stands for a request from the first byte to the last or past it, made within
+    /// a second of it: a later fetch asks the origin.
+    @Test func aCheckedBodyAnswersAWholeRequestMadeAtOnce() {
+        let head = OriginResponseHead(status: 200, headers: [], url: URL(string: "http://origin.test/a.m3u8")!)
+        let received = ContinuousClock.now
+        let body = CheckedBody(head: head, bytes: [UInt8](repeating: 1, count: 100), receivedAt: received)
+        #expect(body.answers(first: 0, last: nil, now: received))
+        #expect(body.answers(first: 0, last: 99, now: received + .milliseconds(500)))
+        #expect(body.answers(first: 0, last: 65_535, now: received))
+        #expect(!body.answers(first: 0, last: 98, now: received))
+        #expect(!body.answers(first: 1, last: nil, now: received))
+        #expect(!body.answers(first: 0, last: nil, now: received + .seconds(1)))
     }
 }

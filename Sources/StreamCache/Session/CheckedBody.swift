@@ -9,12 +9,26 @@
 struct CheckedBody: Sendable {
     let head: OriginResponseHead
     let bytes: [UInt8]
+    /// When the answer came.
+    let receivedAt: ContinuousClock.Instant
 
-    /// Whether the answer is the one the origin gives to a request for `first...last` (`nil`: to
-    /// the end): it holds every byte of the resource, so a request from the first byte to its
-    /// last or past it.
-    func answers(first: Int64, last: Int64?) -> Bool {
-        first == 0 && (last.map { $0 >= Int64(bytes.count) - 1 } ?? true)
+    /// How long after it came the answer is replayed at most. The fetch it stands for follows
+    /// the check at once; later, the stored copy would count its age from the replay (an origin
+    /// that sends no `Date` says nothing of it), and a reader would be better served by the
+    /// origin's answer of then.
+    static let shelfLife: Duration = .seconds(1)
+
+    init(head: OriginResponseHead, bytes: [UInt8], receivedAt: ContinuousClock.Instant = .now) {
+        self.head = head
+        self.bytes = bytes
+        self.receivedAt = receivedAt
+    }
+
+    /// Whether the answer, replayed at `now`, is the one the origin gives to a request for
+    /// `first...last` (`nil`: to the end): it came less than ``shelfLife`` ago and holds every
+    /// byte of the resource, so a request from the first byte to its last or past it.
+    func answers(first: Int64, last: Int64?, now: ContinuousClock.Instant) -> Bool {
+        now < receivedAt + Self.shelfLife && first == 0 && (last.map { $0 >= Int64(bytes.count) - 1 } ?? true)
     }
 
     /// The answer's body, once.

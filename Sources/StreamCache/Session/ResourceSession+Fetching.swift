@@ -194,7 +194,7 @@ extension ResourceSession {
         guard let (bodyGeneration, body) = checkedBody else { return nil }
         checkedBody = nil
         guard bodyGeneration == generation, generation == machine.generation,
-            body.answers(first: request.askedFirst, last: request.last)
+            body.answers(first: request.askedFirst, last: request.last, now: .now)
         else { return nil }
         return body
     }
