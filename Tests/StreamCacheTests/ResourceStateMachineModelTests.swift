@@ -274,11 +274,20 @@ import Testing
     }
 
     /// A larger request left before its answer is given up: most of it is not on its way yet.
+    /// Its answer, should it come all the same, is not read.
     @Test func aLargeRequestLeftBeforeItsAnswerIsGivenUp() {
         var machine = newMachine(firstFetchSpan: 1 << 20)
         let start = ContinuousClock.now
         let reader = machine.addReader(offset: 0, end: nil)
         guard let fetch = startedFetch(&machine, reader: reader, now: start) else { return }
         #expect(machine.removeReader(reader) == [fetch.fetch])
+        let info = ContentInfo(length: 4_000_000, etag: "\"a\"")
+        let action = machine.answered(
+            fetch.fetch,
+            .partial(range: ByteRange(0, 1 << 20), info: info),
+            sentIfRange: false,
+            now: start
+        )
+        #expect(!action.readBody)
     }
 }

@@ -438,6 +438,12 @@ extension ResourceStateMachine {
     /// holds in flight, which the origin sends whether the answer is read or not.
     static let answerInFlight: Int64 = 256 << 10
 
+    /// Whether `body` is a bounded answer of at most ``answerInFlight`` bytes.
+    private static func isInFlight(_ body: Body) -> Bool {
+        guard !body.isWhole, let end = body.expectedEnd else { return false }
+        return end - body.position <= answerInFlight
+    }
+
     /// Whether a reader wants a byte of `range` next: bytes a fetch has just written there are
     /// worth keeping in memory for it (``RecentBytes``); a reader further behind reads the file.
     func isAwaited(_ range: ByteRange) -> Bool {
@@ -1020,11 +1026,12 @@ extension ResourceStateMachine {
         // A whole body is kept from its first byte: its bytes before the one asked for are paid for.
         if body.isWhole { fetch.next = body.position }
         fetches[id] = fetch
-        // Its readers left while it waited for the answer. A whole body has barely begun: it is
-        // dropped. A bounded one (at most ``answerInFlight`` bytes, ``removeReader(_:)``) is on
-        // its way: it is read for `orphanGrace`, as when they leave in the middle of it, so the
-        // next reader of those bytes does not have them sent again.
-        if !isWanted(fetch), body.isWhole { action.readBody = false }
+        // Its readers left while it waited for the answer. An answer of at most ``answerInFlight``
+        // bytes is on its way whether it is read or not: it is read for `orphanGrace`, as when
+        // they leave in the middle of it, so the next reader of those bytes does not have them
+        // sent again (``removeReader(_:)``). A larger one, or a whole body, has barely begun:
+        // it is dropped.
+        if !isWanted(fetch), !Self.isInFlight(body) { action.readBody = false }
         return action
     }
 
